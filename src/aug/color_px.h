@@ -1,0 +1,103 @@
+/*
+ * color_px.h - the per-pixel arithmetic of the colour core, shared by the
+ * portable and the AVX2 implementations so that both compute the same thing.
+ *
+ * The specification is OpenCV's 8-bit cvtColor (see DESIGN §2.2):
+ *   BGR->HSV  integer Q12 with the tables of hsv_tables.h;
+ *   HSV->BGR  float32 as in OpenCV's AVX2 SIMD block: sector from trunc,
+ *             t2 = v * fmaf(-s, f, 1), t3 = v * fmaf(-s, 1 - f, 1), and
+ *             truncation of c * 255 to the 8-bit code.
+ *
+ * Everything that depends only on the H, S or V byte is folded, per call,
+ * into a 256-entry "plan" together with the RandomHSV tables. The pixel loop
+ * then does the BGR->HSV integer step, three table reads and the few float
+ * operations that depend on more than one channel. The plan is computed with
+ * the same float operations OpenCV applies per pixel, so folding changes no
+ * bit. This file must be compiled with -ffp-contract=off.
+ */
+#ifndef DETFEED_COLOR_PX_H
+#define DETFEED_COLOR_PX_H
+
+#include "hsv_tables.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A tap index per output channel: which of t0..t3 is B, G and R, packed as
+ * two bits each (B in bits 0-1, G in 2-3, R in 4-5). */
+typedef struct detfeed__hsv_plan {
+    float f[256];   /* fractional hue position f, indexed by the input H */
+    float s[256];   /* saturation as float, indexed by the input S */
+    float v[256];   /* value as float, indexed by the input V */
+    int32_t sel[256]; /* tap selection by sector, indexed by the input H */
+} detfeed__hsv_plan;
+
+/* OpenCV's sector table: for sectors 0..5, the taps that become (b, g, r). */
+static const uint8_t detfeed__hsv_sector_taps[6][3] = {
+    {1, 3, 0}, {1, 0, 2}, {3, 0, 1}, {0, 2, 1}, {0, 1, 3}, {2, 1, 0}};
+
+/* Floor division by 4096 of a signed value: OpenCV's arithmetic >> 12,
+ * written so that it does not rely on implementation-defined shifts. */
+static inline int32_t detfeed__asr12(int32_t x)
+{
+    return x >= 0 ? x >> 12 : ~(~x >> 12);
+}
+
+/* OpenCV RGB2HSV_b for one pixel, hue range 180. */
+static inline void detfeed__bgr2hsv_px(int32_t b, int32_t g, int32_t r,
+                                       int32_t *H, int32_t *S, int32_t *V)
+{
+    int32_t v = b > g ? b : g;
+    v = v > r ? v : r;
+    int32_t vmin = b < g ? b : g;
+    vmin = vmin < r ? vmin : r;
+    int32_t diff = v - vmin;
+    int32_t vr = v == r ? -1 : 0;
+    int32_t vg = v == g ? -1 : 0;
+    int32_t s = (diff * detfeed__sdiv[v] + 2048) >> 12;
+    int32_t h = (vr & (g - b)) +
+                (~vr & ((vg & (b - r + 2 * diff)) + (~vg & (r - g + 4 * diff))));
+    h = detfeed__asr12(h * detfeed__hdiv180[diff] + 2048);
+    h += h < 0 ? 180 : 0;
+    *H = h;
+    *S = s;
+    *V = v;
+}
+
+/* c * 255 truncated and saturated to a code, as v_trunc + v_pack_u. */
+static inline uint8_t detfeed__f2code(float c)
+{
+    int32_t q = (int32_t)truncf(c * 255.0f);
+    return (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+}
+
+/* HSV->BGR for one pixel given its plan entries. */
+static inline void detfeed__hsv2bgr_px(const detfeed__hsv_plan *p, int32_t H,
+                                       int32_t S, int32_t V, uint8_t out[3])
+{
+    float f = p->f[H], s = p->s[S], v = p->v[V];
+    float t[4];
+    t[0] = v;
+    t[1] = v * (1.0f - s);
+    t[2] = v * fmaf(-s, f, 1.0f);
+    t[3] = v * fmaf(-s, 1.0f - f, 1.0f);
+    int32_t sel = p->sel[H];
+    out[0] = detfeed__f2code(t[sel & 3]);
+    out[1] = detfeed__f2code(t[(sel >> 2) & 3]);
+    out[2] = detfeed__f2code(t[(sel >> 4) & 3]);
+}
+
+/* Builds the plan for the tables `lut` (NULL: identity, i.e. plain HSV->BGR). */
+void detfeed__hsv_plan_build(detfeed__hsv_plan *plan,
+                             const uint8_t lut[3][256]);
+
+/* Row kernels: n pixels of BGR in, BGR out (fused), or HSV->BGR only. */
+void detfeed__hsv_rows_portable(const uint8_t *src, size_t src_stride,
+                                uint8_t *dst, size_t dst_stride, int width,
+                                int height, const detfeed__hsv_plan *plan);
+void detfeed__hsv_rows_avx2(const uint8_t *src, size_t src_stride,
+                            uint8_t *dst, size_t dst_stride, int width,
+                            int height, const detfeed__hsv_plan *plan);
+
+#endif /* DETFEED_COLOR_PX_H */

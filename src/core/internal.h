@@ -1,0 +1,57 @@
+/*
+ * internal.h - helpers shared by every part of libdetfeed. Never installed.
+ *
+ * Cross-file internal names start with detfeed__ (two underscores).
+ */
+#ifndef DETFEED_INTERNAL_H
+#define DETFEED_INTERNAL_H
+
+#include "detfeed.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A handle's message for its last failure. Fixed size: formatting never
+ * allocates, so an out-of-memory failure can still be described. */
+#define DETFEED__MSG_SIZE 512
+typedef struct detfeed__msg {
+    char text[DETFEED__MSG_SIZE];
+} detfeed__msg;
+
+/* Clears the message (after a successful call). */
+void detfeed__msg_clear(detfeed__msg *msg);
+
+/* Formats the message and returns `status`, so a failure is one line:
+ *     return detfeed__fail(&c->msg, DETFEED_EIO, "%s: cannot open", path); */
+int detfeed__fail(detfeed__msg *msg, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* *out = a * b; false (and *out untouched) when it would overflow size_t. */
+static inline bool detfeed__mul_size(size_t a, size_t b, size_t *out)
+{
+    if (b != 0 && a > SIZE_MAX / b)
+        return false;
+    *out = a * b;
+    return true;
+}
+
+/* Checks the geometry of an interleaved 3-channel 8-bit image. */
+static inline bool detfeed__bgr_geometry_ok(const void *p, size_t stride,
+                                            int width, int height)
+{
+    return p != NULL && width > 0 && height > 0 &&
+           (size_t)width <= SIZE_MAX / 3 && stride >= (size_t)width * 3;
+}
+
+/* True when the byte ranges [a, a + na) and [b, b + nb) overlap without
+ * being the same start: the one aliasing in-place kernels cannot accept. */
+bool detfeed__partial_overlap(const void *a, size_t na, const void *b,
+                              size_t nb);
+
+/* Bytes spanned by an image of `height` rows `stride` apart whose rows hold
+ * `row_bytes` bytes; 0 when it would overflow. */
+size_t detfeed__image_span(size_t stride, size_t row_bytes, int height);
+
+#endif /* DETFEED_INTERNAL_H */

@@ -1,0 +1,28 @@
+/*
+ * cuda_info.cu - device discovery. The CUDA part of libdetfeed is only ever
+ * reached through the plain C functions declared in detfeed.h.
+ */
+#include "detfeed.h"
+
+#include <cuda_runtime.h>
+
+extern "C" int detfeed_cuda_built(void) { return 1; }
+
+extern "C" int detfeed_cuda_device_count(const char **why)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* clear the sticky error */
+        if (why)
+            *why = e == cudaErrorNoDevice
+                       ? "no CUDA device found"
+                       : e == cudaErrorInsufficientDriver
+                             ? "the CUDA driver is missing or too old"
+                             : "the CUDA runtime could not be initialised";
+        return 0;
+    }
+    if (n == 0 && why)
+        *why = "no CUDA device found";
+    return n;
+}

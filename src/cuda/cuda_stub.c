@@ -1,0 +1,16 @@
+/*
+ * cuda_stub.c - linked instead of the CUDA part when the build has no nvcc.
+ * Every entry point reports that CUDA is not built; none pretends to work.
+ */
+#include "detfeed.h"
+
+#include <stddef.h>
+
+int detfeed_cuda_built(void) { return 0; }
+
+int detfeed_cuda_device_count(const char **why)
+{
+    if (why)
+        *why = "this build of detfeed has no CUDA support";
+    return 0;
+}

@@ -1,0 +1,51 @@
+/*
+ * test_captured.c - captured pixels where the exact float arithmetic of
+ * OpenCV's HSV->BGR shows: each output below changes when
+ *   - t2 = v * (1 - s * f) is not fused          (pixel A),
+ *   - t3 = v * (1 - s * (1 - f)) is not fused    (pixel B),
+ *   - c * 255 is rounded instead of truncated    (A and B),
+ *   - the hue position is h / 30 instead of h * (6.0f / 180) (A and B),
+ *   - s or v is S / 255 instead of S * (1.0f / 255)          (A and B).
+ * Gains (0.01, -0.3, 0.2). The expected bytes are OpenCV 4.6's RandomHSV
+ * output for these pixels (tests/oracle/test_color_oracle.py re-checks them
+ * against cv2), found by a search over all 2^24 pixels with each mutation
+ * (tests/mutation/find_captured.c). tests/mutation/run.sh builds the colour
+ * core with each mutation and requires this test to fail.
+ */
+#include "testutil.h"
+
+#include <string.h>
+
+static const struct {
+    uint8_t in[3], out[3];
+} captured[] = {
+    {{255, 233, 211}, {255, 238, 225}}, /* A */
+    {{27, 33, 63}, {44, 51, 75}},       /* B */
+};
+
+int main(void)
+{
+    uint8_t lut[3][256];
+    CHECK_INT(detfeed_hsv_lut(0.01, -0.3, 0.2, lut), 0);
+    for (int isa = DETFEED_ISA_PORTABLE; isa <= DETFEED_ISA_AVX2; isa++) {
+        if (!detfeed_isa_available((detfeed_isa)isa))
+            continue;
+        /* A row of 32 (one AVX2 step of OpenCV) alternating A and B, so the
+         * vector body of each implementation sees them, and one pixel alone
+         * for the scalar tails. */
+        uint8_t row[32 * 3];
+        for (int i = 0; i < 32; i++)
+            memcpy(row + 3 * i, captured[i % 2].in, 3);
+        CHECK_INT(detfeed_hsv_apply(row, sizeof row, row, sizeof row, 32, 1, lut,
+                                    (detfeed_isa)isa), 0);
+        for (int i = 0; i < 32; i++)
+            CHECK(memcmp(row + 3 * i, captured[i % 2].out, 3) == 0);
+        for (int k = 0; k < 2; k++) {
+            uint8_t px[3];
+            memcpy(px, captured[k].in, 3);
+            CHECK_INT(detfeed_hsv_apply(px, 3, px, 3, 1, 1, lut, (detfeed_isa)isa), 0);
+            CHECK(memcmp(px, captured[k].out, 3) == 0);
+        }
+    }
+    return tu_finish("test_captured");
+}

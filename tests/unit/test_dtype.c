@@ -1,0 +1,158 @@
+/*
+ * test_dtype.c - consumer dtype tables against exact references, and the
+ * CPU conversion to planar RGB.
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* True when f is the correctly rounded value of c / 255: with f = M * 2^E
+ * (frexpf, M a 24-bit integer), |M - c * 2^-E / 255| < 1/2, checked in exact
+ * integer arithmetic as |255 M - c 2^-E| * 2 < 255. */
+static int is_quotient(float f, int c)
+{
+    if (c == 0)
+        return f == 0.0f;
+    int e;
+    float m = frexpf(f, &e); /* f = m * 2^e, m in [0.5, 1) */
+    long long M = (long long)ldexpf(m, 24);
+    int E = e - 24; /* f = M * 2^E, E < 0 here */
+    long long N = (long long)c << -E;
+    long long d = 255 * M - N;
+    return 2 * llabs(d) < 255;
+}
+
+static float half_to_float(uint16_t h)
+{
+    int e = (h >> 10) & 31, m = h & 1023;
+    float v = e == 0 ? ldexpf((float)m, -24)
+                     : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static float bf16_to_float(uint16_t b)
+{
+    uint32_t x = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+/* The nearest finite pattern to f by brute force; ties to the even pattern. */
+static uint16_t nearest(float f, float (*decode)(uint16_t))
+{
+    uint16_t best = 0;
+    double bd = INFINITY;
+    for (uint32_t p = 0; p < 65536; p++) {
+        float v = decode((uint16_t)p);
+        if (!isfinite(v) || signbit(v))
+            continue;
+        double d = fabs((double)v - (double)f);
+        if (d < bd || (d == bd && (p & 1) == 0)) {
+            bd = d;
+            best = (uint16_t)p;
+        }
+    }
+    return best;
+}
+
+static void test_tables(void)
+{
+    float q[256], r[256];
+    uint16_t h[256], b[256];
+    uint8_t u[256];
+    CHECK_INT(detfeed_dtype_table(DETFEED_DTYPE_F32, DETFEED_SCALE_QUOTIENT, q), 0);
+    CHECK_INT(detfeed_dtype_table(DETFEED_DTYPE_F32, DETFEED_SCALE_RECIPROCAL, r), 0);
+    CHECK_INT(detfeed_dtype_table(DETFEED_DTYPE_U8, DETFEED_SCALE_QUOTIENT, u), 0);
+    int differ = 0;
+    for (int c = 0; c < 256; c++) {
+        CHECK(is_quotient(q[c], c));
+        CHECK(r[c] == (float)c * (1.0f / 255.0f));
+        CHECK_INT(u[c], c);
+        differ += q[c] != r[c];
+    }
+    CHECK_INT(differ, 126); /* DESIGN §2.1 */
+    for (int s = 0; s <= 1; s++) {
+        float *f = s ? r : q;
+        CHECK_INT(detfeed_dtype_table(DETFEED_DTYPE_F16, (detfeed_scale)s, h), 0);
+        CHECK_INT(detfeed_dtype_table(DETFEED_DTYPE_BF16, (detfeed_scale)s, b), 0);
+        for (int c = 0; c < 256; c++) {
+            CHECK_INT(h[c], nearest(f[c], half_to_float));
+            CHECK_INT(b[c], nearest(f[c], bf16_to_float));
+        }
+    }
+    CHECK_INT(detfeed_dtype_table((detfeed_dtype)4, 0, q), DETFEED_EINVAL);
+    CHECK_INT(detfeed_dtype_table(DETFEED_DTYPE_F32, (detfeed_scale)2, q), DETFEED_EINVAL);
+    CHECK_INT(detfeed_dtype_table(DETFEED_DTYPE_F32, 0, NULL), DETFEED_EINVAL);
+}
+
+static void test_names(void)
+{
+    const char *names[] = {"u8", "f32", "f16", "bf16"};
+    size_t sizes[] = {1, 4, 2, 2};
+    for (int d = 0; d < 4; d++) {
+        detfeed_dtype got;
+        CHECK_STR(detfeed_dtype_name((detfeed_dtype)d), names[d]);
+        CHECK_INT(detfeed_dtype_size((detfeed_dtype)d), sizes[d]);
+        CHECK(detfeed_dtype_parse(names[d], &got) == 0 && got == (detfeed_dtype)d);
+    }
+    detfeed_dtype got;
+    CHECK(detfeed_dtype_parse("bfloat16", &got) == 0 && got == DETFEED_DTYPE_BF16);
+    CHECK(detfeed_dtype_parse("half", &got) == 0 && got == DETFEED_DTYPE_F16);
+    CHECK_INT(detfeed_dtype_parse("f64", &got), DETFEED_EINVAL);
+    CHECK_INT(detfeed_dtype_parse(NULL, &got), DETFEED_EINVAL);
+    CHECK(detfeed_dtype_name((detfeed_dtype)7) == NULL);
+    CHECK_INT(detfeed_dtype_size((detfeed_dtype)7), 0);
+}
+
+static void test_convert(void)
+{
+    enum { W = 37, H = 5, PAD = 16 };
+    uint64_t rng = 99;
+    uint8_t src[H][W * 3 + 2];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W * 3 + 2; x++)
+            src[y][x] = (uint8_t)tu_rand(&rng);
+    for (int d = 0; d < 4; d++) {
+        for (int s = 0; s <= 1; s++) {
+            size_t es = detfeed_dtype_size((detfeed_dtype)d);
+            size_t plane = (size_t)W * H * es + PAD * es;
+            uint8_t *dst = malloc(3 * plane), table[1024];
+            memset(dst, 0xA5, 3 * plane);
+            detfeed_dtype_table((detfeed_dtype)d, (detfeed_scale)s, table);
+            CHECK_INT(detfeed_convert_chw(&src[0][0], sizeof src[0], W, H, dst, plane,
+                                          (detfeed_dtype)d, (detfeed_scale)s), 0);
+            int bad = 0;
+            for (int c = 0; c < 3; c++)
+                for (int y = 0; y < H; y++)
+                    for (int x = 0; x < W; x++)
+                        bad += memcmp(dst + c * plane + ((size_t)y * W + x) * es,
+                                      table + src[y][x * 3 + 2 - c] * es, es) != 0;
+            for (int c = 0; c < 3; c++)
+                for (size_t i = (size_t)W * H * es; i < plane; i++)
+                    bad += dst[c * plane + i] != 0xA5;
+            CHECK_INT(bad, 0);
+            free(dst);
+        }
+    }
+    float out[3 * W * H + 1];
+    uint8_t *mis = (uint8_t *)out + 1;
+    CHECK_INT(detfeed_convert_chw(&src[0][0], sizeof src[0], W, H, mis, W * H * 4,
+                                  DETFEED_DTYPE_F32, 0), DETFEED_EINVAL);
+    CHECK_INT(detfeed_convert_chw(&src[0][0], sizeof src[0], W, H, out, W * H * 4 - 4,
+                                  DETFEED_DTYPE_F32, 0), DETFEED_EINVAL);
+    CHECK_INT(detfeed_convert_chw(&src[0][0], sizeof src[0], W, H, out, W * H * 4,
+                                  (detfeed_dtype)5, 0), DETFEED_EINVAL);
+    CHECK_INT(detfeed_convert_chw(NULL, sizeof src[0], W, H, out, W * H * 4,
+                                  DETFEED_DTYPE_F32, 0), DETFEED_EINVAL);
+}
+
+int main(void)
+{
+    test_tables();
+    test_names();
+    test_convert();
+    return tu_finish("test_dtype");
+}

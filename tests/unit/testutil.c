@@ -1,0 +1,56 @@
+#include "testutil.h"
+
+#include <string.h>
+
+static int passed, failed;
+
+bool tu_check(bool ok, const char *expr, const char *file, int line)
+{
+    if (ok) {
+        passed++;
+        return true;
+    }
+    failed++;
+    fprintf(stderr, "%s:%d: check failed: %s\n", file, line, expr);
+    return false;
+}
+
+bool tu_check_int(long long got, long long want, const char *expr,
+                  const char *file, int line)
+{
+    if (got == want) {
+        passed++;
+        return true;
+    }
+    failed++;
+    fprintf(stderr, "%s:%d: %s is %lld, expected %lld\n", file, line, expr, got,
+            want);
+    return false;
+}
+
+bool tu_check_str(const char *got, const char *want, const char *expr,
+                  const char *file, int line)
+{
+    if (got && want && strcmp(got, want) == 0) {
+        passed++;
+        return true;
+    }
+    failed++;
+    fprintf(stderr, "%s:%d: %s is \"%s\", expected \"%s\"\n", file, line, expr,
+            got ? got : "(null)", want ? want : "(null)");
+    return false;
+}
+
+int tu_finish(const char *suite)
+{
+    printf("%s: %d passed, %d failed\n", suite, passed, failed);
+    return failed ? 1 : 0;
+}
+
+void tu_sha256_hex(const void *data, size_t size, char hex[65])
+{
+    detfeed_sha256 ctx;
+    detfeed_sha256_init(&ctx);
+    detfeed_sha256_update(&ctx, data, size);
+    detfeed_sha256_hex(&ctx, hex);
+}

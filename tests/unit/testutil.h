@@ -1,0 +1,44 @@
+/*
+ * testutil.h - a minimal test harness: checks are counted, failures print
+ * file:line and the expression, and tu_finish() prints the closing
+ * "N passed, N failed" line and returns the exit status.
+ */
+#ifndef DETFEED_TESTUTIL_H
+#define DETFEED_TESTUTIL_H
+
+#include "detfeed.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+bool tu_check(bool ok, const char *expr, const char *file, int line);
+bool tu_check_int(long long got, long long want, const char *expr,
+                  const char *file, int line);
+bool tu_check_str(const char *got, const char *want, const char *expr,
+                  const char *file, int line);
+int tu_finish(const char *suite);
+
+#define CHECK(cond) tu_check((cond), #cond, __FILE__, __LINE__)
+#define CHECK_INT(got, want) tu_check_int((got), (want), #got, __FILE__, __LINE__)
+#define CHECK_STR(got, want) tu_check_str((got), (want), #got, __FILE__, __LINE__)
+
+/* splitmix64: a small deterministic generator for test inputs. */
+static inline uint64_t tu_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform double in [lo, hi). */
+static inline double tu_uniform(uint64_t *state, double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(tu_rand(state) >> 11) * 0x1p-53;
+}
+
+/* sha256 of a buffer as 64 hex characters. */
+void tu_sha256_hex(const void *data, size_t size, char hex[65]);
+
+#endif /* DETFEED_TESTUTIL_H */

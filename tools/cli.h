@@ -1,0 +1,66 @@
+/*
+ * cli.h - shared pieces of the detfeed command-line tool: the subcommand
+ * table, a table-driven option parser and small helpers.
+ */
+#ifndef DETFEED_CLI_H
+#define DETFEED_CLI_H
+
+#include "detfeed.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Exit codes: 0 success, 1 the work failed, 2 the command line is wrong. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+typedef enum cli_kind { CLI_FLAG, CLI_INT, CLI_DOUBLE, CLI_STRING } cli_kind;
+
+/* One option: --name (CLI_FLAG) or --name VALUE / --name=VALUE. */
+typedef struct cli_opt {
+    const char *name; /* without the leading dashes */
+    cli_kind kind;
+    void *value;      /* bool*, long*, double* or const char** */
+    const char *arg;  /* the value's name in --help, NULL for flags */
+    const char *help;
+    long min, max;    /* accepted range for CLI_INT */
+} cli_opt;
+
+/* A subcommand: its name, one-line summary, usage line and entry point. */
+typedef struct cli_cmd {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} cli_cmd;
+
+/*
+ * Parses argv[1..argc) against opts (terminated by a zeroed entry). Words
+ * that are not options are collected into positional[] (at most npos_max;
+ * their count in *npos). "--help" prints usage and the option table to
+ * stdout and returns -1 (the caller exits 0). Errors are printed to stderr
+ * and return CLI_USAGE. Returns 0 on success.
+ */
+int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage,
+              const char *about, char **positional, int npos_max, int *npos);
+
+/* Prints "detfeed: <message>" to stderr; returns CLI_FAIL. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Strict number parsing: the whole string, finite, in range. */
+bool cli_parse_double(const char *s, double *out);
+bool cli_parse_long(const char *s, long min, long max, long *out);
+
+/* Monotonic time in seconds. */
+double cli_now(void);
+
+/* Median of n values (sorts the array in place). */
+double cli_median(double *v, int n);
+
+/* Maps "auto", "portable", "avx2" to an ISA; false for anything else. */
+bool cli_parse_isa(const char *s, detfeed_isa *out);
+const char *cli_isa_name(detfeed_isa isa);
+
+/* Subcommands. */
+int cmd_color(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif /* DETFEED_CLI_H */

@@ -1,0 +1,180 @@
+/*
+ * cli_util.c - the option parser and helpers shared by the subcommands.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("detfeed: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return CLI_FAIL;
+}
+
+bool cli_parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+bool cli_parse_long(const char *s, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cli_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static const char *const isa_names[] = {"auto", "portable", "avx2"};
+
+bool cli_parse_isa(const char *s, detfeed_isa *out)
+{
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(s, isa_names[i]) == 0) {
+            *out = (detfeed_isa)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *cli_isa_name(detfeed_isa isa)
+{
+    return (unsigned)isa < 3 ? isa_names[isa] : "?";
+}
+
+static void print_help(const cli_opt *opts, const char *usage, const char *about)
+{
+    printf("usage: %s\n\n%s\n\noptions:\n", usage, about);
+    for (const cli_opt *o = opts; o->name; o++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "",
+                 o->arg ? o->arg : "");
+        printf("  %-22s %s\n", left, o->help);
+    }
+    printf("  %-22s %s\n", "--help", "show this help and exit");
+}
+
+static const cli_opt *find_opt(const cli_opt *opts, const char *name, size_t len)
+{
+    for (const cli_opt *o = opts; o->name; o++)
+        if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+            return o;
+    return NULL;
+}
+
+static int set_opt(const cli_opt *o, const char *val)
+{
+    switch (o->kind) {
+    case CLI_FLAG:
+        *(bool *)o->value = true;
+        return 0;
+    case CLI_INT:
+        if (!cli_parse_long(val, o->min, o->max, (long *)o->value)) {
+            cli_error("--%s: '%s' is not a whole number in [%ld, %ld]", o->name,
+                      val, o->min, o->max);
+            return CLI_USAGE;
+        }
+        return 0;
+    case CLI_DOUBLE:
+        if (!cli_parse_double(val, (double *)o->value)) {
+            cli_error("--%s: '%s' is not a finite number", o->name, val);
+            return CLI_USAGE;
+        }
+        return 0;
+    case CLI_STRING:
+        *(const char **)o->value = val;
+        return 0;
+    }
+    return CLI_USAGE;
+}
+
+/* Handles one "--name[=value]" word at argv[*i]; may consume the next. */
+static int parse_one(int argc, char **argv, int *i, const cli_opt *opts)
+{
+    const char *word = argv[*i] + 2, *eq = strchr(word, '=');
+    size_t len = eq ? (size_t)(eq - word) : strlen(word);
+    const cli_opt *o = find_opt(opts, word, len);
+    if (o == NULL) {
+        cli_error("unknown option '%s' (see --help)", argv[*i]);
+        return CLI_USAGE;
+    }
+    if (o->kind == CLI_FLAG) {
+        if (eq) {
+            cli_error("--%s takes no value", o->name);
+            return CLI_USAGE;
+        }
+        return set_opt(o, NULL);
+    }
+    if (eq)
+        return set_opt(o, eq + 1);
+    if (*i + 1 >= argc) {
+        cli_error("--%s needs a value (%s)", o->name, o->arg);
+        return CLI_USAGE;
+    }
+    return set_opt(o, argv[++*i]);
+}
+
+int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage,
+              const char *about, char **positional, int npos_max, int *npos)
+{
+    *npos = 0;
+    bool only_positional = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_positional && strcmp(a, "--help") == 0) {
+            print_help(opts, usage, about);
+            return -1;
+        }
+        if (!only_positional && strcmp(a, "--") == 0) {
+            only_positional = true;
+        } else if (!only_positional && a[0] == '-' && a[1] == '-') {
+            int rc = parse_one(argc, argv, &i, opts);
+            if (rc)
+                return rc;
+        } else if (*npos < npos_max) {
+            positional[(*npos)++] = argv[i];
+        } else {
+            cli_error("unexpected argument '%s' (usage: %s)", a, usage);
+            return CLI_USAGE;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * detfeed.c - the command-line tool: a table of subcommands.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+static int cmd_version(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+static const cli_cmd commands[] = {
+    {"color", "apply the RandomHSV colour operation to a PNG", cmd_color},
+    {"bench", "measure detfeed's stages on generated data", cmd_bench},
+    {"version", "print the version and what this build includes", cmd_version},
+    {"help", "list the commands", cmd_help},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static int cmd_help(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    printf("usage: detfeed COMMAND [options]   (detfeed COMMAND --help for more)\n\n"
+           "detfeed is a training input pipeline for YOLO-style detectors.\n\n"
+           "commands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        printf("  %-10s %s\n", commands[i].name, commands[i].summary);
+    return CLI_OK;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    const char *why = NULL;
+    int ndev = detfeed_cuda_device_count(&why);
+    printf("detfeed %s\n", detfeed_version_string());
+    printf("cpu kernels: %s\n", cli_isa_name(detfeed_isa_best()));
+    printf("cuda: %s", detfeed_cuda_built() ? "built" : "not built");
+    if (detfeed_cuda_built())
+        printf(", %d device(s)%s%s", ndev, ndev ? "" : ": ", ndev ? "" : why);
+    printf("\n");
+    return CLI_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return argc < 2 ? (cmd_help(0, NULL), CLI_USAGE) : cmd_help(0, NULL);
+    if (strcmp(argv[1], "--version") == 0)
+        return cmd_version(0, NULL);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (detfeed help lists them)", argv[1]);
+    return CLI_USAGE;
+}
