@@ -4,8 +4,9 @@
  *   - t2 = v * (1 - s * f) is not fused          (pixel A),
  *   - t3 = v * (1 - s * (1 - f)) is not fused    (pixel B),
  *   - c * 255 is rounded instead of truncated    (A and B),
- *   - the hue position is h / 30 instead of h * (6.0f / 180) (A and B),
- *   - s or v is S / 255 instead of S * (1.0f / 255)          (A and B).
+ *   - the hue position is h / 30 instead of h * (6.0f / 180) (A),
+ *   - s is S / 255 instead of S * (1.0f / 255)               (A and B),
+ *   - v is V / 255 instead of V * (1.0f / 255)               (A and B).
  * Gains (0.01, -0.3, 0.2). The expected bytes are OpenCV 4.6's RandomHSV
  * output for these pixels (tests/oracle/test_color_oracle.py re-checks them
  * against cv2), found by a search over all 2^24 pixels with each mutation
@@ -19,8 +20,8 @@
 static const struct {
     uint8_t in[3], out[3];
 } captured[] = {
-    {{255, 233, 211}, {255, 238, 225}}, /* A */
-    {{27, 33, 63}, {44, 51, 75}},       /* B */
+    {{62, 188, 73}, {120, 225, 126}},  /* A */
+    {{80, 82, 188}, {135, 140, 225}}, /* B */
 };
 
 int main(void)

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Mutation check of the captured-pixel test: builds the colour core with one
+# deliberate arithmetic change at a time and requires tests/unit/test_captured
+# to FAIL with each, then requires it to pass on the unchanged code.
+#
+#   tests/mutation/run.sh [CC]
+#
+# Each mutation is "file|original text|replacement". The source tree is not
+# touched: mutated copies are compiled in a temporary folder.
+set -euo pipefail
+cc=${1:-cc}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+mutations=(
+  "src/aug/color_px.h|t[2] = v * fmaf(-s, f, 1.0f);|t[2] = v * (1.0f - s * f);"
+  "src/aug/color_px.h|t[3] = v * fmaf(-s, 1.0f - f, 1.0f);|t[3] = v * (1.0f - s * (1.0f - f));"
+  "src/aug/color_px.h|truncf(c * 255.0f)|rintf(c * 255.0f)"
+  "src/aug/color_avx2.c|_mm256_fnmadd_ps(s, f, one)|_mm256_sub_ps(one, _mm256_mul_ps(s, f))"
+  "src/aug/color_avx2.c|_mm256_fnmadd_ps(s, _mm256_sub_ps(one, f), one)|_mm256_sub_ps(one, _mm256_mul_ps(s, _mm256_sub_ps(one, f)))"
+  "src/aug/color_avx2.c|_mm256_cvttps_epi32|_mm256_cvtps_epi32"
+  "src/aug/color.c|(float)hue * HSCALE|(float)hue / 30.0f"
+  "src/aug/color.c|plan->s[i] = (float)s * K255;|plan->s[i] = (float)s / 255.0f;"
+  "src/aug/color.c|plan->v[i] = (float)v * K255;|plan->v[i] = (float)v / 255.0f;"
+)
+
+build_and_run() { # $1 = source root to build from; prints the test's verdict
+  local root=$1 obj=$work/obj
+  rm -rf "$obj" && mkdir -p "$obj"
+  local flags=(-std=c11 -O2 -D_POSIX_C_SOURCE=200809L -ffp-contract=off -fno-fast-math
+               -I"$top/include" -I"$root/src" -DDETFEED_HAVE_AVX2)
+  "$cc" "${flags[@]}" -c "$root/src/aug/color.c" -o "$obj/color.o"
+  "$cc" "${flags[@]}" -mavx2 -mfma -c "$root/src/aug/color_avx2.c" -o "$obj/color_avx2.o"
+  for f in src/core/status.c src/core/sha256.c tests/unit/testutil.c tests/unit/test_captured.c; do
+    "$cc" "${flags[@]}" -c "$top/$f" -o "$obj/$(basename "$f" .c).o"
+  done
+  "$cc" "$obj"/*.o -lm -o "$obj/test_captured"
+  "$obj/test_captured" >/dev/null 2>&1
+}
+
+if ! build_and_run "$top"; then
+  echo "FAIL: test_captured fails on the unchanged code"; exit 1
+fi
+caught=0 missed=0
+for m in "${mutations[@]}"; do
+  IFS='|' read -r file from to <<<"$m"
+  rm -rf "$work/src" && cp -r "$top/src" "$work/src"
+  python3 - "$work/$file" "$from" "$to" <<'PY'
+import sys
+p, a, b = sys.argv[1:]
+s = open(p).read()
+if a not in s:
+    sys.exit(f"mutation target not found in {p}: {a}")
+open(p, "w").write(s.replace(a, b))
+PY
+  if build_and_run "$work"; then
+    echo "MISSED: $file: '$from' -> '$to' (test_captured still passes)"; missed=$((missed + 1))
+  else
+    echo "caught: $file: '$from' -> '$to'"; caught=$((caught + 1))
+  fi
+done
+echo "mutation: $caught passed, $missed failed"
+[ "$missed" -eq 0 ]

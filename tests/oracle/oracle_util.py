@@ -1,0 +1,83 @@
+"""Shared helpers of the oracle tests: argument parsing, the cv2 reference of
+Ultralytics' RandomHSV, and a counter that prints the closing line."""
+import argparse
+import os
+import sys
+
+
+def parse_args():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--detfeed", required=True, help="path of the detfeed binary")
+    ap.add_argument("--data", required=True, help="the shared data folder")
+    return ap.parse_args()
+
+
+def require_cv2():
+    """Imports cv2 and numpy, or exits 77 (ctest's skip code) saying why."""
+    try:
+        import cv2  # noqa: F401
+        import numpy  # noqa: F401
+    except ImportError as e:
+        print(f"SKIP: the oracle needs cv2 and numpy ({e}); "
+              "install python3-opencv python3-numpy")
+        sys.exit(77)
+
+
+def random_hsv(img, r):
+    """Ultralytics RandomHSV with the post-multiplied gains r = (dh, ds, dv),
+    written as its source does it, in place on a BGR uint8 image."""
+    import cv2
+    import numpy as np
+    r = np.asarray(r, dtype=np.float64)
+    hue, sat, val = cv2.split(cv2.cvtColor(img, cv2.COLOR_BGR2HSV))
+    x = np.arange(0, 256, dtype=r.dtype)
+    lut_hue = ((x + r[0] * 180) % 180).astype(np.uint8)
+    lut_sat = np.clip(x * (1 + r[1]), 0, 255).astype(np.uint8)
+    lut_val = np.clip(x * (1 + r[2]), 0, 255).astype(np.uint8)
+    lut_sat[0] = 0
+    im_hsv = cv2.merge((cv2.LUT(hue, lut_hue), cv2.LUT(sat, lut_sat),
+                        cv2.LUT(val, lut_val)))
+    cv2.cvtColor(im_hsv, cv2.COLOR_HSV2BGR, dst=img)
+    return img
+
+
+def numpy_luts(r):
+    import numpy as np
+    r = np.asarray(r, dtype=np.float64)
+    x = np.arange(0, 256, dtype=r.dtype)
+    lh = ((x + r[0] * 180) % 180).astype(np.uint8)
+    ls = np.clip(x * (1 + r[1]), 0, 255).astype(np.uint8)
+    lv = np.clip(x * (1 + r[2]), 0, 255).astype(np.uint8)
+    ls[0] = 0
+    return np.stack([lh, ls, lv])
+
+
+def library_path(detfeed_bin):
+    """libdetfeed.so beside the detfeed binary (the build folder)."""
+    return os.path.join(os.path.dirname(os.path.abspath(detfeed_bin)), "libdetfeed.so")
+
+
+def real_images(data_dir):
+    """Every image under the shared data folder, sorted."""
+    out = []
+    for root, _, files in os.walk(data_dir):
+        out += [os.path.join(root, f) for f in files
+                if f.lower().endswith((".jpg", ".jpeg", ".png"))]
+    return sorted(out)
+
+
+class Counter:
+    def __init__(self, name):
+        self.name, self.passed, self.failed = name, 0, 0
+
+    def check(self, ok, what):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL: {what}", flush=True)
+        return ok
+
+    def finish(self):
+        print(f"{self.name}: {self.passed} passed, {self.failed} failed")
+        sys.exit(1 if self.failed else 0)

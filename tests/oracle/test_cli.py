@@ -1,0 +1,133 @@
+"""The detfeed command line: help, usage errors and bad input give a clear
+message and a non-zero exit, never a crash; `color` on grayscale input and
+with all-zero gains; `bench --json` prints one JSON object last.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+import oracle_util as ou  # noqa: E402
+
+
+def run(detfeed, *args):
+    return subprocess.run([detfeed, *args], capture_output=True, text=True)
+
+
+def expect(t, p, code, words, label):
+    ok = p.returncode == code and all(w in p.stderr + p.stdout for w in words)
+    t.check(ok, f"{label}: exit {p.returncode} (want {code}), output "
+                f"{(p.stderr + p.stdout).strip()!r} should contain {words}")
+    t.check(p.returncode >= 0, f"{label}: killed by signal {-p.returncode}")
+
+
+def check_help(t, d):
+    expect(t, run(d, "--help"), 0, ["color", "bench"], "--help")
+    expect(t, run(d, "help"), 0, ["commands:"], "help")
+    expect(t, run(d), 2, ["usage"], "no command")
+    expect(t, run(d, "frobnicate"), 2, ["unknown command 'frobnicate'"], "unknown command")
+    for cmd in ("color", "bench"):
+        expect(t, run(d, cmd, "--help"), 0, ["usage: detfeed " + cmd], cmd + " --help")
+        expect(t, run(d, cmd, "--nope"), 2, ["unknown option '--nope'"], cmd + " --nope")
+    expect(t, run(d, "version"), 0, ["detfeed 0."], "version")
+    expect(t, run(d, "bench", "--imgsz", "abc"), 2, ["--imgsz"], "bench bad imgsz")
+    expect(t, run(d, "bench", "--imgsz"), 2, ["needs a value"], "bench imgsz missing")
+    expect(t, run(d, "bench", "nosuch"), 2, ["unknown benchmark"], "bench unknown")
+
+
+def check_gains(t, d, png, tmp):
+    out = os.path.join(tmp, "o.png")
+    for g in ["1,2", "a,b,c", "1,2,3,4", "nan,0,0", "inf,0,0", "", "1,,2",
+              "0.1;0.2;0.3", "1e999,0,0", " ,0,0"]:
+        expect(t, run(d, "color", "--gains", g, png, out), 2, ["--gains"], f"gains {g!r}")
+    expect(t, run(d, "color", png, out), 2, ["usage"], "gains missing")
+    expect(t, run(d, "color", "--gains", "0,0,0", png), 2, ["usage"], "one file")
+    expect(t, run(d, "color", "--gains", "0,0,0", "--isa", "sse9", png, out), 2,
+           ["--isa"], "bad isa")
+
+
+def check_bad_files(t, d, cv2, np, tmp, data):
+    out = os.path.join(tmp, "o.png")
+    g = ["color", "--gains", "0.01,-0.3,0.2"]
+    missing = os.path.join(tmp, "missing.png")
+    expect(t, run(d, *g, missing, out), 1, [missing, "cannot open"], "missing file")
+    folder = os.path.join(tmp, "folder.png")
+    os.mkdir(folder)
+    expect(t, run(d, *g, folder, out), 1, [folder, "not a regular file"], "directory")
+    empty = os.path.join(tmp, "empty.png")
+    open(empty, "wb").close()
+    expect(t, run(d, *g, empty, out), 1, [empty, "empty"], "empty file")
+    jpg = ou.real_images(data)[0]
+    expect(t, run(d, *g, jpg, out), 1, [jpg, "not a PNG"], "a JPEG")
+    deep = os.path.join(tmp, "deep.png")
+    cv2.imwrite(deep, np.full((8, 8, 3), 1000, np.uint16))
+    expect(t, run(d, *g, deep, out), 1, [deep, "16-bit"], "16-bit PNG")
+    rgba = os.path.join(tmp, "rgba.png")
+    cv2.imwrite(rgba, np.zeros((8, 8, 4), np.uint8))
+    expect(t, run(d, *g, rgba, out), 1, [rgba, "RGBA"], "RGBA PNG")
+    good = os.path.join(tmp, "good.png")
+    cv2.imwrite(good, np.zeros((8, 32, 3), np.uint8))
+    raw = open(good, "rb").read()
+    trunc = os.path.join(tmp, "trunc.png")
+    open(trunc, "wb").write(raw[: len(raw) // 2])
+    expect(t, run(d, *g, trunc, out), 1, [trunc], "truncated PNG")
+    bad_out = os.path.join(tmp, "no", "such", "dir.png")
+    expect(t, run(d, *g, good, bad_out), 1, [bad_out, "cannot create"], "unwritable output")
+
+
+def check_color(t, d, cv2, np, tmp):
+    rng = np.random.default_rng(3)
+    gray = rng.integers(0, 256, (16, 64), dtype=np.uint8)
+    src, out = os.path.join(tmp, "gray.png"), os.path.join(tmp, "o.png")
+    cv2.imwrite(src, gray)
+    r = (0.012, 0.5, -0.3)
+    p = run(d, "color", "--gains", ",".join(map(str, r)), src, out)
+    want = ou.random_hsv(cv2.cvtColor(gray, cv2.COLOR_GRAY2BGR), r)
+    t.check(p.returncode == 0 and np.array_equal(cv2.imread(out), want),
+            f"grayscale input: {p.stderr}")
+    img = rng.integers(0, 256, (16, 64, 3), dtype=np.uint8)
+    cv2.imwrite(src, img)
+    p = run(d, "color", "--gains", "0,0,0", src, out)
+    got = cv2.imread(out)
+    t.check(p.returncode == 0 and np.array_equal(got, ou.random_hsv(img.copy(), (0, 0, 0))),
+            "zero gains: not the cv2 round trip")
+    t.check(not np.array_equal(got, img), "zero gains: the round trip ran (not the identity)")
+    for isa in ("portable", "auto"):
+        p = run(d, "color", "--isa", isa, "--gains", "0.01,-0.3,0.2", src, out)
+        t.check(p.returncode == 0 and np.array_equal(cv2.imread(out),
+                ou.random_hsv(img.copy(), (0.01, -0.3, 0.2))), f"--isa {isa}")
+
+
+def check_bench(t, d):
+    p = run(d, "bench", "color", "--imgsz", "64", "--runs", "3", "--json")
+    lines = p.stdout.strip().splitlines()
+    try:
+        obj = json.loads(lines[-1])
+        ok = p.returncode == 0 and obj["ms_per_image"] > 0 and obj["imgsz"] == 64
+    except (ValueError, KeyError, IndexError):
+        ok = False
+    t.check(ok, f"bench --json: last line {lines[-1:]!r}")
+
+
+def main():
+    args = ou.parse_args()
+    ou.require_cv2()
+    import cv2
+    import numpy as np
+    t = ou.Counter("test_cli")
+    d = args.detfeed
+    with tempfile.TemporaryDirectory() as tmp:
+        png = os.path.join(tmp, "in.png")
+        cv2.imwrite(png, np.zeros((4, 32, 3), np.uint8))
+        check_help(t, d)
+        check_gains(t, d, png, tmp)
+        check_bad_files(t, d, cv2, np, tmp, args.data)
+        check_color(t, d, cv2, np, tmp)
+        check_bench(t, d)
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()
