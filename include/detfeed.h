@@ -50,8 +50,8 @@ extern "C" {
 #define DETFEED_VERSION_MINOR 1
 #define DETFEED_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH: compare numbers, not strings. */
-#define DETFEED_VERSION_NUMBER                                                 \
-    (DETFEED_VERSION_MAJOR * 10000 + DETFEED_VERSION_MINOR * 100 +             \
+#define DETFEED_VERSION_NUMBER                                                         \
+    (DETFEED_VERSION_MAJOR * 10000 + DETFEED_VERSION_MINOR * 100 +                     \
      DETFEED_VERSION_PATCH)
 
 /* The version of the library actually linked (may differ from the header's
@@ -67,17 +67,17 @@ DETFEED_API const char *detfeed_version_string(void);
 /* Every failure is negative. Values are stable: new codes are appended. */
 typedef enum detfeed_status {
     DETFEED_OK = 0,
-    DETFEED_EINVAL = -1,         /* an argument is out of its documented range */
-    DETFEED_ENOMEM = -2,         /* an allocation failed */
-    DETFEED_EOVERFLOW = -3,      /* a size computation would overflow */
-    DETFEED_EIO = -4,            /* a file could not be opened, read or written */
-    DETFEED_EFORMAT = -5,        /* the data is not in a format detfeed reads */
-    DETFEED_ECORRUPT = -6,       /* the data is damaged (truncated, bad CRC) */
-    DETFEED_ELIMIT = -7,         /* the input exceeds a configured limit */
-    DETFEED_ENOTSUPPORTED = -8,  /* valid, but not supported by this build or CPU */
-    DETFEED_EBADSTATE = -9,      /* the handle is in a state that refuses the call */
-    DETFEED_ECUDA = -10,         /* the CUDA runtime reported an error */
-    DETFEED_ELABEL = -11         /* a label line was rejected */
+    DETFEED_EINVAL = -1,        /* an argument is out of its documented range */
+    DETFEED_ENOMEM = -2,        /* an allocation failed */
+    DETFEED_EOVERFLOW = -3,     /* a size computation would overflow */
+    DETFEED_EIO = -4,           /* a file could not be opened, read or written */
+    DETFEED_EFORMAT = -5,       /* the data is not in a format detfeed reads */
+    DETFEED_ECORRUPT = -6,      /* the data is damaged (truncated, bad CRC) */
+    DETFEED_ELIMIT = -7,        /* the input exceeds a configured limit */
+    DETFEED_ENOTSUPPORTED = -8, /* valid, but not supported by this build or CPU */
+    DETFEED_EBADSTATE = -9,     /* the handle is in a state that refuses the call */
+    DETFEED_ECUDA = -10,        /* the CUDA runtime reported an error */
+    DETFEED_ELABEL = -11        /* a label line was rejected */
 } detfeed_status;
 
 /* A short static description of `status` ("invalid argument", ...). Unknown
@@ -147,8 +147,7 @@ enum { DETFEED_LUT_H = 0, DETFEED_LUT_S = 1, DETFEED_LUT_V = 2 };
  *
  * Returns DETFEED_EINVAL if lut is NULL or a gain is not finite.
  */
-DETFEED_API int detfeed_hsv_lut(double dh, double ds, double dv,
-                                uint8_t lut[3][256]);
+DETFEED_API int detfeed_hsv_lut(double dh, double ds, double dv, uint8_t lut[3][256]);
 
 /*
  * The fused colour operation: BGR->HSV, the three tables, HSV->BGR, in one
@@ -159,18 +158,16 @@ DETFEED_API int detfeed_hsv_lut(double dh, double ds, double dv,
  * smaller than 3 * width or a partial overlap; DETFEED_ENOTSUPPORTED when
  * `isa` cannot run on this CPU.
  */
-DETFEED_API int detfeed_hsv_apply(const uint8_t *src, size_t src_stride,
-                                  uint8_t *dst, size_t dst_stride, int width,
-                                  int height, const uint8_t lut[3][256],
-                                  detfeed_isa isa);
+DETFEED_API int detfeed_hsv_apply(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                                  size_t dst_stride, int width, int height,
+                                  const uint8_t lut[3][256], detfeed_isa isa);
 
 /*
  * OpenCV's cvtColor(COLOR_BGR2HSV) for 8-bit images (hue 0..179). Output is
  * interleaved H, S, V bytes. Same buffer rules as detfeed_hsv_apply().
  */
-DETFEED_API int detfeed_bgr_to_hsv(const uint8_t *src, size_t src_stride,
-                                   uint8_t *dst, size_t dst_stride, int width,
-                                   int height);
+DETFEED_API int detfeed_bgr_to_hsv(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                                   size_t dst_stride, int width, int height);
 
 /*
  * OpenCV's cvtColor(COLOR_HSV2BGR) for 8-bit images, with the arithmetic
@@ -178,9 +175,8 @@ DETFEED_API int detfeed_bgr_to_hsv(const uint8_t *src, size_t src_stride,
  * multiply-add) for every pixel. Any H byte is accepted (H >= 180 wraps as
  * in OpenCV's SIMD path). Same buffer rules as detfeed_hsv_apply().
  */
-DETFEED_API int detfeed_hsv_to_bgr(const uint8_t *src, size_t src_stride,
-                                   uint8_t *dst, size_t dst_stride, int width,
-                                   int height);
+DETFEED_API int detfeed_hsv_to_bgr(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                                   size_t dst_stride, int width, int height);
 
 /* ------------------------------------------------------------------------ */
 /* Consumer dtypes and the output conversion                                */
@@ -188,10 +184,10 @@ DETFEED_API int detfeed_hsv_to_bgr(const uint8_t *src, size_t src_stride,
 
 /* The element type of a batch as the consumer receives it. */
 typedef enum detfeed_dtype {
-    DETFEED_DTYPE_U8 = 0,   /* the 8-bit code itself */
-    DETFEED_DTYPE_F32 = 1,  /* code / 255 as IEEE binary32 */
-    DETFEED_DTYPE_F16 = 2,  /* that f32 value rounded to binary16 (nearest-even) */
-    DETFEED_DTYPE_BF16 = 3  /* that f32 value rounded to bfloat16 (nearest-even) */
+    DETFEED_DTYPE_U8 = 0,  /* the 8-bit code itself */
+    DETFEED_DTYPE_F32 = 1, /* code / 255 as IEEE binary32 */
+    DETFEED_DTYPE_F16 = 2, /* that f32 value rounded to binary16 (nearest-even) */
+    DETFEED_DTYPE_BF16 = 3 /* that f32 value rounded to bfloat16 (nearest-even) */
 } detfeed_dtype;
 
 /* How the f32 value of a code is defined; f16 and bf16 round from it. */
@@ -231,10 +227,9 @@ DETFEED_API int detfeed_dtype_table(detfeed_dtype dtype, detfeed_scale scale,
  * width * height * detfeed_dtype_size(dtype). A batch of NCHW images is this
  * call once per image at dst + n * 3 * plane_stride.
  */
-DETFEED_API int detfeed_convert_chw(const uint8_t *src, size_t src_stride,
-                                    int width, int height, void *dst,
-                                    size_t plane_stride, detfeed_dtype dtype,
-                                    detfeed_scale scale);
+DETFEED_API int detfeed_convert_chw(const uint8_t *src, size_t src_stride, int width,
+                                    int height, void *dst, size_t plane_stride,
+                                    detfeed_dtype dtype, detfeed_scale scale);
 
 /* ------------------------------------------------------------------------ */
 /* Image files                                                              */
@@ -259,15 +254,14 @@ DETFEED_API const char *detfeed_codec_last_error(const detfeed_codec *codec);
 
 /* Limits on untrusted input, checked before any pixel memory is allocated. */
 typedef enum detfeed_codec_limit {
-    DETFEED_LIMIT_MAX_WIDTH = 0,   /* default 32768 */
-    DETFEED_LIMIT_MAX_HEIGHT = 1,  /* default 32768 */
-    DETFEED_LIMIT_MAX_PIXELS = 2,  /* width * height, default 268435456 */
-    DETFEED_LIMIT_MAX_FILE = 3     /* file bytes, default 1 GiB */
+    DETFEED_LIMIT_MAX_WIDTH = 0,  /* default 32768 */
+    DETFEED_LIMIT_MAX_HEIGHT = 1, /* default 32768 */
+    DETFEED_LIMIT_MAX_PIXELS = 2, /* width * height, default 268435456 */
+    DETFEED_LIMIT_MAX_FILE = 3    /* file bytes, default 1 GiB */
 } detfeed_codec_limit;
 
 /* Sets one limit (value > 0). DETFEED_EINVAL for an unknown limit or 0. */
-DETFEED_API int detfeed_codec_set_limit(detfeed_codec *codec,
-                                        detfeed_codec_limit limit,
+DETFEED_API int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limit limit,
                                         uint64_t value);
 
 /*
@@ -278,13 +272,12 @@ DETFEED_API int detfeed_codec_set_limit(detfeed_codec *codec,
  * height * width * 3 bytes (stride 3 * width) to release with detfeed_free().
  */
 DETFEED_API int detfeed_codec_read_png(detfeed_codec *codec, const char *path,
-                                       uint8_t **pixels, int *width,
-                                       int *height);
+                                       uint8_t **pixels, int *width, int *height);
 
 /* Writes a BGR image as an 8-bit RGB PNG (lossless). */
 DETFEED_API int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
-                                        const uint8_t *pixels, size_t stride,
-                                        int width, int height);
+                                        const uint8_t *pixels, size_t stride, int width,
+                                        int height);
 
 /* ------------------------------------------------------------------------ */
 /* SHA-256 (used for replay digests and golden tests)                       */

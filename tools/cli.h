@@ -19,10 +19,10 @@ typedef enum cli_kind { CLI_FLAG, CLI_INT, CLI_DOUBLE, CLI_STRING } cli_kind;
 typedef struct cli_opt {
     const char *name; /* without the leading dashes */
     cli_kind kind;
-    void *value;      /* bool*, long*, double* or const char** */
-    const char *arg;  /* the value's name in --help, NULL for flags */
+    void *value;     /* bool*, long*, double* or const char** */
+    const char *arg; /* the value's name in --help, NULL for flags */
     const char *help;
-    long min, max;    /* accepted range for CLI_INT */
+    long min, max; /* accepted range for CLI_INT */
 } cli_opt;
 
 /* A subcommand: its name, one-line summary, usage line and entry point. */

@@ -108,8 +108,8 @@ static int set_opt(const cli_opt *o, const char *val)
         return 0;
     case CLI_INT:
         if (!cli_parse_long(val, o->min, o->max, (long *)o->value)) {
-            cli_error("--%s: '%s' is not a whole number in [%ld, %ld]", o->name,
-                      val, o->min, o->max);
+            cli_error("--%s: '%s' is not a whole number in [%ld, %ld]", o->name, val,
+                      o->min, o->max);
             return CLI_USAGE;
         }
         return 0;

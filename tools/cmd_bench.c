@@ -35,8 +35,8 @@ typedef struct bench_result {
     double median_ms, min_ms, max_ms;
 } bench_result;
 
-static int time_color(uint8_t *img, int size, detfeed_isa isa, int warmup,
-                      int runs, bench_result *res)
+static int time_color(uint8_t *img, int size, detfeed_isa isa, int warmup, int runs,
+                      bench_result *res)
 {
     uint8_t lut[3][256];
     size_t stride = (size_t)size * 3;
@@ -59,8 +59,7 @@ static int time_color(uint8_t *img, int size, detfeed_isa isa, int warmup,
     return rc;
 }
 
-static int bench_color(long imgsz, long runs, long warmup, detfeed_isa isa,
-                       bool json)
+static int bench_color(long imgsz, long runs, long warmup, detfeed_isa isa, bool json)
 {
     uint8_t *img = make_image((int)imgsz);
     if (img == NULL)
@@ -71,10 +70,10 @@ static int bench_color(long imgsz, long runs, long warmup, detfeed_isa isa,
     free(img);
     if (rc != DETFEED_OK)
         return cli_error("colour kernel: %s", detfeed_strerror(rc));
-    printf("colour (fused BGR->HSV, LUT, HSV->BGR), %ldx%ld, 1 thread, %s\n",
-           imgsz, imgsz, cli_isa_name(used));
-    printf("  %.3f ms per image (median of %ld; min %.3f, max %.3f)\n",
-           r.median_ms, runs, r.min_ms, r.max_ms);
+    printf("colour (fused BGR->HSV, LUT, HSV->BGR), %ldx%ld, 1 thread, %s\n", imgsz,
+           imgsz, cli_isa_name(used));
+    printf("  %.3f ms per image (median of %ld; min %.3f, max %.3f)\n", r.median_ms,
+           runs, r.min_ms, r.max_ms);
     printf("  %.1f Mpixel/s\n", (double)imgsz * imgsz / (r.median_ms * 1e3));
     if (json)
         printf("{\"bench\":\"color\",\"imgsz\":%ld,\"isa\":\"%s\",\"runs\":%ld,"
@@ -89,11 +88,9 @@ int cmd_bench(int argc, char **argv)
     bool json = false;
     const char *isa_name = "auto";
     const cli_opt opts[] = {
-        {"imgsz", CLI_INT, &imgsz, "N", "image side in pixels (default 640)", 32,
-         8192},
+        {"imgsz", CLI_INT, &imgsz, "N", "image side in pixels (default 640)", 32, 8192},
         {"runs", CLI_INT, &runs, "N", "timed runs (default 50)", 1, 100000},
-        {"warmup", CLI_INT, &warmup, "N", "untimed runs first (default 5)", 0,
-         100000},
+        {"warmup", CLI_INT, &warmup, "N", "untimed runs first (default 5)", 0, 100000},
         {"isa", CLI_STRING, &isa_name, "NAME",
          "implementation: auto (default), portable, avx2", 0, 0},
         {"json", CLI_FLAG, &json, NULL,

@@ -57,8 +57,8 @@ int cmd_color(int argc, char **argv)
     const char *gains = NULL, *isa_name = "auto";
     const cli_opt opts[] = {
         {"gains", CLI_STRING, &gains, "DH,DS,DV",
-         "post-multiplied gains dh=u0*hsv_h, ds=u1*hsv_s, dv=u2*hsv_v (required)",
-         0, 0},
+         "post-multiplied gains dh=u0*hsv_h, ds=u1*hsv_s, dv=u2*hsv_v (required)", 0,
+         0},
         {"isa", CLI_STRING, &isa_name, "NAME",
          "implementation: auto (default), portable, avx2", 0, 0},
         {0}};

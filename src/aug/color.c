@@ -11,8 +11,8 @@
 /* OpenCV's float constants, as the bit patterns it computes them to:
  * hscale = 6.0f / 180.0f, K = 1.0f / 255.0f, and 1.0f / 6.0f. */
 #define HSCALE 0x1.111112p-5f
-#define K255 0x1.010102p-8f
-#define SIXTH 0x1.555556p-3f
+#define K255   0x1.010102p-8f
+#define SIXTH  0x1.555556p-3f
 
 /* NumPy's float remainder (npy_divmod): fmod, then moved into the sign of
  * the divisor; a zero result is +0. */
@@ -29,9 +29,15 @@ static double floor_mod(double a, double b)
 }
 
 /* NumPy's astype(uint8) of an in-range float64: truncation toward zero. */
-static uint8_t trunc_u8(double x) { return (uint8_t)(int)x; }
+static uint8_t trunc_u8(double x)
+{
+    return (uint8_t)(int)x;
+}
 
-static double clip255(double x) { return x < 0.0 ? 0.0 : x > 255.0 ? 255.0 : x; }
+static double clip255(double x)
+{
+    return x < 0.0 ? 0.0 : x > 255.0 ? 255.0 : x;
+}
 
 int detfeed_hsv_lut(double dh, double ds, double dv, uint8_t lut[3][256])
 {
@@ -74,9 +80,9 @@ void detfeed__hsv_plan_build(detfeed__hsv_plan *plan, const uint8_t lut[3][256])
     }
 }
 
-void detfeed__hsv_rows_portable(const uint8_t *src, size_t src_stride,
-                                uint8_t *dst, size_t dst_stride, int width,
-                                int height, const detfeed__hsv_plan *plan)
+void detfeed__hsv_rows_portable(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                                size_t dst_stride, int width, int height,
+                                const detfeed__hsv_plan *plan)
 {
     for (int y = 0; y < height; y++) {
         const uint8_t *s = src + (size_t)y * src_stride;
@@ -112,9 +118,8 @@ detfeed_isa detfeed_isa_best(void)
 }
 
 /* Checks the arguments shared by the three image functions. */
-static int check_images(const uint8_t *src, size_t src_stride,
-                        const uint8_t *dst, size_t dst_stride, int width,
-                        int height)
+static int check_images(const uint8_t *src, size_t src_stride, const uint8_t *dst,
+                        size_t dst_stride, int width, int height)
 {
     if (!detfeed__bgr_geometry_ok(src, src_stride, width, height) ||
         !detfeed__bgr_geometry_ok(dst, dst_stride, width, height))
@@ -147,13 +152,11 @@ int detfeed_hsv_apply(const uint8_t *src, size_t src_stride, uint8_t *dst,
     detfeed__hsv_plan_build(&plan, lut);
 #ifdef DETFEED_HAVE_AVX2
     if (isa == DETFEED_ISA_AVX2) {
-        detfeed__hsv_rows_avx2(src, src_stride, dst, dst_stride, width, height,
-                               &plan);
+        detfeed__hsv_rows_avx2(src, src_stride, dst, dst_stride, width, height, &plan);
         return DETFEED_OK;
     }
 #endif
-    detfeed__hsv_rows_portable(src, src_stride, dst, dst_stride, width, height,
-                               &plan);
+    detfeed__hsv_rows_portable(src, src_stride, dst, dst_stride, width, height, &plan);
     return DETFEED_OK;
 }
 

@@ -26,18 +26,18 @@ static inline __m256i load8(const uint8_t *p)
 /* Byte shuffle that widens channel c of the 4 pixels of a lane to int32. */
 static inline __m256i channel_mask(int c)
 {
-    return _mm256_setr_epi8(
-        (char)c, -1, -1, -1, (char)(c + 3), -1, -1, -1, (char)(c + 6), -1, -1,
-        -1, (char)(c + 9), -1, -1, -1, (char)c, -1, -1, -1, (char)(c + 3), -1,
-        -1, -1, (char)(c + 6), -1, -1, -1, (char)(c + 9), -1, -1, -1);
+    return _mm256_setr_epi8((char)c, -1, -1, -1, (char)(c + 3), -1, -1, -1,
+                            (char)(c + 6), -1, -1, -1, (char)(c + 9), -1, -1, -1,
+                            (char)c, -1, -1, -1, (char)(c + 3), -1, -1, -1,
+                            (char)(c + 6), -1, -1, -1, (char)(c + 9), -1, -1, -1);
 }
 
 /* Stores 8 pixels packed as int32 lanes b | g << 8 | r << 16: 24 bytes. */
 static inline void store8(uint8_t *d, __m256i bgr)
 {
-    const __m256i pack = _mm256_setr_epi8(
-        0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1, 0, 1, 2, 4, 5,
-        6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+    const __m256i pack =
+        _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1, 0, 1,
+                         2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
     __m256i p = _mm256_shuffle_epi8(bgr, pack);
     __m128i lo = _mm256_castsi256_si128(p);
     __m128i hi = _mm256_extracti128_si256(p, 1);
@@ -49,8 +49,8 @@ static inline void store8(uint8_t *d, __m256i bgr)
 }
 
 /* OpenCV's integer BGR->HSV, lane by lane (see detfeed__bgr2hsv_px). */
-static inline void bgr2hsv8(__m256i b, __m256i g, __m256i r, __m256i *H,
-                            __m256i *S, __m256i *V)
+static inline void bgr2hsv8(__m256i b, __m256i g, __m256i r, __m256i *H, __m256i *S,
+                            __m256i *V)
 {
     __m256i v = _mm256_max_epi32(_mm256_max_epi32(b, g), r);
     __m256i vmin = _mm256_min_epi32(_mm256_min_epi32(b, g), r);
@@ -59,16 +59,15 @@ static inline void bgr2hsv8(__m256i b, __m256i g, __m256i r, __m256i *H,
     __m256i vg = _mm256_cmpeq_epi32(v, g);
     __m256i round = _mm256_set1_epi32(2048);
     __m256i sdiv = _mm256_i32gather_epi32(detfeed__sdiv, v, 4);
-    __m256i s = _mm256_srli_epi32(
-        _mm256_add_epi32(_mm256_mullo_epi32(diff, sdiv), round), 12);
+    __m256i s =
+        _mm256_srli_epi32(_mm256_add_epi32(_mm256_mullo_epi32(diff, sdiv), round), 12);
     __m256i d2 = _mm256_add_epi32(diff, diff);
     __m256i hr = _mm256_sub_epi32(g, b);
     __m256i hg = _mm256_add_epi32(_mm256_sub_epi32(b, r), d2);
     __m256i hb = _mm256_add_epi32(_mm256_sub_epi32(r, g), _mm256_add_epi32(d2, d2));
     __m256i h = _mm256_blendv_epi8(_mm256_blendv_epi8(hb, hg, vg), hr, vr);
     __m256i hdiv = _mm256_i32gather_epi32(detfeed__hdiv180, diff, 4);
-    h = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(h, hdiv), round),
-                          12);
+    h = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(h, hdiv), round), 12);
     __m256i neg = _mm256_cmpgt_epi32(_mm256_setzero_si256(), h);
     *H = _mm256_add_epi32(h, _mm256_and_si256(neg, _mm256_set1_epi32(180)));
     *S = s;
@@ -77,8 +76,8 @@ static inline void bgr2hsv8(__m256i b, __m256i g, __m256i r, __m256i *H,
 
 /* One of t0..t3 per lane, chosen by two bits of sel: bit k (as mask m0, in
  * the sign position) picks odd taps, bit k+1 (m1) picks t2/t3. */
-static inline __m256 pick(__m256 t0, __m256 t1, __m256 t2, __m256 t3,
-                          __m256 m0, __m256 m1)
+static inline __m256 pick(__m256 t0, __m256 t1, __m256 t2, __m256 t3, __m256 m0,
+                          __m256 m1)
 {
     __m256 lo = _mm256_blendv_ps(t0, t1, m0);
     __m256 hi = _mm256_blendv_ps(t2, t3, m0);
@@ -95,8 +94,8 @@ static inline __m256i code8(__m256 c)
 
 /* HSV->BGR through the plan, 8 lanes (see detfeed__hsv2bgr_px). Returns the
  * codes packed b | g << 8 | r << 16. */
-static inline __m256i hsv2bgr8(const detfeed__hsv_plan *p, __m256i H,
-                               __m256i S, __m256i V)
+static inline __m256i hsv2bgr8(const detfeed__hsv_plan *p, __m256i H, __m256i S,
+                               __m256i V)
 {
     const __m256 one = _mm256_set1_ps(1.0f);
     __m256 f = _mm256_i32gather_ps(p->f, H, 4);
@@ -120,8 +119,7 @@ static inline __m256i hsv2bgr8(const detfeed__hsv_plan *p, __m256i H,
 static void row_avx2(const uint8_t *s, uint8_t *d, int width,
                      const detfeed__hsv_plan *plan)
 {
-    const __m256i mb = channel_mask(0), mg = channel_mask(1),
-                  mr = channel_mask(2);
+    const __m256i mb = channel_mask(0), mg = channel_mask(1), mr = channel_mask(2);
     size_t row = (size_t)width * 3, x = 0;
     /* A step reads 28 bytes from its start; stay inside the row. */
     for (; x * 3 + 28 <= row; x += 8) {
@@ -139,11 +137,11 @@ static void row_avx2(const uint8_t *s, uint8_t *d, int width,
     }
 }
 
-void detfeed__hsv_rows_avx2(const uint8_t *src, size_t src_stride,
-                            uint8_t *dst, size_t dst_stride, int width,
-                            int height, const detfeed__hsv_plan *plan)
+void detfeed__hsv_rows_avx2(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                            size_t dst_stride, int width, int height,
+                            const detfeed__hsv_plan *plan)
 {
     for (int y = 0; y < height; y++)
-        row_avx2(src + (size_t)y * src_stride, dst + (size_t)y * dst_stride,
-                 width, plan);
+        row_avx2(src + (size_t)y * src_stride, dst + (size_t)y * dst_stride, width,
+                 plan);
 }

@@ -27,15 +27,15 @@
 /* A tap index per output channel: which of t0..t3 is B, G and R, packed as
  * two bits each (B in bits 0-1, G in 2-3, R in 4-5). */
 typedef struct detfeed__hsv_plan {
-    float f[256];   /* fractional hue position f, indexed by the input H */
-    float s[256];   /* saturation as float, indexed by the input S */
-    float v[256];   /* value as float, indexed by the input V */
+    float f[256];     /* fractional hue position f, indexed by the input H */
+    float s[256];     /* saturation as float, indexed by the input S */
+    float v[256];     /* value as float, indexed by the input V */
     int32_t sel[256]; /* tap selection by sector, indexed by the input H */
 } detfeed__hsv_plan;
 
 /* OpenCV's sector table: for sectors 0..5, the taps that become (b, g, r). */
-static const uint8_t detfeed__hsv_sector_taps[6][3] = {
-    {1, 3, 0}, {1, 0, 2}, {3, 0, 1}, {0, 2, 1}, {0, 1, 3}, {2, 1, 0}};
+static const uint8_t detfeed__hsv_sector_taps[6][3] = {{1, 3, 0}, {1, 0, 2}, {3, 0, 1},
+                                                       {0, 2, 1}, {0, 1, 3}, {2, 1, 0}};
 
 /* Floor division by 4096 of a signed value: OpenCV's arithmetic >> 12,
  * written so that it does not rely on implementation-defined shifts. */
@@ -45,8 +45,8 @@ static inline int32_t detfeed__asr12(int32_t x)
 }
 
 /* OpenCV RGB2HSV_b for one pixel, hue range 180. */
-static inline void detfeed__bgr2hsv_px(int32_t b, int32_t g, int32_t r,
-                                       int32_t *H, int32_t *S, int32_t *V)
+static inline void detfeed__bgr2hsv_px(int32_t b, int32_t g, int32_t r, int32_t *H,
+                                       int32_t *S, int32_t *V)
 {
     int32_t v = b > g ? b : g;
     v = v > r ? v : r;
@@ -73,8 +73,8 @@ static inline uint8_t detfeed__f2code(float c)
 }
 
 /* HSV->BGR for one pixel given its plan entries. */
-static inline void detfeed__hsv2bgr_px(const detfeed__hsv_plan *p, int32_t H,
-                                       int32_t S, int32_t V, uint8_t out[3])
+static inline void detfeed__hsv2bgr_px(const detfeed__hsv_plan *p, int32_t H, int32_t S,
+                                       int32_t V, uint8_t out[3])
 {
     float f = p->f[H], s = p->s[S], v = p->v[V];
     float t[4];
@@ -89,15 +89,14 @@ static inline void detfeed__hsv2bgr_px(const detfeed__hsv_plan *p, int32_t H,
 }
 
 /* Builds the plan for the tables `lut` (NULL: identity, i.e. plain HSV->BGR). */
-void detfeed__hsv_plan_build(detfeed__hsv_plan *plan,
-                             const uint8_t lut[3][256]);
+void detfeed__hsv_plan_build(detfeed__hsv_plan *plan, const uint8_t lut[3][256]);
 
 /* Row kernels: n pixels of BGR in, BGR out (fused), or HSV->BGR only. */
-void detfeed__hsv_rows_portable(const uint8_t *src, size_t src_stride,
-                                uint8_t *dst, size_t dst_stride, int width,
-                                int height, const detfeed__hsv_plan *plan);
-void detfeed__hsv_rows_avx2(const uint8_t *src, size_t src_stride,
-                            uint8_t *dst, size_t dst_stride, int width,
-                            int height, const detfeed__hsv_plan *plan);
+void detfeed__hsv_rows_portable(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                                size_t dst_stride, int width, int height,
+                                const detfeed__hsv_plan *plan);
+void detfeed__hsv_rows_avx2(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                            size_t dst_stride, int width, int height,
+                            const detfeed__hsv_plan *plan);
 
 #endif /* DETFEED_COLOR_PX_H */

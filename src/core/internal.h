@@ -38,17 +38,16 @@ static inline bool detfeed__mul_size(size_t a, size_t b, size_t *out)
 }
 
 /* Checks the geometry of an interleaved 3-channel 8-bit image. */
-static inline bool detfeed__bgr_geometry_ok(const void *p, size_t stride,
-                                            int width, int height)
+static inline bool detfeed__bgr_geometry_ok(const void *p, size_t stride, int width,
+                                            int height)
 {
-    return p != NULL && width > 0 && height > 0 &&
-           (size_t)width <= SIZE_MAX / 3 && stride >= (size_t)width * 3;
+    return p != NULL && width > 0 && height > 0 && (size_t)width <= SIZE_MAX / 3 &&
+           stride >= (size_t)width * 3;
 }
 
 /* True when the byte ranges [a, a + na) and [b, b + nb) overlap without
  * being the same start: the one aliasing in-place kernels cannot accept. */
-bool detfeed__partial_overlap(const void *a, size_t na, const void *b,
-                              size_t nb);
+bool detfeed__partial_overlap(const void *a, size_t na, const void *b, size_t nb);
 
 /* Bytes spanned by an image of `height` rows `stride` apart whose rows hold
  * `row_bytes` bytes; 0 when it would overflow. */

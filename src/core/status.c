@@ -8,9 +8,12 @@
 #include <string.h>
 
 #define DETFEED__STR2(x) #x
-#define DETFEED__STR(x) DETFEED__STR2(x)
+#define DETFEED__STR(x)  DETFEED__STR2(x)
 
-unsigned detfeed_version_number(void) { return DETFEED_VERSION_NUMBER; }
+unsigned detfeed_version_number(void)
+{
+    return DETFEED_VERSION_NUMBER;
+}
 
 const char *detfeed_version_string(void)
 {
@@ -43,9 +46,15 @@ const char *detfeed_strerror(int status)
     return status_names[-status];
 }
 
-void detfeed_free(void *ptr) { free(ptr); }
+void detfeed_free(void *ptr)
+{
+    free(ptr);
+}
 
-void detfeed__msg_clear(detfeed__msg *msg) { msg->text[0] = '\0'; }
+void detfeed__msg_clear(detfeed__msg *msg)
+{
+    msg->text[0] = '\0';
+}
 
 int detfeed__fail(detfeed__msg *msg, int status, const char *fmt, ...)
 {
@@ -56,8 +65,7 @@ int detfeed__fail(detfeed__msg *msg, int status, const char *fmt, ...)
     return status;
 }
 
-bool detfeed__partial_overlap(const void *a, size_t na, const void *b,
-                              size_t nb)
+bool detfeed__partial_overlap(const void *a, size_t na, const void *b, size_t nb)
 {
     uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
     if (pa == pb)

@@ -6,7 +6,10 @@
 
 #include <stddef.h>
 
-int detfeed_cuda_built(void) { return 0; }
+int detfeed_cuda_built(void)
+{
+    return 0;
+}
 
 int detfeed_cuda_device_count(const char **why)
 {

@@ -32,7 +32,10 @@ int detfeed_codec_create(detfeed_codec **out, uint32_t flags)
     return DETFEED_OK;
 }
 
-void detfeed_codec_destroy(detfeed_codec *codec) { free(codec); }
+void detfeed_codec_destroy(detfeed_codec *codec)
+{
+    free(codec);
+}
 
 const char *detfeed_codec_last_error(const detfeed_codec *codec)
 {
@@ -52,8 +55,8 @@ int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limit limit,
     return DETFEED_OK;
 }
 
-int detfeed__check_dims(const detfeed__limits *lim, const char *path,
-                        uint64_t width, uint64_t height, detfeed__msg *msg)
+int detfeed__check_dims(const detfeed__limits *lim, const char *path, uint64_t width,
+                        uint64_t height, detfeed__msg *msg)
 {
     if (width == 0 || height == 0)
         return detfeed__fail(msg, DETFEED_ECORRUPT, "%s: image is empty (%llux%llu)",
@@ -63,10 +66,9 @@ int detfeed__check_dims(const detfeed__limits *lim, const char *path,
         width * height > lim->max_pixels)
         return detfeed__fail(
             msg, DETFEED_ELIMIT,
-            "%s: %llux%llu exceeds the image size limit (%llux%llu, %llu pixels)",
-            path, (unsigned long long)width, (unsigned long long)height,
-            (unsigned long long)lim->max_width,
-            (unsigned long long)lim->max_height,
+            "%s: %llux%llu exceeds the image size limit (%llux%llu, %llu pixels)", path,
+            (unsigned long long)width, (unsigned long long)height,
+            (unsigned long long)lim->max_width, (unsigned long long)lim->max_height,
             (unsigned long long)lim->max_pixels);
     return DETFEED_OK;
 }
@@ -74,11 +76,16 @@ int detfeed__check_dims(const detfeed__limits *lim, const char *path,
 static const char *png_color_name(int color_type)
 {
     switch (color_type) {
-    case SPNG_COLOR_TYPE_GRAYSCALE: return "grayscale";
-    case SPNG_COLOR_TYPE_TRUECOLOR: return "RGB";
-    case SPNG_COLOR_TYPE_INDEXED: return "palette";
-    case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA: return "grayscale+alpha";
-    case SPNG_COLOR_TYPE_TRUECOLOR_ALPHA: return "RGBA";
+    case SPNG_COLOR_TYPE_GRAYSCALE:
+        return "grayscale";
+    case SPNG_COLOR_TYPE_TRUECOLOR:
+        return "RGB";
+    case SPNG_COLOR_TYPE_INDEXED:
+        return "palette";
+    case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA:
+        return "grayscale+alpha";
+    case SPNG_COLOR_TYPE_TRUECOLOR_ALPHA:
+        return "RGBA";
     }
     return "unknown colour type";
 }
@@ -97,10 +104,9 @@ static int png_open(detfeed_codec *c, spng_ctx *ctx, const char *path,
     if (e == SPNG_ESIGNATURE)
         return detfeed__fail(&c->msg, DETFEED_EFORMAT, "%s: not a PNG file", path);
     if (e)
-        return detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: PNG header: %s",
-                             path, spng_strerror(e));
-    int rc = detfeed__check_dims(&c->limits, path, ihdr->width, ihdr->height,
-                                 &c->msg);
+        return detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: PNG header: %s", path,
+                             spng_strerror(e));
+    int rc = detfeed__check_dims(&c->limits, path, ihdr->width, ihdr->height, &c->msg);
     if (rc != DETFEED_OK)
         return rc;
     if (ihdr->bit_depth != 8 || (ihdr->color_type != SPNG_COLOR_TYPE_GRAYSCALE &&
@@ -108,8 +114,7 @@ static int png_open(detfeed_codec *c, spng_ctx *ctx, const char *path,
         return detfeed__fail(&c->msg, DETFEED_EFORMAT,
                              "%s: PNG is %d-bit %s; only 8-bit grayscale or RGB "
                              "is read exactly",
-                             path, ihdr->bit_depth,
-                             png_color_name(ihdr->color_type));
+                             path, ihdr->bit_depth, png_color_name(ihdr->color_type));
     return DETFEED_OK;
 }
 
@@ -146,8 +151,8 @@ static int png_decode(detfeed_codec *c, spng_ctx *ctx, const char *path,
     return DETFEED_OK;
 }
 
-int detfeed_codec_read_png(detfeed_codec *codec, const char *path,
-                           uint8_t **pixels, int *width, int *height)
+int detfeed_codec_read_png(detfeed_codec *codec, const char *path, uint8_t **pixels,
+                           int *width, int *height)
 {
     if (codec == NULL || path == NULL || pixels == NULL || width == NULL ||
         height == NULL)
@@ -156,8 +161,8 @@ int detfeed_codec_read_png(detfeed_codec *codec, const char *path,
     *pixels = NULL;
     uint8_t *data;
     size_t size;
-    int rc = detfeed__read_file(path, codec->limits.max_file, &data, &size,
-                                &codec->msg);
+    int rc =
+        detfeed__read_file(path, codec->limits.max_file, &data, &size, &codec->msg);
     if (rc != DETFEED_OK)
         return rc;
     spng_ctx *ctx = spng_ctx_new(0);
@@ -178,8 +183,8 @@ int detfeed_codec_read_png(detfeed_codec *codec, const char *path,
 }
 
 /* The image as tightly packed RGB rows, as the PNG encoder wants it. */
-static uint8_t *pack_rgb(const uint8_t *pixels, size_t stride, int width,
-                         int height, size_t *size)
+static uint8_t *pack_rgb(const uint8_t *pixels, size_t stride, int width, int height,
+                         size_t *size)
 {
     size_t row = (size_t)width * 3;
     if (!detfeed__mul_size(row, (size_t)height, size))
@@ -195,8 +200,7 @@ static uint8_t *pack_rgb(const uint8_t *pixels, size_t stride, int width,
 }
 
 int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
-                            const uint8_t *pixels, size_t stride, int width,
-                            int height)
+                            const uint8_t *pixels, size_t stride, int width, int height)
 {
     if (codec == NULL || path == NULL ||
         !detfeed__bgr_geometry_ok(pixels, stride, width, height))
@@ -224,10 +228,10 @@ int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
     int closed = fp ? fclose(fp) : EOF;
     free(rgb);
     if (fp == NULL)
-        return detfeed__fail(&codec->msg, DETFEED_EIO, "%s: cannot create: %s",
-                             path, strerror(open_errno));
+        return detfeed__fail(&codec->msg, DETFEED_EIO, "%s: cannot create: %s", path,
+                             strerror(open_errno));
     if (e || closed != 0)
-        return detfeed__fail(&codec->msg, DETFEED_EIO, "%s: PNG write failed: %s",
-                             path, e ? spng_strerror(e) : "close failed");
+        return detfeed__fail(&codec->msg, DETFEED_EIO, "%s: PNG write failed: %s", path,
+                             e ? spng_strerror(e) : "close failed");
     return DETFEED_OK;
 }

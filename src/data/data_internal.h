@@ -19,7 +19,7 @@ typedef struct detfeed__limits {
 } detfeed__limits;
 
 /* Checks width x height against the limits, with the file named in msg. */
-int detfeed__check_dims(const detfeed__limits *lim, const char *path,
-                        uint64_t width, uint64_t height, detfeed__msg *msg);
+int detfeed__check_dims(const detfeed__limits *lim, const char *path, uint64_t width,
+                        uint64_t height, detfeed__msg *msg);
 
 #endif /* DETFEED_DATA_INTERNAL_H */

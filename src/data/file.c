@@ -28,16 +28,15 @@ int detfeed__read_file(const char *path, uint64_t max_bytes, uint8_t **data,
         rc = detfeed__fail(msg, DETFEED_EIO, "%s: not a regular file", path);
     else if ((uint64_t)st.st_size > max_bytes)
         rc = detfeed__fail(msg, DETFEED_ELIMIT,
-                           "%s: %lld bytes exceeds the file size limit %llu",
-                           path, (long long)st.st_size,
-                           (unsigned long long)max_bytes);
+                           "%s: %lld bytes exceeds the file size limit %llu", path,
+                           (long long)st.st_size, (unsigned long long)max_bytes);
     else if (st.st_size == 0)
         rc = detfeed__fail(msg, DETFEED_ECORRUPT, "%s: empty file", path);
     uint8_t *buf = NULL;
     size_t n = rc == DETFEED_OK ? (size_t)st.st_size : 0, got = 0;
     if (rc == DETFEED_OK && (buf = malloc(n)) == NULL)
-        rc = detfeed__fail(msg, DETFEED_ENOMEM, "%s: out of memory for %zu bytes",
-                           path, n);
+        rc = detfeed__fail(msg, DETFEED_ENOMEM, "%s: out of memory for %zu bytes", path,
+                           n);
     while (rc == DETFEED_OK && got < n) {
         ssize_t r = read(fd, buf + got, n - got);
         if (r < 0 && errno == EINTR)

@@ -15,8 +15,7 @@ static uint16_t f32_to_f16(float f)
 {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
-    uint32_t sign = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu,
-             m = x & 0x7fffffu;
+    uint32_t sign = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
     if (e == 0xffu)
         return (uint16_t)(sign | 0x7c00u | (m ? 0x200u : 0u));
     int32_t he = (int32_t)e - 127 + 15;
@@ -75,10 +74,10 @@ int detfeed_dtype_parse(const char *name, detfeed_dtype *out)
         const char *name;
         detfeed_dtype dtype;
     } names[] = {
-        {"u8", DETFEED_DTYPE_U8},       {"uint8", DETFEED_DTYPE_U8},
-        {"f32", DETFEED_DTYPE_F32},     {"float32", DETFEED_DTYPE_F32},
-        {"f16", DETFEED_DTYPE_F16},     {"float16", DETFEED_DTYPE_F16},
-        {"half", DETFEED_DTYPE_F16},    {"bf16", DETFEED_DTYPE_BF16},
+        {"u8", DETFEED_DTYPE_U8},         {"uint8", DETFEED_DTYPE_U8},
+        {"f32", DETFEED_DTYPE_F32},       {"float32", DETFEED_DTYPE_F32},
+        {"f16", DETFEED_DTYPE_F16},       {"float16", DETFEED_DTYPE_F16},
+        {"half", DETFEED_DTYPE_F16},      {"bf16", DETFEED_DTYPE_BF16},
         {"bfloat16", DETFEED_DTYPE_BF16},
     };
     if (name == NULL || out == NULL)
@@ -118,29 +117,29 @@ int detfeed_dtype_table(detfeed_dtype dtype, detfeed_scale scale, void *table)
 }
 
 /* One loop per element width; the table already holds the dtype's bits. */
-#define DETFEED__CONVERT_LOOP(T)                                               \
-    do {                                                                       \
-        const T *tab = (const T *)table;                                       \
-        for (int y = 0; y < height; y++) {                                     \
-            const uint8_t *s = src + (size_t)y * src_stride;                   \
-            T *r = (T *)((uint8_t *)dst) + (size_t)y * width;                  \
-            T *g = (T *)((uint8_t *)dst + plane_stride) + (size_t)y * width;   \
-            T *b = (T *)((uint8_t *)dst + 2 * plane_stride) + (size_t)y * width; \
-            for (int x = 0; x < width; x++, s += 3) {                          \
-                b[x] = tab[s[0]];                                              \
-                g[x] = tab[s[1]];                                              \
-                r[x] = tab[s[2]];                                              \
-            }                                                                  \
-        }                                                                      \
+#define DETFEED__CONVERT_LOOP(T)                                                       \
+    do {                                                                               \
+        const T *tab = (const T *)table;                                               \
+        for (int y = 0; y < height; y++) {                                             \
+            const uint8_t *s = src + (size_t)y * src_stride;                           \
+            T *r = (T *)((uint8_t *)dst) + (size_t)y * width;                          \
+            T *g = (T *)((uint8_t *)dst + plane_stride) + (size_t)y * width;           \
+            T *b = (T *)((uint8_t *)dst + 2 * plane_stride) + (size_t)y * width;       \
+            for (int x = 0; x < width; x++, s += 3) {                                  \
+                b[x] = tab[s[0]];                                                      \
+                g[x] = tab[s[1]];                                                      \
+                r[x] = tab[s[2]];                                                      \
+            }                                                                          \
+        }                                                                              \
     } while (0)
 
-int detfeed_convert_chw(const uint8_t *src, size_t src_stride, int width,
-                        int height, void *dst, size_t plane_stride,
-                        detfeed_dtype dtype, detfeed_scale scale)
+int detfeed_convert_chw(const uint8_t *src, size_t src_stride, int width, int height,
+                        void *dst, size_t plane_stride, detfeed_dtype dtype,
+                        detfeed_scale scale)
 {
     size_t esize = detfeed_dtype_size(dtype), plane;
-    if (!detfeed__bgr_geometry_ok(src, src_stride, width, height) ||
-        dst == NULL || esize == 0)
+    if (!detfeed__bgr_geometry_ok(src, src_stride, width, height) || dst == NULL ||
+        esize == 0)
         return DETFEED_EINVAL;
     if (!detfeed__mul_size((size_t)width, (size_t)height, &plane) ||
         !detfeed__mul_size(plane, esize, &plane) || plane_stride > SIZE_MAX / 3)

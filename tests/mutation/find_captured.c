@@ -37,9 +37,9 @@ static void model(int H, int S, int V, int m, uint8_t out[3])
     float x = (m & M_HDIV) ? h / 30.0f : h * (6.0f / 180.0f);
     float pre = truncf(x), f = x - pre, q = truncf(pre * (1.0f / 6.0f));
     int sec = (int)(pre - q * 6.0f);
-    float t[4] = {v, v * (1.0f - s),
-                  (m & M_T2) ? v * (1.0f - s * f) : v * fmaf(-s, f, 1.0f),
-                  (m & M_T3) ? v * (1.0f - s * (1.0f - f)) : v * fmaf(-s, 1.0f - f, 1.0f)};
+    float t[4] = {
+        v, v * (1.0f - s), (m & M_T2) ? v * (1.0f - s * f) : v * fmaf(-s, f, 1.0f),
+        (m & M_T3) ? v * (1.0f - s * (1.0f - f)) : v * fmaf(-s, 1.0f - f, 1.0f)};
     for (int c = 0; c < 3; c++)
         out[c] = code(t[taps[sec][c]], m);
 }
@@ -86,7 +86,8 @@ int main(int argc, char **argv)
             continue;
         size_t k = best[mask] - 1;
         printf("mask %2d: bgr (%d,%d,%d) -> (%d,%d,%d)\n", mask, bgr[3 * k],
-               bgr[3 * k + 1], bgr[3 * k + 2], out[3 * k], out[3 * k + 1], out[3 * k + 2]);
+               bgr[3 * k + 1], bgr[3 * k + 2], out[3 * k], out[3 * k + 1],
+               out[3 * k + 2]);
     }
     free(bgr);
     free(hsv);

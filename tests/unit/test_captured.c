@@ -20,7 +20,7 @@
 static const struct {
     uint8_t in[3], out[3];
 } captured[] = {
-    {{62, 188, 73}, {120, 225, 126}},  /* A */
+    {{62, 188, 73}, {120, 225, 126}}, /* A */
     {{80, 82, 188}, {135, 140, 225}}, /* B */
 };
 
@@ -38,7 +38,8 @@ int main(void)
         for (int i = 0; i < 32; i++)
             memcpy(row + 3 * i, captured[i % 2].in, 3);
         CHECK_INT(detfeed_hsv_apply(row, sizeof row, row, sizeof row, 32, 1, lut,
-                                    (detfeed_isa)isa), 0);
+                                    (detfeed_isa)isa),
+                  0);
         for (int i = 0; i < 32; i++)
             CHECK(memcmp(row + 3 * i, captured[i % 2].out, 3) == 0);
         for (int k = 0; k < 2; k++) {

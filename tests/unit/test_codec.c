@@ -29,8 +29,10 @@ static void write_png_raw(const char *name, int w, int h, int depth, int ctype,
 {
     FILE *fp = fopen(path_of(name), "wb");
     spng_ctx *ctx = spng_ctx_new(SPNG_CTX_ENCODER);
-    struct spng_ihdr ihdr = {.width = (uint32_t)w, .height = (uint32_t)h,
-                             .bit_depth = (uint8_t)depth, .color_type = (uint8_t)ctype};
+    struct spng_ihdr ihdr = {.width = (uint32_t)w,
+                             .height = (uint32_t)h,
+                             .bit_depth = (uint8_t)depth,
+                             .color_type = (uint8_t)ctype};
     spng_set_png_file(ctx, fp);
     spng_set_ihdr(ctx, &ihdr);
     if (ctype == SPNG_COLOR_TYPE_INDEXED) {
@@ -72,7 +74,9 @@ static void test_roundtrip(detfeed_codec *c)
     for (int y = 0; y < H; y++)
         for (int x = 0; x < W * 3 + 5; x++)
             img[y][x] = (uint8_t)tu_rand(&rng);
-    CHECK_INT(detfeed_codec_write_png(c, path_of("rt.png"), &img[0][0], sizeof img[0], W, H), 0);
+    CHECK_INT(
+        detfeed_codec_write_png(c, path_of("rt.png"), &img[0][0], sizeof img[0], W, H),
+        0);
     uint8_t *px = NULL;
     int w = 0, h = 0;
     CHECK_INT(detfeed_codec_read_png(c, path_of("rt.png"), &px, &w, &h), 0);
@@ -90,7 +94,8 @@ static void test_roundtrip(detfeed_codec *c)
     CHECK_INT(detfeed_codec_read_png(c, path_of("gray.png"), &px, &w, &h), 0);
     CHECK(w == 3 && h == 2);
     for (int i = 0; px && i < 6; i++)
-        CHECK(px[3 * i] == gray[i] && px[3 * i + 1] == gray[i] && px[3 * i + 2] == gray[i]);
+        CHECK(px[3 * i] == gray[i] && px[3 * i + 1] == gray[i] &&
+              px[3 * i + 2] == gray[i]);
     detfeed_free(px);
 
     /* RGB on disk is BGR in memory. */
@@ -131,7 +136,8 @@ static void test_bad_input(detfeed_codec *c)
     write_png_raw("gray16.png", 2, 2, 16, SPNG_COLOR_TYPE_GRAYSCALE, deep, sizeof deep);
     expect_fail(c, "gray16.png", DETFEED_EFORMAT, "16-bit grayscale");
     uint8_t rgba[4 * 4] = {0};
-    write_png_raw("rgba.png", 2, 2, 8, SPNG_COLOR_TYPE_TRUECOLOR_ALPHA, rgba, sizeof rgba);
+    write_png_raw("rgba.png", 2, 2, 8, SPNG_COLOR_TYPE_TRUECOLOR_ALPHA, rgba,
+                  sizeof rgba);
     expect_fail(c, "rgba.png", DETFEED_EFORMAT, "8-bit RGBA");
     uint8_t idx[2] = {0x40, 0x80}; /* 2x2 at 1 bit per pixel, one byte a row */
     write_png_raw("pal.png", 2, 2, 1, SPNG_COLOR_TYPE_INDEXED, idx, sizeof idx);

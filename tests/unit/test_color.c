@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALL (1u << 24)
+#define ALL  (1u << 24)
 #define SIDE 4096
 
 static const char *const GOLDEN_HSV2BGR =
@@ -77,18 +77,21 @@ static size_t count_diff(const uint8_t *a, const uint8_t *b, size_t n)
     return d;
 }
 
-static void test_fused_exhaustive(const uint8_t *all, uint8_t *out,
-                                  uint8_t *ref)
+static void test_fused_exhaustive(const uint8_t *all, uint8_t *out, uint8_t *ref)
 {
     double gains[][3] = {
-        {0, 0, 0},           {0.01, -0.3, 0.2},    {0.015, 0.7, 0.4},
-        {-0.015, -0.7, -0.4}, {-0.015, 0.7, -0.4}, {-1e-17, 0.0, 0.0},
-        {0.5, 2.0, -1.5},    {0, 0, 0},            {0, 0, 0},
+        {0, 0, 0},           {0.01, -0.3, 0.2},
+        {0.015, 0.7, 0.4},   {-0.015, -0.7, -0.4},
+        {-0.015, 0.7, -0.4}, {-1e-17, 0.0, 0.0},
+        {0.5, 2.0, -1.5},    {0, 0, 0},
+        {0, 0, 0},
     };
     uint64_t rng = 42;
     for (int i = 7; i < 9; i++)
         for (int c = 0; c < 3; c++)
-            gains[i][c] = tu_uniform(&rng, -1, 1) * (c == 0 ? 0.015 : c == 1 ? 0.7 : 0.4);
+            gains[i][c] = tu_uniform(&rng, -1, 1) * (c == 0   ? 0.015
+                                                     : c == 1 ? 0.7
+                                                              : 0.4);
     int have_avx2 = detfeed_isa_available(DETFEED_ISA_AVX2);
     if (!have_avx2)
         printf("note: AVX2+FMA not available, comparing the portable path only\n");
@@ -125,7 +128,8 @@ static void test_geometry(void)
         memcpy(ref, src, n);
         memcpy(out, src, n);
         CHECK_INT(detfeed_hsv_apply(src, stride, ref, stride, w, h, lut,
-                                    DETFEED_ISA_PORTABLE), 0);
+                                    DETFEED_ISA_PORTABLE),
+                  0);
         /* Padding bytes between rows are never written. */
         for (int y = 0; y < h; y++)
             for (int x = w * 3; x < stride; x++)
@@ -135,7 +139,8 @@ static void test_geometry(void)
                 continue;
             memcpy(out, src, n);
             CHECK_INT(detfeed_hsv_apply(out, stride, out, stride, w, h, lut,
-                                        (detfeed_isa)isa), 0);
+                                        (detfeed_isa)isa),
+                      0);
             CHECK_INT(count_diff(out, ref, n), 0);
         }
         free(src);
@@ -174,7 +179,10 @@ static void test_arguments(void)
  * values x + 180 * dh takes here (|a| < 2^10, a multiple of 2^-42), both the
  * product and the difference are exact, so this equals fmod-based npy_divmod,
  * including the tiny-negative case that rounds up to 180. */
-static double ref_mod180(double a) { return a - 180.0 * floor(a / 180.0); }
+static double ref_mod180(double a)
+{
+    return a - 180.0 * floor(a / 180.0);
+}
 
 static void check_lut(double dh, double ds, double dv)
 {

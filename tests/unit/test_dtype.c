@@ -27,8 +27,9 @@ static int is_quotient(float f, int c)
 static float half_to_float(uint16_t h)
 {
     int e = (h >> 10) & 31, m = h & 1023;
-    float v = e == 0 ? ldexpf((float)m, -24)
-                     : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), e - 25);
+    float v = e == 0    ? ldexpf((float)m, -24)
+              : e == 31 ? (m ? NAN : INFINITY)
+                        : ldexpf((float)(m | 1024), e - 25);
     return (h & 0x8000) ? -v : v;
 }
 
@@ -84,7 +85,8 @@ static void test_tables(void)
         }
     }
     CHECK_INT(detfeed_dtype_table((detfeed_dtype)4, 0, q), DETFEED_EINVAL);
-    CHECK_INT(detfeed_dtype_table(DETFEED_DTYPE_F32, (detfeed_scale)2, q), DETFEED_EINVAL);
+    CHECK_INT(detfeed_dtype_table(DETFEED_DTYPE_F32, (detfeed_scale)2, q),
+              DETFEED_EINVAL);
     CHECK_INT(detfeed_dtype_table(DETFEED_DTYPE_F32, 0, NULL), DETFEED_EINVAL);
 }
 
@@ -123,7 +125,8 @@ static void test_convert(void)
             memset(dst, 0xA5, 3 * plane);
             detfeed_dtype_table((detfeed_dtype)d, (detfeed_scale)s, table);
             CHECK_INT(detfeed_convert_chw(&src[0][0], sizeof src[0], W, H, dst, plane,
-                                          (detfeed_dtype)d, (detfeed_scale)s), 0);
+                                          (detfeed_dtype)d, (detfeed_scale)s),
+                      0);
             int bad = 0;
             for (int c = 0; c < 3; c++)
                 for (int y = 0; y < H; y++)
@@ -140,13 +143,17 @@ static void test_convert(void)
     float out[3 * W * H + 1];
     uint8_t *mis = (uint8_t *)out + 1;
     CHECK_INT(detfeed_convert_chw(&src[0][0], sizeof src[0], W, H, mis, W * H * 4,
-                                  DETFEED_DTYPE_F32, 0), DETFEED_EINVAL);
+                                  DETFEED_DTYPE_F32, 0),
+              DETFEED_EINVAL);
     CHECK_INT(detfeed_convert_chw(&src[0][0], sizeof src[0], W, H, out, W * H * 4 - 4,
-                                  DETFEED_DTYPE_F32, 0), DETFEED_EINVAL);
+                                  DETFEED_DTYPE_F32, 0),
+              DETFEED_EINVAL);
     CHECK_INT(detfeed_convert_chw(&src[0][0], sizeof src[0], W, H, out, W * H * 4,
-                                  (detfeed_dtype)5, 0), DETFEED_EINVAL);
+                                  (detfeed_dtype)5, 0),
+              DETFEED_EINVAL);
     CHECK_INT(detfeed_convert_chw(NULL, sizeof src[0], W, H, out, W * H * 4,
-                                  DETFEED_DTYPE_F32, 0), DETFEED_EINVAL);
+                                  DETFEED_DTYPE_F32, 0),
+              DETFEED_EINVAL);
 }
 
 int main(void)

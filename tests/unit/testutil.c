@@ -15,21 +15,20 @@ bool tu_check(bool ok, const char *expr, const char *file, int line)
     return false;
 }
 
-bool tu_check_int(long long got, long long want, const char *expr,
-                  const char *file, int line)
+bool tu_check_int(long long got, long long want, const char *expr, const char *file,
+                  int line)
 {
     if (got == want) {
         passed++;
         return true;
     }
     failed++;
-    fprintf(stderr, "%s:%d: %s is %lld, expected %lld\n", file, line, expr, got,
-            want);
+    fprintf(stderr, "%s:%d: %s is %lld, expected %lld\n", file, line, expr, got, want);
     return false;
 }
 
-bool tu_check_str(const char *got, const char *want, const char *expr,
-                  const char *file, int line)
+bool tu_check_str(const char *got, const char *want, const char *expr, const char *file,
+                  int line)
 {
     if (got && want && strcmp(got, want) == 0) {
         passed++;

@@ -13,13 +13,13 @@
 #include <stdio.h>
 
 bool tu_check(bool ok, const char *expr, const char *file, int line);
-bool tu_check_int(long long got, long long want, const char *expr,
-                  const char *file, int line);
-bool tu_check_str(const char *got, const char *want, const char *expr,
-                  const char *file, int line);
+bool tu_check_int(long long got, long long want, const char *expr, const char *file,
+                  int line);
+bool tu_check_str(const char *got, const char *want, const char *expr, const char *file,
+                  int line);
 int tu_finish(const char *suite);
 
-#define CHECK(cond) tu_check((cond), #cond, __FILE__, __LINE__)
+#define CHECK(cond)          tu_check((cond), #cond, __FILE__, __LINE__)
 #define CHECK_INT(got, want) tu_check_int((got), (want), #got, __FILE__, __LINE__)
 #define CHECK_STR(got, want) tu_check_str((got), (want), #got, __FILE__, __LINE__)
 

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages detfeed needs, only those that are missing.
+#   scripts/deps.sh build    what building the library and the tool needs
+#   scripts/deps.sh test     that, plus the test oracles (OpenCV, NumPy) and clang
+set -euo pipefail
+want=(cmake make gcc pkg-config libspng-dev zlib1g-dev)
+if [ "${1:-build}" = test ]; then
+  want+=(python3 python3-numpy python3-opencv clang clang-format)
+fi
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
