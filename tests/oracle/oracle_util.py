@@ -9,6 +9,8 @@ def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--detfeed", required=True, help="path of the detfeed binary")
     ap.add_argument("--data", required=True, help="the shared data folder")
+    ap.add_argument("--no-ctypes", action="store_true",
+                    help="skip the checks that load libdetfeed.so (sanitizer builds)")
     return ap.parse_args()
 
 
