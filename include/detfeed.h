@@ -96,7 +96,8 @@ DETFEED_API void detfeed_free(void *ptr);
 typedef enum detfeed_isa {
     DETFEED_ISA_AUTO = 0,     /* the fastest one this CPU supports */
     DETFEED_ISA_PORTABLE = 1, /* plain C, any CPU */
-    DETFEED_ISA_AVX2 = 2      /* x86-64 with AVX2 and FMA */
+    DETFEED_ISA_AVX2 = 2,     /* x86-64 with AVX2 and FMA */
+    DETFEED_ISA_AVX512 = 3    /* x86-64 with AVX-512 F, BW and VBMI */
 } detfeed_isa;
 
 /* 1 when `isa` can run on this CPU in this build, else 0. AUTO and PORTABLE

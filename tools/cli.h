@@ -55,7 +55,7 @@ double cli_now(void);
 /* Median of n values (sorts the array in place). */
 double cli_median(double *v, int n);
 
-/* Maps "auto", "portable", "avx2" to an ISA; false for anything else. */
+/* Maps "auto", "portable", "avx2", "avx512" to an ISA; false for anything else. */
 bool cli_parse_isa(const char *s, detfeed_isa *out);
 const char *cli_isa_name(detfeed_isa isa);
 

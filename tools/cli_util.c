@@ -62,11 +62,12 @@ double cli_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static const char *const isa_names[] = {"auto", "portable", "avx2"};
+static const char *const isa_names[] = {"auto", "portable", "avx2", "avx512"};
+#define NISA (int)(sizeof isa_names / sizeof isa_names[0])
 
 bool cli_parse_isa(const char *s, detfeed_isa *out)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NISA; i++) {
         if (strcmp(s, isa_names[i]) == 0) {
             *out = (detfeed_isa)i;
             return true;
@@ -77,7 +78,7 @@ bool cli_parse_isa(const char *s, detfeed_isa *out)
 
 const char *cli_isa_name(detfeed_isa isa)
 {
-    return (unsigned)isa < 3 ? isa_names[isa] : "?";
+    return (int)isa >= 0 && (int)isa < NISA ? isa_names[isa] : "?";
 }
 
 static void print_help(const cli_opt *opts, const char *usage, const char *about)

@@ -92,7 +92,7 @@ int cmd_bench(int argc, char **argv)
         {"runs", CLI_INT, &runs, "N", "timed runs (default 50)", 1, 100000},
         {"warmup", CLI_INT, &warmup, "N", "untimed runs first (default 5)", 0, 100000},
         {"isa", CLI_STRING, &isa_name, "NAME",
-         "implementation: auto (default), portable, avx2", 0, 0},
+         "implementation: auto (default), portable, avx2, avx512", 0, 0},
         {"json", CLI_FLAG, &json, NULL,
          "print one JSON object with the figures as the last line", 0, 0},
         {0}};
@@ -108,7 +108,7 @@ int cmd_bench(int argc, char **argv)
         return rc < 0 ? CLI_OK : rc;
     detfeed_isa isa;
     if (!cli_parse_isa(isa_name, &isa)) {
-        cli_error("--isa: '%s' is not auto, portable or avx2", isa_name);
+        cli_error("--isa: '%s' is not auto, portable, avx2 or avx512", isa_name);
         return CLI_USAGE;
     }
     if (!detfeed_isa_available(isa))

@@ -60,7 +60,7 @@ int cmd_color(int argc, char **argv)
          "post-multiplied gains dh=u0*hsv_h, ds=u1*hsv_s, dv=u2*hsv_v (required)", 0,
          0},
         {"isa", CLI_STRING, &isa_name, "NAME",
-         "implementation: auto (default), portable, avx2", 0, 0},
+         "implementation: auto (default), portable, avx2, avx512", 0, 0},
         {0}};
     const char *usage = "detfeed color --gains DH,DS,DV IN.png OUT.png";
     const char *about =
@@ -83,7 +83,7 @@ int cmd_color(int argc, char **argv)
         return CLI_USAGE;
     }
     if (!cli_parse_isa(isa_name, &isa)) {
-        cli_error("--isa: '%s' is not auto, portable or avx2", isa_name);
+        cli_error("--isa: '%s' is not auto, portable, avx2 or avx512", isa_name);
         return CLI_USAGE;
     }
     if (!detfeed_isa_available(isa))

@@ -102,8 +102,16 @@ int detfeed_isa_available(detfeed_isa isa)
     case DETFEED_ISA_PORTABLE:
         return 1;
     case DETFEED_ISA_AVX2:
-#if defined(DETFEED_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__))
+#ifdef DETFEED_HAVE_AVX2
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+        return 0;
+#endif
+    case DETFEED_ISA_AVX512:
+#ifdef DETFEED_HAVE_AVX512
+        return __builtin_cpu_supports("avx512f") &&
+               __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("fma");
 #else
         return 0;
 #endif
@@ -113,8 +121,11 @@ int detfeed_isa_available(detfeed_isa isa)
 
 detfeed_isa detfeed_isa_best(void)
 {
-    return detfeed_isa_available(DETFEED_ISA_AVX2) ? DETFEED_ISA_AVX2
-                                                   : DETFEED_ISA_PORTABLE;
+    if (detfeed_isa_available(DETFEED_ISA_AVX512))
+        return DETFEED_ISA_AVX512;
+    if (detfeed_isa_available(DETFEED_ISA_AVX2))
+        return DETFEED_ISA_AVX2;
+    return DETFEED_ISA_PORTABLE;
 }
 
 /* Checks the arguments shared by the three image functions. */
@@ -142,7 +153,7 @@ int detfeed_hsv_apply(const uint8_t *src, size_t src_stride, uint8_t *dst,
     int rc = check_images(src, src_stride, dst, dst_stride, width, height);
     if (rc != DETFEED_OK)
         return rc;
-    if (lut == NULL || (unsigned)isa > DETFEED_ISA_AVX2)
+    if (lut == NULL || (unsigned)isa > DETFEED_ISA_AVX512)
         return DETFEED_EINVAL;
     if (!detfeed_isa_available(isa))
         return DETFEED_ENOTSUPPORTED;
@@ -150,6 +161,15 @@ int detfeed_hsv_apply(const uint8_t *src, size_t src_stride, uint8_t *dst,
         isa = detfeed_isa_best();
     detfeed__hsv_plan plan;
     detfeed__hsv_plan_build(&plan, lut);
+#ifdef DETFEED_HAVE_AVX512
+    if (isa == DETFEED_ISA_AVX512) {
+        detfeed__hsv_plan hue_plan;
+        detfeed__hsv_plan_build(&hue_plan, NULL);
+        detfeed__hsv_rows_avx512(src, src_stride, dst, dst_stride, width, height, &plan,
+                                 &hue_plan, lut);
+        return DETFEED_OK;
+    }
+#endif
 #ifdef DETFEED_HAVE_AVX2
     if (isa == DETFEED_ISA_AVX2) {
         detfeed__hsv_rows_avx2(src, src_stride, dst, dst_stride, width, height, &plan);

@@ -98,5 +98,12 @@ void detfeed__hsv_rows_portable(const uint8_t *src, size_t src_stride, uint8_t *
 void detfeed__hsv_rows_avx2(const uint8_t *src, size_t src_stride, uint8_t *dst,
                             size_t dst_stride, int width, int height,
                             const detfeed__hsv_plan *plan);
+/* The AVX-512 kernel also takes the identity plan (its tap selection by hue
+ * value) and the tables themselves; `plan` serves the row tails. */
+void detfeed__hsv_rows_avx512(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                              size_t dst_stride, int width, int height,
+                              const detfeed__hsv_plan *plan,
+                              const detfeed__hsv_plan *hue_plan,
+                              const uint8_t lut[3][256]);
 
 #endif /* DETFEED_COLOR_PX_H */

@@ -28,19 +28,19 @@ int main(void)
 {
     uint8_t lut[3][256];
     CHECK_INT(detfeed_hsv_lut(0.01, -0.3, 0.2, lut), 0);
-    for (int isa = DETFEED_ISA_PORTABLE; isa <= DETFEED_ISA_AVX2; isa++) {
+    for (int isa = DETFEED_ISA_PORTABLE; isa <= DETFEED_ISA_AVX512; isa++) {
         if (!detfeed_isa_available((detfeed_isa)isa))
             continue;
-        /* A row of 32 (one AVX2 step of OpenCV) alternating A and B, so the
-         * vector body of each implementation sees them, and one pixel alone
-         * for the scalar tails. */
-        uint8_t row[32 * 3];
-        for (int i = 0; i < 32; i++)
+        /* A row of 64 (one AVX-512 step) alternating A and B, so the vector
+         * body of each implementation sees them, and one pixel alone for the
+         * scalar tails. */
+        uint8_t row[64 * 3];
+        for (int i = 0; i < 64; i++)
             memcpy(row + 3 * i, captured[i % 2].in, 3);
-        CHECK_INT(detfeed_hsv_apply(row, sizeof row, row, sizeof row, 32, 1, lut,
+        CHECK_INT(detfeed_hsv_apply(row, sizeof row, row, sizeof row, 64, 1, lut,
                                     (detfeed_isa)isa),
                   0);
-        for (int i = 0; i < 32; i++)
+        for (int i = 0; i < 64; i++)
             CHECK(memcmp(row + 3 * i, captured[i % 2].out, 3) == 0);
         for (int k = 0; k < 2; k++) {
             uint8_t px[3];

@@ -92,34 +92,34 @@ static void test_fused_exhaustive(const uint8_t *all, uint8_t *out, uint8_t *ref
             gains[i][c] = tu_uniform(&rng, -1, 1) * (c == 0   ? 0.015
                                                      : c == 1 ? 0.7
                                                               : 0.4);
-    int have_avx2 = detfeed_isa_available(DETFEED_ISA_AVX2);
-    if (!have_avx2)
-        printf("note: AVX2+FMA not available, comparing the portable path only\n");
+    for (int isa = DETFEED_ISA_AVX2; isa <= DETFEED_ISA_AVX512; isa++)
+        if (!detfeed_isa_available((detfeed_isa)isa))
+            printf("note: ISA %d not available on this CPU, not compared\n", isa);
     for (size_t g = 0; g < sizeof gains / sizeof gains[0]; g++) {
         uint8_t lut[3][256];
         CHECK_INT(detfeed_hsv_lut(gains[g][0], gains[g][1], gains[g][2], lut), 0);
         composed(all, ref, lut);
-        CHECK_INT(detfeed_hsv_apply(all, SIDE * 3, out, SIDE * 3, SIDE, SIDE, lut,
-                                    DETFEED_ISA_PORTABLE),
-                  0);
-        CHECK_INT(count_diff(out, ref, (size_t)ALL * 3), 0);
-        if (!have_avx2)
-            continue;
-        CHECK_INT(detfeed_hsv_apply(all, SIDE * 3, out, SIDE * 3, SIDE, SIDE, lut,
-                                    DETFEED_ISA_AVX2),
-                  0);
-        CHECK_INT(count_diff(out, ref, (size_t)ALL * 3), 0);
+        for (int isa = DETFEED_ISA_PORTABLE; isa <= DETFEED_ISA_AVX512; isa++) {
+            if (!detfeed_isa_available((detfeed_isa)isa))
+                continue;
+            memset(out, 0, (size_t)ALL * 3);
+            CHECK_INT(detfeed_hsv_apply(all, SIDE * 3, out, SIDE * 3, SIDE, SIDE, lut,
+                                        (detfeed_isa)isa),
+                      0);
+            if (!CHECK_INT(count_diff(out, ref, (size_t)ALL * 3), 0))
+                fprintf(stderr, "  isa %d, gains %zu\n", isa, g);
+        }
     }
 }
 
-/* Every width 1..80 (all tails of the 8-pixel steps), padded strides, in
- * place and out of place, each ISA against the portable result. */
+/* Every width 1..150 (all tails of the 8-, 16- and 64-pixel steps), padded
+ * strides, in place and out of place, each ISA against the portable result. */
 static void test_geometry(void)
 {
     uint64_t rng = 7;
     uint8_t lut[3][256];
     detfeed_hsv_lut(0.012, 0.55, -0.31, lut);
-    for (int w = 1; w <= 80; w++) {
+    for (int w = 1; w <= 150; w++) {
         int h = 3, stride = w * 3 + (w % 5) * 7;
         size_t n = (size_t)stride * h;
         uint8_t *src = malloc(n), *ref = malloc(n), *out = malloc(n);
@@ -134,7 +134,7 @@ static void test_geometry(void)
         for (int y = 0; y < h; y++)
             for (int x = w * 3; x < stride; x++)
                 CHECK(ref[(size_t)y * stride + x] == src[(size_t)y * stride + x]);
-        for (int isa = DETFEED_ISA_AUTO; isa <= DETFEED_ISA_AVX2; isa++) {
+        for (int isa = DETFEED_ISA_AUTO; isa <= DETFEED_ISA_AVX512; isa++) {
             if (!detfeed_isa_available((detfeed_isa)isa))
                 continue;
             memcpy(out, src, n);
@@ -166,9 +166,10 @@ static void test_arguments(void)
     CHECK_INT(detfeed_hsv_apply(img, 12, img, 9, 3, 3, lut, 0), DETFEED_EINVAL);
     CHECK_INT(detfeed_hsv_apply(img, SIZE_MAX / 2, img + 1, 3, 1, 4, lut, 0),
               DETFEED_EOVERFLOW);
-    if (!detfeed_isa_available(DETFEED_ISA_AVX2))
-        CHECK_INT(detfeed_hsv_apply(img, 12, img, 12, 4, 4, lut, DETFEED_ISA_AVX2),
-                  DETFEED_ENOTSUPPORTED);
+    for (int isa = DETFEED_ISA_AVX2; isa <= DETFEED_ISA_AVX512; isa++)
+        if (!detfeed_isa_available((detfeed_isa)isa))
+            CHECK_INT(detfeed_hsv_apply(img, 12, img, 12, 4, 4, lut, (detfeed_isa)isa),
+                      DETFEED_ENOTSUPPORTED);
     CHECK_INT(detfeed_bgr_to_hsv(img, 12, img + 1, 12, 3, 3), DETFEED_EINVAL);
     CHECK_INT(detfeed_hsv_to_bgr(img, 12, NULL, 12, 3, 3), DETFEED_EINVAL);
     CHECK(detfeed_isa_available(DETFEED_ISA_PORTABLE));

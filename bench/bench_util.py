@@ -1,0 +1,56 @@
+"""Shared pieces of the benchmark scripts: the machine description recorded
+with every result, letterboxing real images, and the median helpers."""
+import datetime
+import os
+import platform
+import subprocess
+
+
+def machine_info(extra=None):
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f
+                       if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    info = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "host_cpu": cpu,
+        "logical_cpus": os.cpu_count(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+    }
+    try:
+        top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        info["git_commit"] = subprocess.run(["git", "-C", top, "rev-parse", "--short", "HEAD"],
+                                            capture_output=True, text=True).stdout.strip()
+    except OSError:
+        pass
+    try:
+        info["gcc"] = subprocess.run(["gcc", "--version"], capture_output=True,
+                                     text=True).stdout.splitlines()[0]
+    except (OSError, IndexError):
+        pass
+    info.update(extra or {})
+    return info
+
+
+def letterbox(cv2, np, img, size):
+    """Long side to `size` (INTER_LINEAR), centred on a size x size canvas of
+    114, as a YOLO training canvas looks."""
+    h, w = img.shape[:2]
+    r = size / max(h, w)
+    nw, nh = round(w * r), round(h * r)
+    if (nw, nh) != (w, h):
+        img = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_LINEAR)
+    out = np.full((size, size, 3), 114, np.uint8)
+    top, left = (size - nh) // 2, (size - nw) // 2
+    out[top:top + nh, left:left + nw] = img
+    return out
+
+
+def median(xs):
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
