@@ -30,7 +30,7 @@ def main():
     ap.add_argument("--imgsz", type=int, default=640)
     ap.add_argument("--rounds", type=int, default=7, help="timed rounds (after 1 warm-up)")
     ap.add_argument("--core", type=int, default=0, help="CPU core to pin to (-1: none)")
-    ap.add_argument("--isa", default="auto", choices=["auto", "portable", "avx2"])
+    ap.add_argument("--isa", default="auto", choices=["auto", "portable", "avx2", "avx512"])
     ap.add_argument("--out", help="folder for the JSON and Markdown result")
     ap.add_argument("--tag", default="", help="name part of the result files")
     args = ap.parse_args()
@@ -48,7 +48,9 @@ def main():
     lib.detfeed_hsv_apply.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
                                       ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
                                       ctypes.c_void_p, ctypes.c_int]
-    isa = {"auto": 0, "portable": 1, "avx2": 2}[args.isa]
+    isa = {"auto": 0, "portable": 1, "avx2": 2, "avx512": 3}[args.isa]
+    names = ["auto", "portable", "avx2", "avx512"]
+    resolved = names[lib.detfeed_isa_best()] if isa == 0 else args.isa
     lut = np.zeros((3, 256), np.uint8)
 
     def detfeed_hsv(img, r):
@@ -89,7 +91,7 @@ def main():
         "benchmark": "colour step, one core, %dx%d real images" % (args.imgsz, args.imgsz),
         "images": len(canvases),
         "rounds": args.rounds,
-        "isa": args.isa,
+        "isa": resolved,
         "cv2_ms_per_image": bu.median(per_round["cv2"]),
         "detfeed_ms_per_image": bu.median(per_round["detfeed"]),
         "cv2_ms_range": [min(per_round["cv2"]), max(per_round["cv2"])],
@@ -100,9 +102,9 @@ def main():
         "bytes_differing": differ,
         "machine": bu.machine_info({"opencv": cv2.__version__, "numpy": np.__version__,
                                     "pinned_core": args.core}),
-        "command": "taskset -c %d /usr/bin/python3 bench/bench_color.py --lib %s --images %s"
-                   " --isa %s --rounds %d" % (max(args.core, 0), os.path.relpath(args.lib),
-                                              args.images, args.isa, args.rounds),
+        "command": "taskset -c 0 /usr/bin/python3 bench/bench_color.py --lib %s --images %s"
+                   " --isa %s --rounds %d --core -1" % (os.path.relpath(args.lib), args.images,
+                                                        args.isa, args.rounds),
     }
     print(json.dumps(res, indent=1))
     if args.out:
