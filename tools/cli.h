@@ -55,8 +55,10 @@ double cli_now(void);
 /* Median of n values (sorts the array in place). */
 double cli_median(double *v, int n);
 
-/* Maps "auto", "portable", "avx2", "avx512" to an ISA; false for anything else. */
-bool cli_parse_isa(const char *s, detfeed_isa *out);
+/* The --isa option: "auto", "portable", "avx2" or "avx512", and available on
+ * this CPU. Prints the problem and returns CLI_USAGE or CLI_FAIL otherwise. */
+#define CLI_ISA_HELP "implementation: auto (default), portable, avx2, avx512"
+int cli_isa_option(const char *s, detfeed_isa *out);
 const char *cli_isa_name(detfeed_isa isa);
 
 /* Subcommands. */

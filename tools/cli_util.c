@@ -65,15 +65,18 @@ double cli_median(double *v, int n)
 static const char *const isa_names[] = {"auto", "portable", "avx2", "avx512"};
 #define NISA (int)(sizeof isa_names / sizeof isa_names[0])
 
-bool cli_parse_isa(const char *s, detfeed_isa *out)
+int cli_isa_option(const char *s, detfeed_isa *out)
 {
     for (int i = 0; i < NISA; i++) {
         if (strcmp(s, isa_names[i]) == 0) {
             *out = (detfeed_isa)i;
-            return true;
+            if (!detfeed_isa_available(*out))
+                return cli_error("--isa %s: not available on this CPU", s);
+            return CLI_OK;
         }
     }
-    return false;
+    cli_error("--isa: '%s' is not auto, portable, avx2 or avx512", s);
+    return CLI_USAGE;
 }
 
 const char *cli_isa_name(detfeed_isa isa)

@@ -91,8 +91,7 @@ int cmd_bench(int argc, char **argv)
         {"imgsz", CLI_INT, &imgsz, "N", "image side in pixels (default 640)", 32, 8192},
         {"runs", CLI_INT, &runs, "N", "timed runs (default 50)", 1, 100000},
         {"warmup", CLI_INT, &warmup, "N", "untimed runs first (default 5)", 0, 100000},
-        {"isa", CLI_STRING, &isa_name, "NAME",
-         "implementation: auto (default), portable, avx2, avx512", 0, 0},
+        {"isa", CLI_STRING, &isa_name, "NAME", CLI_ISA_HELP, 0, 0},
         {"json", CLI_FLAG, &json, NULL,
          "print one JSON object with the figures as the last line", 0, 0},
         {0}};
@@ -107,12 +106,8 @@ int cmd_bench(int argc, char **argv)
     if (rc)
         return rc < 0 ? CLI_OK : rc;
     detfeed_isa isa;
-    if (!cli_parse_isa(isa_name, &isa)) {
-        cli_error("--isa: '%s' is not auto, portable, avx2 or avx512", isa_name);
-        return CLI_USAGE;
-    }
-    if (!detfeed_isa_available(isa))
-        return cli_error("--isa %s: not available on this CPU", isa_name);
+    if ((rc = cli_isa_option(isa_name, &isa)) != CLI_OK)
+        return rc;
     if (npos == 1 && strcmp(pos[0], "color") != 0) {
         cli_error("bench: unknown benchmark '%s' (known: color)", pos[0]);
         return CLI_USAGE;

@@ -59,8 +59,7 @@ int cmd_color(int argc, char **argv)
         {"gains", CLI_STRING, &gains, "DH,DS,DV",
          "post-multiplied gains dh=u0*hsv_h, ds=u1*hsv_s, dv=u2*hsv_v (required)", 0,
          0},
-        {"isa", CLI_STRING, &isa_name, "NAME",
-         "implementation: auto (default), portable, avx2, avx512", 0, 0},
+        {"isa", CLI_STRING, &isa_name, "NAME", CLI_ISA_HELP, 0, 0},
         {0}};
     const char *usage = "detfeed color --gains DH,DS,DV IN.png OUT.png";
     const char *about =
@@ -82,11 +81,7 @@ int cmd_color(int argc, char **argv)
         cli_error("--gains: '%s' is not three finite numbers DH,DS,DV", gains);
         return CLI_USAGE;
     }
-    if (!cli_parse_isa(isa_name, &isa)) {
-        cli_error("--isa: '%s' is not auto, portable, avx2 or avx512", isa_name);
-        return CLI_USAGE;
-    }
-    if (!detfeed_isa_available(isa))
-        return cli_error("--isa %s: not available on this CPU", isa_name);
+    if ((rc = cli_isa_option(isa_name, &isa)) != CLI_OK)
+        return rc;
     return color_file(pos[0], pos[1], g, isa);
 }
