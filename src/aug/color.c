@@ -80,19 +80,50 @@ void detfeed__hsv_plan_build(detfeed__hsv_plan *plan, const uint8_t lut[3][256])
     }
 }
 
-void detfeed__hsv_rows_portable(const uint8_t *src, size_t src_stride, uint8_t *dst,
-                                size_t dst_stride, int width, int height,
-                                const detfeed__hsv_plan *plan)
+/* One pixel of each of the three operations, for for_each_pixel(). */
+typedef void (*pixel_fn)(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan);
+
+static void px_fused(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan)
+{
+    int32_t H, S, V;
+    detfeed__bgr2hsv_px(s[0], s[1], s[2], &H, &S, &V);
+    detfeed__hsv2bgr_px(plan, H, S, V, d);
+}
+
+static void px_bgr2hsv(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan)
+{
+    (void)plan;
+    int32_t H, S, V;
+    detfeed__bgr2hsv_px(s[0], s[1], s[2], &H, &S, &V);
+    d[0] = (uint8_t)H;
+    d[1] = (uint8_t)S;
+    d[2] = (uint8_t)V;
+}
+
+static void px_hsv2bgr(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan)
+{
+    detfeed__hsv2bgr_px(plan, s[0], s[1], s[2], d);
+}
+
+/* Applies fn to every pixel; each call reads its source pixel before it
+ * writes, so in place works. */
+static void for_each_pixel(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                           size_t dst_stride, int width, int height, pixel_fn fn,
+                           const detfeed__hsv_plan *plan)
 {
     for (int y = 0; y < height; y++) {
         const uint8_t *s = src + (size_t)y * src_stride;
         uint8_t *d = dst + (size_t)y * dst_stride;
-        for (int x = 0; x < width; x++, s += 3, d += 3) {
-            int32_t H, S, V;
-            detfeed__bgr2hsv_px(s[0], s[1], s[2], &H, &S, &V);
-            detfeed__hsv2bgr_px(plan, H, S, V, d);
-        }
+        for (int x = 0; x < width; x++, s += 3, d += 3)
+            fn(s, d, plan);
     }
+}
+
+void detfeed__hsv_rows_portable(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                                size_t dst_stride, int width, int height,
+                                const detfeed__hsv_plan *plan)
+{
+    for_each_pixel(src, src_stride, dst, dst_stride, width, height, px_fused, plan);
 }
 
 int detfeed_isa_available(detfeed_isa isa)
@@ -184,20 +215,10 @@ int detfeed_bgr_to_hsv(const uint8_t *src, size_t src_stride, uint8_t *dst,
                        size_t dst_stride, int width, int height)
 {
     int rc = check_images(src, src_stride, dst, dst_stride, width, height);
-    if (rc != DETFEED_OK)
-        return rc;
-    for (int y = 0; y < height; y++) {
-        const uint8_t *s = src + (size_t)y * src_stride;
-        uint8_t *d = dst + (size_t)y * dst_stride;
-        for (int x = 0; x < width; x++, s += 3, d += 3) {
-            int32_t H, S, V;
-            detfeed__bgr2hsv_px(s[0], s[1], s[2], &H, &S, &V);
-            d[0] = (uint8_t)H;
-            d[1] = (uint8_t)S;
-            d[2] = (uint8_t)V;
-        }
-    }
-    return DETFEED_OK;
+    if (rc == DETFEED_OK)
+        for_each_pixel(src, src_stride, dst, dst_stride, width, height, px_bgr2hsv,
+                       NULL);
+    return rc;
 }
 
 int detfeed_hsv_to_bgr(const uint8_t *src, size_t src_stride, uint8_t *dst,
@@ -208,11 +229,6 @@ int detfeed_hsv_to_bgr(const uint8_t *src, size_t src_stride, uint8_t *dst,
         return rc;
     detfeed__hsv_plan plan;
     detfeed__hsv_plan_build(&plan, NULL);
-    for (int y = 0; y < height; y++) {
-        const uint8_t *s = src + (size_t)y * src_stride;
-        uint8_t *d = dst + (size_t)y * dst_stride;
-        for (int x = 0; x < width; x++, s += 3, d += 3)
-            detfeed__hsv2bgr_px(&plan, s[0], s[1], s[2], d);
-    }
+    for_each_pixel(src, src_stride, dst, dst_stride, width, height, px_hsv2bgr, &plan);
     return DETFEED_OK;
 }
