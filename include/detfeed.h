@@ -280,6 +280,64 @@ DETFEED_API int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
                                         const uint8_t *pixels, size_t stride, int width,
                                         int height);
 
+/*
+ * Decodes an image file as OpenCV's cv2.imdecode(buf, IMREAD_COLOR) does:
+ * 3-channel BGR, 8 bits. JPEG through libjpeg-turbo (grayscale expanded,
+ * EXIF orientation applied; CMYK refused with DETFEED_ENOTSUPPORTED), PNG
+ * through libspng (grayscale and palette expanded, 16-bit reduced to the
+ * high byte, alpha dropped). The format is recognised from the bytes, not
+ * the name. The limits of detfeed_codec_set_limit() are checked from the
+ * header before pixel memory is allocated.
+ *
+ * On success *pixels is height * width * 3 bytes (stride 3 * width), to be
+ * released with detfeed_free(). Errors: DETFEED_EIO (cannot open or read),
+ * DETFEED_EFORMAT (not a JPEG or PNG), DETFEED_ECORRUPT (damaged or
+ * truncated data), DETFEED_ELIMIT, DETFEED_ENOTSUPPORTED, DETFEED_ENOMEM;
+ * the message names the file and the reason.
+ */
+DETFEED_API int detfeed_codec_decode_file(detfeed_codec *codec, const char *path,
+                                          uint8_t **pixels, int *width, int *height);
+
+/* The same for an image already in memory; `name` is used in messages. */
+DETFEED_API int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
+                                     const char *name, uint8_t **pixels, int *width,
+                                     int *height);
+
+/*
+ * Reads only the header of an image file: its size after EXIF orientation
+ * (what detfeed_codec_decode_file would return) without decoding pixels.
+ * Same errors as decoding, except that damage after the header goes unseen.
+ */
+DETFEED_API int detfeed_codec_probe_file(detfeed_codec *codec, const char *path,
+                                         int *width, int *height);
+
+/* ------------------------------------------------------------------------ */
+/* Resize                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * OpenCV's cv::resize(src, dst, Size(dst_width, dst_height), 0, 0,
+ * INTER_LINEAR) for 8-bit images of `channels` (1 or 3) interleaved
+ * channels, bit for bit as OpenCV 4.6-4.12 computes it on x86-64: the 11-bit
+ * fixed-point coefficients and, per row, the vectorised part's staged
+ * rounding and the scalar tail's exact rounding; an exact 2x shrink in both
+ * directions runs INTER_AREA as OpenCV silently does. Equal sizes copy.
+ *
+ * src and dst must not overlap. Returns DETFEED_EINVAL for bad geometry,
+ * DETFEED_ENOMEM when its row buffers cannot be allocated.
+ */
+DETFEED_API int detfeed_resize_linear(const uint8_t *src, size_t src_stride, int src_width,
+                                      int src_height, uint8_t *dst, size_t dst_stride,
+                                      int dst_width, int dst_height, int channels);
+
+/*
+ * The load-time size Ultralytics gives an image (BaseDataset.load_image):
+ * r = imgsz / max(w, h); if r != 1, each side becomes min(ceil(side * r),
+ * imgsz), computed in double precision; otherwise the size is unchanged.
+ */
+DETFEED_API void detfeed_load_size(int width, int height, int imgsz, int *out_width,
+                                   int *out_height);
+
 /* ------------------------------------------------------------------------ */
 /* SHA-256 (used for replay digests and golden tests)                       */
 /* ------------------------------------------------------------------------ */

@@ -3,9 +3,9 @@
 #   scripts/deps.sh build    what building the library and the tool needs
 #   scripts/deps.sh test     that, plus the test oracles (OpenCV, NumPy) and clang
 set -euo pipefail
-want=(cmake make gcc pkg-config libspng-dev zlib1g-dev)
+want=(cmake make gcc pkg-config libspng-dev libturbojpeg0-dev zlib1g-dev)
 if [ "${1:-build}" = test ]; then
-  want+=(python3 python3-numpy python3-opencv clang clang-format)
+  want+=(python3 python3-numpy python3-opencv clang clang-format libclang-rt-14-dev)
 fi
 missing=()
 for p in "${want[@]}"; do

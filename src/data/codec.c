@@ -9,11 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct detfeed_codec {
-    detfeed__limits limits;
-    detfeed__msg msg;
-};
-
 int detfeed_codec_create(detfeed_codec **out, uint32_t flags)
 {
     if (out == NULL)

@@ -18,6 +18,12 @@ typedef struct detfeed__limits {
     uint64_t max_width, max_height, max_pixels, max_file;
 } detfeed__limits;
 
+/* The codec handle: limits and the message of its last failure. */
+struct detfeed_codec {
+    detfeed__limits limits;
+    detfeed__msg msg;
+};
+
 /* Checks width x height against the limits, with the file named in msg. */
 int detfeed__check_dims(const detfeed__limits *lim, const char *path, uint64_t width,
                         uint64_t height, detfeed__msg *msg);
