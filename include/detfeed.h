@@ -282,10 +282,13 @@ DETFEED_API int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
 
 /*
  * Decodes an image file as OpenCV's cv2.imdecode(buf, IMREAD_COLOR) does:
- * 3-channel BGR, 8 bits. JPEG through libjpeg-turbo (grayscale expanded,
- * EXIF orientation applied; CMYK refused with DETFEED_ENOTSUPPORTED), PNG
- * through libspng (grayscale and palette expanded, 16-bit reduced to the
- * high byte, alpha dropped). The format is recognised from the bytes, not
+ * 3-channel BGR, 8 bits. JPEG through libjpeg-turbo (grayscale expanded;
+ * CMYK refused with DETFEED_ENOTSUPPORTED; data that libjpeg only warns
+ * about, such as a truncated file, refused as DETFEED_ECORRUPT where cv2
+ * would return a partial image), PNG through libspng (grayscale and palette
+ * expanded, 16-bit reduced to the high byte, alpha and tRNS dropped). The
+ * EXIF orientation of a JPEG (APP1) or PNG (eXIf) is applied as OpenCV 4.6
+ * applies it. The format is recognised from the bytes, not
  * the name. The limits of detfeed_codec_set_limit() are checked from the
  * header before pixel memory is allocated.
  *
@@ -299,9 +302,9 @@ DETFEED_API int detfeed_codec_decode_file(detfeed_codec *codec, const char *path
                                           uint8_t **pixels, int *width, int *height);
 
 /* The same for an image already in memory; `name` is used in messages. */
-DETFEED_API int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
-                                     const char *name, uint8_t **pixels, int *width,
-                                     int *height);
+DETFEED_API int detfeed_codec_decode(detfeed_codec *codec, const void *data,
+                                     size_t size, const char *name, uint8_t **pixels,
+                                     int *width, int *height);
 
 /*
  * Reads only the header of an image file: its size after EXIF orientation
@@ -318,17 +321,19 @@ DETFEED_API int detfeed_codec_probe_file(detfeed_codec *codec, const char *path,
 /*
  * OpenCV's cv::resize(src, dst, Size(dst_width, dst_height), 0, 0,
  * INTER_LINEAR) for 8-bit images of `channels` (1 or 3) interleaved
- * channels, bit for bit as OpenCV 4.6-4.12 computes it on x86-64: the 11-bit
- * fixed-point coefficients and, per row, the vectorised part's staged
- * rounding and the scalar tail's exact rounding; an exact 2x shrink in both
- * directions runs INTER_AREA as OpenCV silently does. Equal sizes copy.
+ * channels, bit for bit as OpenCV 4.6 computes it on x86-64: 11-bit
+ * fixed-point coefficients, an exact horizontal pass, and the vertical
+ * pass's staged rounding ((H >> 4) * b >> 16, summed, (u + 2) >> 2) for
+ * every element of a row; an exact 2x shrink in both directions runs
+ * INTER_AREA as OpenCV silently does. Equal sizes copy.
  *
  * src and dst must not overlap. Returns DETFEED_EINVAL for bad geometry,
  * DETFEED_ENOMEM when its row buffers cannot be allocated.
  */
-DETFEED_API int detfeed_resize_linear(const uint8_t *src, size_t src_stride, int src_width,
-                                      int src_height, uint8_t *dst, size_t dst_stride,
-                                      int dst_width, int dst_height, int channels);
+DETFEED_API int detfeed_resize_linear(const uint8_t *src, size_t src_stride,
+                                      int src_width, int src_height, uint8_t *dst,
+                                      size_t dst_stride, int dst_width, int dst_height,
+                                      int channels);
 
 /*
  * The load-time size Ultralytics gives an image (BaseDataset.load_image):
@@ -337,6 +342,198 @@ DETFEED_API int detfeed_resize_linear(const uint8_t *src, size_t src_stride, int
  */
 DETFEED_API void detfeed_load_size(int width, int height, int imgsz, int *out_width,
                                    int *out_height);
+
+/* ------------------------------------------------------------------------ */
+/* Datasets                                                                 */
+/* ------------------------------------------------------------------------ */
+/*
+ * A detfeed_dataset is the index of a dataset: the image files of one split,
+ * their validated labels, and a report of everything that was skipped.
+ *
+ * Sources (detfeed_dataset_open):
+ *   - an Ultralytics dataset YAML (.yaml/.yml): `path` (the root; a relative
+ *     path is taken from the YAML's folder, and when it does not exist the
+ *     YAML's folder itself is used, with a note in the problems list),
+ *     `train`/`val`/`test` (a folder, a list file or an image, or a list of
+ *     those, relative to the root), `names` (a list, or a map from 0..nc-1),
+ *     `nc`, `kpt_shape` ([K, 2] or [K, 3]) and `flip_idx`;
+ *   - a folder: every image below it, recursively;
+ *   - a text file listing images, one per line (relative paths are taken
+ *     from the list's folder).
+ * Image files are those whose lower-case suffix is jpg, jpeg or png, in
+ * byte-wise sorted order of their paths; names starting with '.' are
+ * skipped. Other suffixes Ultralytics accepts (bmp, tif, webp, ...) are
+ * counted as unsupported. An image's label file is its path with the last
+ * "/images/" replaced by "/labels/" and the suffix by ".txt" (Ultralytics'
+ * rule). A missing or empty label file makes the image a background.
+ *
+ * Labels are validated as Ultralytics does (coordinates <= 1.01, values >=
+ * -0.01, class ids whole numbers below nc, the task's column count;
+ * duplicate rows removed), line by line: every rejected line is reported
+ * with file and line, and its image is skipped as a whole, so no object
+ * silently becomes background. CRLF line ends and a UTF-8 byte order mark
+ * are accepted.
+ *
+ * Under DETFEED_POLICY_SKIP (default) each bad image, label file or YAML
+ * entry is skipped and counted with its reason; under DETFEED_POLICY_FAIL
+ * the first one makes detfeed_dataset_open fail with a message naming it.
+ * A malformed YAML, or a source without any image, always fails.
+ *
+ * Thread safety: configure and open from one thread; after a successful
+ * open, every const query may be called from any number of threads.
+ */
+typedef struct detfeed_dataset detfeed_dataset;
+
+typedef enum detfeed_policy {
+    DETFEED_POLICY_SKIP = 0, /* skip and count bad samples (default) */
+    DETFEED_POLICY_FAIL = 1  /* the first bad sample is an error */
+} detfeed_policy;
+
+typedef enum detfeed_verify {
+    DETFEED_VERIFY_HEADER = 0, /* read each image's header: format, size (default) */
+    DETFEED_VERIFY_DECODE = 1, /* decode every image completely (finds damaged data) */
+    DETFEED_VERIFY_NONE = 2    /* trust the files; sizes unknown until decoded */
+} detfeed_verify;
+
+typedef enum detfeed_dataset_param {
+    DETFEED_DATASET_POLICY = 0,         /* detfeed_policy; default SKIP */
+    DETFEED_DATASET_VERIFY = 1,         /* detfeed_verify; default HEADER */
+    DETFEED_DATASET_NC = 2,             /* classes when the source has no YAML
+                                           (0: class ids only checked >= 0) */
+    DETFEED_DATASET_MAX_LABEL_LINE = 3, /* longest label line in bytes; 65536 */
+    DETFEED_DATASET_MAX_LABELS = 4,     /* most instances in one file; 10000 */
+    DETFEED_DATASET_MAX_PROBLEMS = 5    /* problems kept in detail; 10000 */
+} detfeed_dataset_param;
+
+typedef enum detfeed_dataset_stat {
+    DETFEED_STAT_IMAGES = 0,          /* image files found (jpg, jpeg, png) */
+    DETFEED_STAT_USABLE = 1,          /* images in the index (not skipped) */
+    DETFEED_STAT_LABELLED = 2,        /* usable images with at least one instance */
+    DETFEED_STAT_BACKGROUNDS = 3,     /* usable images without instances */
+    DETFEED_STAT_MISSING_LABELS = 4,  /* usable images without a label file */
+    DETFEED_STAT_EMPTY_LABELS = 5,    /* usable images with an empty label file */
+    DETFEED_STAT_ORPHAN_LABELS = 6,   /* label files without an image */
+    DETFEED_STAT_INSTANCES = 7,       /* instances in the usable images */
+    DETFEED_STAT_DUPLICATES = 8,      /* duplicate label rows removed */
+    DETFEED_STAT_CORRUPT = 9,         /* images skipped: bad image or label file */
+    DETFEED_STAT_REJECTED_LINES = 10, /* label lines rejected */
+    DETFEED_STAT_UNSUPPORTED = 11     /* image files in formats detfeed cannot read */
+} detfeed_dataset_stat;
+
+typedef enum detfeed_task {
+    DETFEED_TASK_DETECT = 0,  /* boxes */
+    DETFEED_TASK_SEGMENT = 1, /* polygons (and the boxes derived from them) */
+    DETFEED_TASK_POSE = 2     /* boxes and keypoints */
+} detfeed_task;
+
+/* Creates an empty dataset handle; flags must be 0. */
+DETFEED_API int detfeed_dataset_create(detfeed_dataset **out, uint32_t flags);
+DETFEED_API void detfeed_dataset_destroy(detfeed_dataset *ds);
+/* Message of the last failure ("" after a success); valid until the next
+ * non-const call. */
+DETFEED_API const char *detfeed_dataset_last_error(const detfeed_dataset *ds);
+
+/* Sets a parameter before detfeed_dataset_open (DETFEED_EBADSTATE after). */
+DETFEED_API int detfeed_dataset_set_int(detfeed_dataset *ds,
+                                        detfeed_dataset_param param, int64_t value);
+/* The split a YAML source is read for: "train" (default), "val" or "test". */
+DETFEED_API int detfeed_dataset_set_split(detfeed_dataset *ds, const char *split);
+/* Overrides a YAML's `path` (the dataset root). NULL restores the YAML's. */
+DETFEED_API int detfeed_dataset_set_root(detfeed_dataset *ds, const char *root);
+
+/* Builds the index from `source` (see above). Once per handle. */
+DETFEED_API int detfeed_dataset_open(detfeed_dataset *ds, const char *source);
+
+/* A count (see detfeed_dataset_stat); -1 for an unknown key. */
+DETFEED_API int64_t detfeed_dataset_stat_get(const detfeed_dataset *ds,
+                                             detfeed_dataset_stat stat);
+
+/* The problems found while opening (at most MAX_PROBLEMS kept; the counts
+ * above include all). Each has a file, a line (0: the whole file) and a
+ * reason; the strings live as long as the dataset. */
+DETFEED_API size_t detfeed_dataset_problem_count(const detfeed_dataset *ds);
+DETFEED_API int detfeed_dataset_problem(const detfeed_dataset *ds, size_t index,
+                                        const char **file, int *line,
+                                        const char **reason);
+
+/* Usable images, in order; index i in [0, detfeed_dataset_size). */
+DETFEED_API size_t detfeed_dataset_size(const detfeed_dataset *ds);
+DETFEED_API const char *detfeed_dataset_image_path(const detfeed_dataset *ds, size_t i);
+/* Size of image i as decoded (0 x 0 under DETFEED_VERIFY_NONE). */
+DETFEED_API int detfeed_dataset_image_size(const detfeed_dataset *ds, size_t i,
+                                           int *width, int *height);
+/* Number of instances of image i (after duplicate removal). */
+DETFEED_API int detfeed_dataset_instance_count(const detfeed_dataset *ds, size_t i);
+/*
+ * Copies image i's labels into caller arrays sized for
+ * detfeed_dataset_instance_count() = n instances: cls [n], boxes [n][4]
+ * (normalized centre x, centre y, width, height) and, for pose, keypoints
+ * [n][K][3] (x, y, visibility). Any pointer may be NULL to skip that array.
+ */
+DETFEED_API int detfeed_dataset_labels(const detfeed_dataset *ds, size_t i, float *cls,
+                                       float *boxes, float *keypoints);
+
+DETFEED_API detfeed_task detfeed_dataset_task(const detfeed_dataset *ds);
+/* Number of classes (0 when unknown) and the name of class k (NULL if none). */
+DETFEED_API int detfeed_dataset_class_count(const detfeed_dataset *ds);
+DETFEED_API const char *detfeed_dataset_class_name(const detfeed_dataset *ds, int k);
+/* Pose datasets: K and D of kpt_shape (0, 0 otherwise), and flip_idx (NULL
+ * when the YAML has none; K entries). */
+DETFEED_API void detfeed_dataset_kpt_shape(const detfeed_dataset *ds, int *nkpt,
+                                           int *ndim);
+DETFEED_API const int *detfeed_dataset_flip_idx(const detfeed_dataset *ds);
+
+/* ------------------------------------------------------------------------ */
+/* RAM cache of decoded images                                              */
+/* ------------------------------------------------------------------------ */
+/*
+ * A detfeed_cache holds a dataset's images decoded and resized to their
+ * load size (detfeed_load_size: long side imgsz, INTER_LINEAR), in one
+ * arena shared by all threads. Images are admitted in index order while
+ * they fit the byte budget; the others are decoded on demand by
+ * detfeed_cache_get. After detfeed_cache_fill returns, the cache is
+ * read-only and detfeed_cache_get may be called from any number of threads
+ * at once, each with its own codec.
+ */
+typedef struct detfeed_cache detfeed_cache;
+
+typedef enum detfeed_cache_stat {
+    DETFEED_CACHE_IMAGES = 0,    /* images held in the arena */
+    DETFEED_CACHE_BYTES = 1,     /* bytes of pixels held */
+    DETFEED_CACHE_BUDGET = 2,    /* the byte budget */
+    DETFEED_CACHE_ON_DEMAND = 3, /* images left to decode on demand */
+    DETFEED_CACHE_FAILED = 4     /* images that failed to decode while filling */
+} detfeed_cache_stat;
+
+/* Creates a cache for `ds` (which must outlive it) at imgsz (32..16384),
+ * with a budget in bytes (0: nothing cached; every image on demand).
+ * flags must be 0. */
+DETFEED_API int detfeed_cache_create(detfeed_cache **out, const detfeed_dataset *ds,
+                                     int imgsz, uint64_t budget, uint32_t flags);
+DETFEED_API void detfeed_cache_destroy(detfeed_cache *cache);
+DETFEED_API const char *detfeed_cache_last_error(const detfeed_cache *cache);
+
+/* Decodes and resizes the admitted images with `threads` threads (>= 1).
+ * An image that fails to decode is left out and counted (it fails again,
+ * with its message, when requested). Once per cache. */
+DETFEED_API int detfeed_cache_fill(detfeed_cache *cache, int threads);
+
+/*
+ * Image i at its load size. When cached, *pixels points into the arena
+ * (valid until the cache is destroyed) and *owned is NULL; otherwise the
+ * image is decoded and resized now with `codec`, *pixels == *owned, and the
+ * caller releases it with detfeed_free(). Errors are the codec's, with its
+ * message. *orig_width and *orig_height (may be NULL) receive the size
+ * before resizing.
+ */
+DETFEED_API int detfeed_cache_get(const detfeed_cache *cache, size_t i,
+                                  detfeed_codec *codec, const uint8_t **pixels,
+                                  int *width, int *height, int *orig_width,
+                                  int *orig_height, uint8_t **owned);
+
+/* A count (see detfeed_cache_stat); -1 for an unknown key. */
+DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
+                                           detfeed_cache_stat stat);
 
 /* ------------------------------------------------------------------------ */
 /* SHA-256 (used for replay digests and golden tests)                       */

@@ -61,7 +61,11 @@ double cli_median(double *v, int n);
 int cli_isa_option(const char *s, detfeed_isa *out);
 const char *cli_isa_name(detfeed_isa isa);
 
+/* Writes s as a JSON string literal (quoted, escaped). */
+void cli_json_string(FILE *out, const char *s);
+
 /* Subcommands. */
+int cmd_check(int argc, char **argv);
 int cmd_color(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 

@@ -9,6 +9,7 @@ static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 static const cli_cmd commands[] = {
+    {"check", "scan a dataset and report what it holds and what is skipped", cmd_check},
     {"color", "apply the RandomHSV colour operation to a PNG", cmd_color},
     {"bench", "measure detfeed's stages on generated data", cmd_bench},
     {"version", "print the version and what this build includes", cmd_version},

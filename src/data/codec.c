@@ -29,6 +29,9 @@ int detfeed_codec_create(detfeed_codec **out, uint32_t flags)
 
 void detfeed_codec_destroy(detfeed_codec *codec)
 {
+    if (codec == NULL)
+        return;
+    detfeed__decode_release(codec);
     free(codec);
 }
 
@@ -113,16 +116,6 @@ static int png_open(detfeed_codec *c, spng_ctx *ctx, const char *path,
     return DETFEED_OK;
 }
 
-/* RGB -> BGR in place, one row of n pixels. */
-static void swap_rb(uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++, p += 3) {
-        uint8_t t = p[0];
-        p[0] = p[2];
-        p[2] = t;
-    }
-}
-
 static int png_decode(detfeed_codec *c, spng_ctx *ctx, const char *path,
                       const struct spng_ihdr *ihdr, uint8_t **pixels)
 {
@@ -141,7 +134,7 @@ static int png_decode(detfeed_codec *c, spng_ctx *ctx, const char *path,
         return detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: PNG data: %s", path,
                              spng_strerror(e));
     }
-    swap_rb(buf, (size_t)ihdr->width * ihdr->height);
+    detfeed__swap_rb(buf, (size_t)ihdr->width * ihdr->height);
     *pixels = buf;
     return DETFEED_OK;
 }
@@ -189,7 +182,7 @@ static uint8_t *pack_rgb(const uint8_t *pixels, size_t stride, int width, int he
         return NULL;
     for (int y = 0; y < height; y++) {
         memcpy(rgb + (size_t)y * row, pixels + (size_t)y * stride, row);
-        swap_rb(rgb + (size_t)y * row, (size_t)width);
+        detfeed__swap_rb(rgb + (size_t)y * row, (size_t)width);
     }
     return rgb;
 }

@@ -18,11 +18,20 @@ typedef struct detfeed__limits {
     uint64_t max_width, max_height, max_pixels, max_file;
 } detfeed__limits;
 
-/* The codec handle: limits and the message of its last failure. */
+/* The codec handle: limits, the message of its last failure and the JPEG
+ * decompressor it reuses (created on first use, see decode.c). */
 struct detfeed_codec {
     detfeed__limits limits;
     detfeed__msg msg;
+    void *tj;
 };
+
+/* Releases the codec's JPEG decompressor (decode.c); a later decode makes a
+ * new one. */
+void detfeed__decode_release(detfeed_codec *codec);
+
+/* RGB <-> BGR in place, n pixels of 3 bytes. */
+void detfeed__swap_rb(uint8_t *p, size_t n);
 
 /* Checks width x height against the limits, with the file named in msg. */
 int detfeed__check_dims(const detfeed__limits *lim, const char *path, uint64_t width,

@@ -1,0 +1,253 @@
+/*
+ * cache.c - the RAM cache: decoded images at their load size in one arena.
+ *
+ * Sizes come from the dataset index (header probes), so every admitted
+ * image's place in the arena is known before any pixel is decoded; filling
+ * is then a parallel loop where each thread claims the next image from an
+ * atomic counter and writes only its own slot. After the fill the arena is
+ * read-only, which makes concurrent reads safe without locks.
+ */
+#include "dataset_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SLOT_ON_DEMAND = 0, SLOT_ADMITTED = 1, SLOT_CACHED = 2, SLOT_FAILED = 3 };
+
+typedef struct slot {
+    uint64_t offset;
+    int width, height;           /* load size */
+    int orig_width, orig_height; /* decoded size */
+    int state;
+} slot;
+
+struct detfeed_cache {
+    const detfeed_dataset *ds;
+    int imgsz;
+    uint64_t budget, bytes;
+    size_t n;
+    slot *slots;
+    uint8_t *arena;
+    int64_t cached, failed, admitted;
+    bool filled;
+    detfeed__msg msg;
+};
+
+/* Decodes image `path` and resizes it to its load size: into `dst` when
+ * given (which must hold exactly the expected size), else into a new
+ * buffer returned in *out. */
+static int load_image(detfeed_codec *codec, const char *path, int imgsz, uint8_t *dst,
+                      int want_w, int want_h, uint8_t **out, int *w, int *h, int *ow,
+                      int *oh)
+{
+    uint8_t *px;
+    int rc = detfeed_codec_decode_file(codec, path, &px, ow, oh);
+    if (rc != DETFEED_OK)
+        return rc;
+    detfeed_load_size(*ow, *oh, imgsz, w, h);
+    if (dst && (*w != want_w || *h != want_h)) {
+        detfeed_free(px);
+        return detfeed__fail(&codec->msg, DETFEED_ECORRUPT,
+                             "%s: image changed since the dataset was indexed", path);
+    }
+    if (*w == *ow && *h == *oh && dst == NULL) {
+        *out = px;
+        return DETFEED_OK;
+    }
+    size_t bytes = (size_t)*w * (size_t)*h * 3;
+    uint8_t *target = dst ? dst : malloc(bytes);
+    if (target == NULL) {
+        detfeed_free(px);
+        return detfeed__fail(&codec->msg, DETFEED_ENOMEM, "%s: out of memory", path);
+    }
+    if (*w == *ow && *h == *oh)
+        memcpy(target, px, bytes);
+    else
+        rc = detfeed_resize_linear(px, (size_t)*ow * 3, *ow, *oh, target,
+                                   (size_t)*w * 3, *w, *h, 3);
+    detfeed_free(px);
+    if (rc != DETFEED_OK) {
+        if (dst == NULL)
+            free(target);
+        return detfeed__fail(&codec->msg, rc, "%s: resize failed: %s", path,
+                             detfeed_strerror(rc));
+    }
+    if (dst == NULL)
+        *out = target;
+    return DETFEED_OK;
+}
+
+int detfeed_cache_create(detfeed_cache **out, const detfeed_dataset *ds, int imgsz,
+                         uint64_t budget, uint32_t flags)
+{
+    if (out == NULL)
+        return DETFEED_EINVAL;
+    *out = NULL;
+    if (ds == NULL || flags != 0 || imgsz < 32 || imgsz > 16384)
+        return DETFEED_EINVAL;
+    detfeed_cache *c = calloc(1, sizeof *c);
+    size_t n = detfeed_dataset_size(ds);
+    if (c == NULL || (c->slots = calloc(n ? n : 1, sizeof *c->slots)) == NULL) {
+        free(c);
+        return DETFEED_ENOMEM;
+    }
+    c->ds = ds;
+    c->imgsz = imgsz;
+    c->budget = budget;
+    c->n = n;
+    for (size_t i = 0; i < n; i++) {
+        slot *s = &c->slots[i];
+        const detfeed__image *im = detfeed__dataset_image(ds, i);
+        if (im->width <= 0 || im->height <= 0)
+            continue; /* size unknown (not verified): on demand */
+        s->orig_width = im->width;
+        s->orig_height = im->height;
+        detfeed_load_size(im->width, im->height, imgsz, &s->width, &s->height);
+        uint64_t size = (uint64_t)s->width * (uint64_t)s->height * 3;
+        if (size <= budget - c->bytes) { /* first fit, in index order */
+            s->offset = c->bytes;
+            s->state = SLOT_ADMITTED;
+            c->bytes += size;
+            c->admitted++;
+        }
+    }
+    if (c->bytes > 0 &&
+        (c->bytes > SIZE_MAX || (c->arena = malloc((size_t)c->bytes)) == NULL)) {
+        detfeed_cache_destroy(c);
+        return DETFEED_ENOMEM;
+    }
+    *out = c;
+    return DETFEED_OK;
+}
+
+void detfeed_cache_destroy(detfeed_cache *cache)
+{
+    if (cache == NULL)
+        return;
+    free(cache->arena);
+    free(cache->slots);
+    free(cache);
+}
+
+const char *detfeed_cache_last_error(const detfeed_cache *cache)
+{
+    return cache ? cache->msg.text : "no cache";
+}
+
+typedef struct filler {
+    detfeed_cache *c;
+    atomic_size_t next;
+    atomic_llong cached, failed;
+} filler;
+
+static void *fill_thread(void *arg)
+{
+    filler *f = arg;
+    detfeed_cache *c = f->c;
+    detfeed_codec *codec;
+    if (detfeed_codec_create(&codec, 0) != DETFEED_OK)
+        return NULL; /* the images this thread would have taken go to others */
+    for (size_t i; (i = atomic_fetch_add(&f->next, 1)) < c->n;) {
+        slot *s = &c->slots[i];
+        if (s->state != SLOT_ADMITTED)
+            continue;
+        int w, h, ow, oh;
+        uint8_t *unused = NULL;
+        int rc = load_image(codec, detfeed__dataset_image(c->ds, i)->path, c->imgsz,
+                            c->arena + s->offset, s->width, s->height, &unused, &w, &h,
+                            &ow, &oh);
+        s->state = rc == DETFEED_OK ? SLOT_CACHED : SLOT_FAILED;
+        atomic_fetch_add(rc == DETFEED_OK ? &f->cached : &f->failed, 1);
+    }
+    detfeed_codec_destroy(codec);
+    return NULL;
+}
+
+int detfeed_cache_fill(detfeed_cache *cache, int threads)
+{
+    if (cache == NULL || threads < 1)
+        return DETFEED_EINVAL;
+    if (cache->filled)
+        return DETFEED_EBADSTATE;
+    cache->filled = true;
+    filler f = {.c = cache};
+    atomic_init(&f.next, 0);
+    atomic_init(&f.cached, 0);
+    atomic_init(&f.failed, 0);
+    if ((int64_t)threads > cache->admitted)
+        threads = cache->admitted > 0 ? (int)cache->admitted : 1;
+    pthread_t *tid = malloc((size_t)threads * sizeof *tid);
+    int started = 0;
+    for (int t = 0; tid && t < threads; t++)
+        if (pthread_create(&tid[started], NULL, fill_thread, &f) == 0)
+            started++;
+    if (started == 0)
+        fill_thread(&f); /* no thread could start: fill on this one */
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    free(tid);
+    cache->cached = atomic_load(&f.cached);
+    cache->failed = atomic_load(&f.failed);
+    /* Admitted slots no thread reached (a codec could not be created). */
+    for (size_t i = 0; i < cache->n; i++)
+        if (cache->slots[i].state == SLOT_ADMITTED)
+            cache->slots[i].state = SLOT_ON_DEMAND;
+    return DETFEED_OK;
+}
+
+int detfeed_cache_get(const detfeed_cache *cache, size_t i, detfeed_codec *codec,
+                      const uint8_t **pixels, int *width, int *height, int *orig_width,
+                      int *orig_height, uint8_t **owned)
+{
+    if (cache == NULL || codec == NULL || pixels == NULL || width == NULL ||
+        height == NULL || owned == NULL || i >= cache->n)
+        return DETFEED_EINVAL;
+    *owned = NULL;
+    const slot *s = &cache->slots[i];
+    int ow, oh;
+    if (s->state == SLOT_CACHED) {
+        *pixels = cache->arena + s->offset;
+        *width = s->width;
+        *height = s->height;
+        ow = s->orig_width;
+        oh = s->orig_height;
+    } else {
+        int rc = load_image(codec, detfeed__dataset_image(cache->ds, i)->path,
+                            cache->imgsz, NULL, 0, 0, owned, width, height, &ow, &oh);
+        if (rc != DETFEED_OK)
+            return rc;
+        *pixels = *owned;
+    }
+    if (orig_width)
+        *orig_width = ow;
+    if (orig_height)
+        *orig_height = oh;
+    return DETFEED_OK;
+}
+
+int64_t detfeed_cache_stat_get(const detfeed_cache *cache, detfeed_cache_stat stat)
+{
+    if (cache == NULL)
+        return -1;
+    switch (stat) {
+    case DETFEED_CACHE_IMAGES:
+        return cache->cached;
+    case DETFEED_CACHE_BYTES: {
+        uint64_t b = 0;
+        for (size_t i = 0; i < cache->n; i++)
+            if (cache->slots[i].state == SLOT_CACHED)
+                b += (uint64_t)cache->slots[i].width *
+                     (uint64_t)cache->slots[i].height * 3;
+        return (int64_t)b;
+    }
+    case DETFEED_CACHE_BUDGET:
+        return (int64_t)cache->budget;
+    case DETFEED_CACHE_ON_DEMAND:
+        return (int64_t)cache->n - cache->cached;
+    case DETFEED_CACHE_FAILED:
+        return cache->failed;
+    }
+    return -1;
+}

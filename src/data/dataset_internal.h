@@ -1,0 +1,54 @@
+/*
+ * dataset_internal.h - the dataset handle's layout, for the data layer and
+ * the layers above it (cache, loader). Never installed.
+ */
+#ifndef DETFEED_DATASET_INTERNAL_H
+#define DETFEED_DATASET_INTERNAL_H
+
+#include "data_internal.h"
+#include "labels.h"
+#include "path.h"
+
+enum { DETFEED__LABEL_MISSING = 0, DETFEED__LABEL_EMPTY = 1, DETFEED__LABEL_FOUND = 2 };
+
+/* One usable image of the index. */
+typedef struct detfeed__image {
+    char *path;
+    int width, height; /* as decoded (0 when not verified) */
+    int label_state;
+    detfeed__labels labels;
+} detfeed__image;
+
+typedef struct detfeed__problem {
+    char *file, *reason;
+    int line;
+} detfeed__problem;
+
+#define DETFEED__NSTATS 12
+
+struct detfeed_dataset {
+    detfeed__msg msg;
+    /* settings */
+    int policy, verify, nc_param, max_labels;
+    size_t max_line, max_problems;
+    char *split, *root;
+    bool opened;
+    /* what the source says */
+    detfeed_task task;
+    int nc, nkpt, kdim;
+    char **names;
+    int *flip_idx;
+    /* the index */
+    detfeed__image *images;
+    size_t n;
+    int64_t stats[DETFEED__NSTATS];
+    detfeed__problem *problems;
+    size_t nproblems, cap_problems;
+    int pending; /* the first label error under DETFEED_POLICY_FAIL */
+    detfeed_codec *codec;
+};
+
+/* Image i of the index (i < detfeed_dataset_size). */
+const detfeed__image *detfeed__dataset_image(const detfeed_dataset *ds, size_t i);
+
+#endif /* DETFEED_DATASET_INTERNAL_H */

@@ -1,0 +1,225 @@
+/*
+ * path.c - string lists, path helpers and directory walks.
+ */
+#include "path.h"
+
+#include "data_internal.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_WALK_DEPTH 32
+
+bool detfeed__strlist_take(detfeed__strlist *l, char *s)
+{
+    if (s == NULL)
+        return false;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (v == NULL) {
+            free(s);
+            return false;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = s;
+    return true;
+}
+
+bool detfeed__strlist_add(detfeed__strlist *l, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (c)
+        memcpy(c, s, n);
+    return detfeed__strlist_take(l, c);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void detfeed__strlist_sort(detfeed__strlist *l)
+{
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof *l->v, cmp_str);
+}
+
+long detfeed__strlist_find(const detfeed__strlist *l, const char *s)
+{
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(l->v[mid], s);
+        if (c == 0)
+            return (long)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+void detfeed__strlist_free(detfeed__strlist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+char *detfeed__path_join(const char *a, const char *b)
+{
+    if (b[0] == '/' || a[0] == '\0') {
+        size_t n = strlen(b) + 1;
+        char *c = malloc(n);
+        if (c)
+            memcpy(c, b, n);
+        return c;
+    }
+    while (b[0] == '.' && b[1] == '/') /* "./x" is "x" */
+        b += 2;
+    size_t na = strlen(a), nb = strlen(b);
+    bool slash = na > 0 && a[na - 1] == '/';
+    char *c = malloc(na + nb + 2);
+    if (c) {
+        memcpy(c, a, na);
+        if (!slash)
+            c[na++] = '/';
+        memcpy(c + na, b, nb + 1);
+    }
+    return c;
+}
+
+char *detfeed__path_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (slash == path)
+        n = 1; /* "/x" -> "/" */
+    char *c = malloc(n + 2);
+    if (c == NULL)
+        return NULL;
+    if (slash == NULL) {
+        strcpy(c, ".");
+    } else {
+        memcpy(c, path, n);
+        c[n] = '\0';
+    }
+    return c;
+}
+
+void detfeed__path_suffix(const char *path, char *out, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    size_t k = 0;
+    if (dot)
+        for (dot++; *dot && k + 1 < size; dot++)
+            out[k++] = (char)tolower((unsigned char)*dot);
+    out[k] = '\0';
+}
+
+char *detfeed__label_path(const char *image_path)
+{
+    size_t n = strlen(image_path);
+    char *out = malloc(n + 8);
+    if (out == NULL)
+        return NULL;
+    memcpy(out, image_path, n + 1);
+    /* The last "/images/" (Ultralytics: rsplit once, then join with /labels/). */
+    char *last = NULL;
+    for (char *p = strstr(out, "/images/"); p; p = strstr(p + 1, "/images/"))
+        last = p;
+    if (last)
+        memcpy(last, "/labels/", 8);
+    char *base = strrchr(out, '/');
+    char *dot = strrchr(base ? base : out, '.');
+    if (dot)
+        *dot = '\0';
+    strcat(out, ".txt");
+    return out;
+}
+
+detfeed__ftype detfeed__path_type(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return DETFEED__F_NONE;
+    if (S_ISREG(st.st_mode))
+        return DETFEED__F_FILE;
+    return S_ISDIR(st.st_mode) ? DETFEED__F_DIR : DETFEED__F_OTHER;
+}
+
+static int walk(const char *dir, bool recursive, bool (*keep)(const char *),
+                detfeed__strlist *out, detfeed__msg *msg, int depth)
+{
+    if (depth > MAX_WALK_DEPTH)
+        return detfeed__fail(msg, DETFEED_ELIMIT, "%s: folders nested deeper than %d",
+                             dir, MAX_WALK_DEPTH);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return detfeed__fail(msg, DETFEED_EIO, "%s: cannot open folder: %s", dir,
+                             strerror(errno));
+    int rc = DETFEED_OK;
+    struct dirent *e;
+    while (rc == DETFEED_OK && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *p = detfeed__path_join(dir, e->d_name);
+        if (p == NULL) {
+            rc = DETFEED_ENOMEM;
+            break;
+        }
+        detfeed__ftype t = detfeed__path_type(p);
+        char suffix[16];
+        detfeed__path_suffix(p, suffix, sizeof suffix);
+        if (t == DETFEED__F_DIR && recursive)
+            rc = walk(p, recursive, keep, out, msg, depth + 1);
+        else if (t == DETFEED__F_FILE && keep(suffix) && !detfeed__strlist_add(out, p))
+            rc = DETFEED_ENOMEM;
+        free(p);
+    }
+    closedir(d);
+    return rc;
+}
+
+int detfeed__walk(const char *dir, bool recursive, bool (*keep)(const char *suffix),
+                  detfeed__strlist *out, detfeed__msg *msg)
+{
+    return walk(dir, recursive, keep, out, msg, 0);
+}
+
+int detfeed__read_text(const char *path, size_t max, char **text, size_t *len,
+                       detfeed__msg *msg)
+{
+    uint8_t *data;
+    size_t n;
+    int rc = detfeed__read_file(path, max, &data, &n, msg);
+    if (rc == DETFEED_ECORRUPT) { /* an empty text file is just empty */
+        data = NULL;
+        n = 0;
+        if (detfeed__path_type(path) == DETFEED__F_FILE)
+            rc = DETFEED_OK;
+    }
+    if (rc != DETFEED_OK)
+        return rc;
+    char *t = realloc(data, n + 1);
+    if (t == NULL) {
+        free(data);
+        return detfeed__fail(msg, DETFEED_ENOMEM, "%s: out of memory", path);
+    }
+    t[n] = '\0';
+    *text = t;
+    *len = n;
+    return DETFEED_OK;
+}

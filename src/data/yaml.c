@@ -1,0 +1,716 @@
+/*
+ * yaml.c - the small YAML reader of yaml.h.
+ *
+ * The text is split into lines with their indentation; block structure is
+ * parsed by indentation (a mapping or sequence continues while lines keep its
+ * column), flow collections by a recursive descent over the joined text. All
+ * errors carry the line number. Depth is bounded so that hostile nesting
+ * cannot exhaust the stack.
+ */
+#include "yaml.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 64
+
+typedef struct yline {
+    int indent; /* leading spaces */
+    int lineno; /* 1-based */
+    char *text; /* after the indentation; NUL-terminated, may be rewritten */
+    bool blank; /* empty or comment only */
+} yline;
+
+typedef struct yparser {
+    yline *lines;
+    size_t n, i; /* lines, cursor */
+    char *buf;   /* the text copy the lines point into */
+    int depth;
+    int err_line;
+    char *err;
+    size_t errsz;
+    bool failed;
+} yparser;
+
+static void fail(yparser *p, int line, const char *fmt, ...)
+{
+    if (p->failed)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->err, p->errsz, fmt, ap);
+    va_end(ap);
+    p->err_line = line;
+    p->failed = true;
+}
+
+static detfeed__ynode *node_new(yparser *p, detfeed__ytype type, int line)
+{
+    detfeed__ynode *n = calloc(1, sizeof *n);
+    if (n == NULL) {
+        fail(p, line, "out of memory");
+        return NULL;
+    }
+    n->type = type;
+    n->line = line;
+    return n;
+}
+
+static detfeed__ynode *scalar_new(yparser *p, const char *s, size_t len, int quoted,
+                                  int line)
+{
+    detfeed__ynode *n = node_new(p, DETFEED__Y_SCALAR, line);
+    if (n == NULL)
+        return NULL;
+    n->str = malloc(len + 1);
+    if (n->str == NULL) {
+        free(n);
+        fail(p, line, "out of memory");
+        return NULL;
+    }
+    memcpy(n->str, s, len);
+    n->str[len] = '\0';
+    n->quoted = quoted;
+    return n;
+}
+
+void detfeed__yaml_free(detfeed__ynode *node)
+{
+    if (node == NULL)
+        return;
+    for (size_t i = 0; i < node->n; i++) {
+        if (node->keys)
+            free(node->keys[i]);
+        detfeed__yaml_free(node->items[i]);
+    }
+    free(node->keys);
+    free(node->items);
+    free(node->str);
+    free(node);
+}
+
+/* Appends (key, value) to a SEQ (key NULL) or MAP; takes ownership. */
+static bool append(yparser *p, detfeed__ynode *c, char *key, detfeed__ynode *value)
+{
+    if ((c->n & (c->n - 1)) == 0) { /* grow at powers of two */
+        size_t cap = c->n ? c->n * 2 : 1;
+        detfeed__ynode **items = realloc(c->items, cap * sizeof *items);
+        if (items)
+            c->items = items;
+        char **keys =
+            c->type == DETFEED__Y_MAP ? realloc(c->keys, cap * sizeof *keys) : NULL;
+        if (keys)
+            c->keys = keys;
+        if (items == NULL || (c->type == DETFEED__Y_MAP && keys == NULL)) {
+            free(key);
+            detfeed__yaml_free(value);
+            fail(p, c->line, "out of memory");
+            return false;
+        }
+    }
+    if (c->type == DETFEED__Y_MAP) {
+        for (size_t i = 0; i < c->n; i++) {
+            if (strcmp(c->keys[i], key) == 0) {
+                fail(p, value ? value->line : c->line, "duplicate key '%s'", key);
+                free(key);
+                detfeed__yaml_free(value);
+                return false;
+            }
+        }
+        c->keys[c->n] = key;
+    }
+    c->items[c->n++] = value;
+    return true;
+}
+
+static char *dup_range(const char *s, size_t len)
+{
+    char *d = malloc(len + 1);
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
+}
+
+/* ---- lines ---------------------------------------------------------------- */
+
+static bool is_comment_start(const char *s, const char *start)
+{
+    return *s == '#' && (s == start || s[-1] == ' ' || s[-1] == '\t');
+}
+
+static bool split_lines(yparser *p, const char *text, size_t len)
+{
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;
+        len -= 3;
+    }
+    p->buf = malloc(len + 1);
+    size_t cap = 16;
+    p->lines = malloc(cap * sizeof *p->lines);
+    if (p->buf == NULL || p->lines == NULL) {
+        fail(p, 0, "out of memory");
+        return false;
+    }
+    memcpy(p->buf, text, len);
+    p->buf[len] = '\0';
+    if (memchr(p->buf, '\0', len) != NULL) {
+        fail(p, 1, "the file contains a NUL byte");
+        return false;
+    }
+    char *s = p->buf;
+    for (int lineno = 1; *s || s == p->buf; lineno++) {
+        char *end = s + strcspn(s, "\r\n");
+        char *next = end;
+        if (*next == '\r')
+            next++;
+        if (*next == '\n')
+            next++;
+        *end = '\0';
+        if (p->n == cap) {
+            yline *l = realloc(p->lines, (cap *= 2) * sizeof *l);
+            if (l == NULL) {
+                fail(p, lineno, "out of memory");
+                return false;
+            }
+            p->lines = l;
+        }
+        yline *ln = &p->lines[p->n++];
+        ln->lineno = lineno;
+        ln->indent = (int)strspn(s, " ");
+        ln->text = s + ln->indent;
+        size_t tabs = strspn(ln->text, "\t ");
+        ln->blank = ln->text[tabs] == '\0' || ln->text[tabs] == '#';
+        if (!ln->blank && ln->text[0] == '\t') {
+            fail(p, lineno, "tab used for indentation");
+            return false;
+        }
+        if (end == next)
+            break;
+        s = next;
+    }
+    return true;
+}
+
+/* The next non-blank line at or after the cursor, or NULL. */
+static yline *peek(yparser *p)
+{
+    while (p->i < p->n && p->lines[p->i].blank)
+        p->i++;
+    return p->i < p->n ? &p->lines[p->i] : NULL;
+}
+
+static bool is_seq_item(const yline *l)
+{
+    return l->text[0] == '-' && (l->text[1] == '\0' || l->text[1] == ' ');
+}
+
+/* ---- scalars -------------------------------------------------------------- */
+
+/* Reads a quoted scalar at s (on its quote); *end gets the position after
+ * the closing quote. Double quotes understand \\ \" \n \t; single quotes
+ * understand ''. */
+static detfeed__ynode *quoted_scalar(yparser *p, const char *s, const char **end,
+                                     int line)
+{
+    char q = *s++;
+    size_t len = strlen(s);
+    char *out = malloc(len + 1);
+    if (out == NULL) {
+        fail(p, line, "out of memory");
+        return NULL;
+    }
+    size_t k = 0;
+    for (;;) {
+        if (*s == '\0') {
+            free(out);
+            fail(p, line, "unterminated %s-quoted string",
+                 q == '"' ? "double" : "single");
+            return NULL;
+        }
+        if (*s == q && q == '\'' && s[1] == '\'') {
+            out[k++] = '\'';
+            s += 2;
+        } else if (*s == q) {
+            s++;
+            break;
+        } else if (q == '"' && *s == '\\' && s[1]) {
+            char c = s[1];
+            out[k++] = c == 'n' ? '\n' : c == 't' ? '\t' : c;
+            s += 2;
+        } else {
+            out[k++] = *s++;
+        }
+    }
+    *end = s;
+    detfeed__ynode *n = scalar_new(p, out, k, 1, line);
+    free(out);
+    return n;
+}
+
+/* A scalar that is the rest of a line: quoted, or plain up to a comment. */
+static detfeed__ynode *line_scalar(yparser *p, const char *s, int line)
+{
+    if (*s == '"' || *s == '\'') {
+        const char *end;
+        detfeed__ynode *n = quoted_scalar(p, s, &end, line);
+        if (n == NULL)
+            return NULL;
+        end += strspn(end, " \t");
+        if (*end != '\0' && *end != '#') {
+            detfeed__yaml_free(n);
+            fail(p, line, "text after a quoted string");
+            return NULL;
+        }
+        return n;
+    }
+    if (*s == '&' || *s == '*' || *s == '!') {
+        fail(p, line, "YAML anchors, aliases and tags are not supported");
+        return NULL;
+    }
+    const char *e = s;
+    while (*e && !is_comment_start(e, s))
+        e++;
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    return scalar_new(p, s, (size_t)(e - s), 0, line);
+}
+
+/* ---- flow collections ----------------------------------------------------- */
+
+static detfeed__ynode *flow_value(yparser *p, const char **s, int line);
+
+static void skip_ws(const char **s)
+{
+    *s += strspn(*s, " \t");
+}
+
+/* A plain scalar inside a flow collection: up to , ] } or ": ". */
+static detfeed__ynode *flow_plain(yparser *p, const char **s, int line)
+{
+    const char *b = *s, *e = b;
+    while (*e && *e != ',' && *e != ']' && *e != '}' &&
+           !(*e == ':' && (e[1] == ' ' || e[1] == ',' || e[1] == '}' || e[1] == '\0')))
+        e++;
+    *s = e;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    return scalar_new(p, b, (size_t)(e - b), 0, line);
+}
+
+static detfeed__ynode *flow_collection(yparser *p, const char **s, int line)
+{
+    bool is_map = **s == '{';
+    char close = is_map ? '}' : ']';
+    detfeed__ynode *c = node_new(p, is_map ? DETFEED__Y_MAP : DETFEED__Y_SEQ, line);
+    (*s)++;
+    while (c && !p->failed) {
+        skip_ws(s);
+        if (**s == close) {
+            (*s)++;
+            return c;
+        }
+        char *key = NULL;
+        if (is_map) {
+            detfeed__ynode *k = flow_value(p, s, line);
+            if (k && k->type != DETFEED__Y_SCALAR)
+                fail(p, line, "a flow mapping key must be a scalar");
+            skip_ws(s);
+            if (!p->failed && **s != ':')
+                fail(p, line, "expected ':' in a flow mapping");
+            if (k && !p->failed) {
+                key = k->str;
+                k->str = NULL;
+                (*s)++; /* the ':' */
+            }
+            detfeed__yaml_free(k);
+        }
+        detfeed__ynode *v = p->failed ? NULL : flow_value(p, s, line);
+        if (p->failed) {
+            free(key);
+            detfeed__yaml_free(v);
+            break;
+        }
+        if (!append(p, c, key, v)) /* frees key and v */
+            break;
+        skip_ws(s);
+        if (**s == ',')
+            (*s)++;
+        else if (**s != close)
+            fail(p, line, "expected ',' or '%c' in a flow collection", close);
+    }
+    detfeed__yaml_free(c);
+    return NULL;
+}
+
+static detfeed__ynode *flow_value(yparser *p, const char **s, int line)
+{
+    skip_ws(s);
+    if (++p->depth > MAX_DEPTH) {
+        fail(p, line, "nesting deeper than %d levels", MAX_DEPTH);
+        return NULL;
+    }
+    detfeed__ynode *n;
+    if (**s == '[' || **s == '{')
+        n = flow_collection(p, s, line);
+    else if (**s == '"' || **s == '\'')
+        n = quoted_scalar(p, *s, s, line);
+    else if (**s == '&' || **s == '*' || **s == '!') {
+        fail(p, line, "YAML anchors, aliases and tags are not supported");
+        n = NULL;
+    } else if (**s == '\0') {
+        fail(p, line, "unterminated flow collection");
+        n = NULL;
+    } else
+        n = flow_plain(p, s, line);
+    p->depth--;
+    return n;
+}
+
+/* Bracket depth change of a line of flow text, ignoring quoted parts and a
+ * trailing comment. */
+static int bracket_balance(const char *s)
+{
+    int d = 0;
+    for (const char *b = s; *s; s++) {
+        if (*s == '"' || *s == '\'') {
+            char q = *s++;
+            while (*s && *s != q)
+                s += (*s == '\\' && q == '"' && s[1]) ? 2 : 1;
+            if (!*s)
+                break;
+        } else if (is_comment_start(s, b)) {
+            break;
+        } else if (*s == '[' || *s == '{') {
+            d++;
+        } else if (*s == ']' || *s == '}') {
+            d--;
+        }
+    }
+    return d;
+}
+
+/* Strips a trailing comment (outside quotes) from flow text in place. */
+static void strip_comment(char *s)
+{
+    for (char *b = s; *s; s++) {
+        if (*s == '"' || *s == '\'') {
+            char q = *s++;
+            while (*s && *s != q)
+                s += (*s == '\\' && q == '"' && s[1]) ? 2 : 1;
+            if (!*s)
+                return;
+        } else if (is_comment_start(s, b)) {
+            *s = '\0';
+            return;
+        }
+    }
+}
+
+/* A flow collection starting at `text` on the cursor line and continuing
+ * over following lines until its brackets balance. Advances the cursor. */
+static detfeed__ynode *flow_block(yparser *p, const char *text)
+{
+    int line = p->lines[p->i].lineno;
+    size_t cap = strlen(text) + 1, len = 0;
+    char *joined = malloc(cap);
+    if (joined == NULL) {
+        fail(p, line, "out of memory");
+        return NULL;
+    }
+    int depth = 0;
+    for (const char *part = text;;) {
+        size_t n = strlen(part);
+        char *grown = realloc(joined, len + n + 2);
+        if (grown == NULL) {
+            free(joined);
+            fail(p, line, "out of memory");
+            return NULL;
+        }
+        joined = grown;
+        memcpy(joined + len, part, n);
+        len += n;
+        joined[len++] = ' ';
+        joined[len] = '\0';
+        depth += bracket_balance(part);
+        p->i++;
+        if (depth <= 0)
+            break;
+        if (peek(p) == NULL) {
+            free(joined);
+            fail(p, line, "unterminated flow collection");
+            return NULL;
+        }
+        part = p->lines[p->i].text;
+    }
+    strip_comment(joined);
+    const char *s = joined;
+    detfeed__ynode *n = flow_value(p, &s, line);
+    skip_ws(&s);
+    if (n && *s != '\0') {
+        fail(p, line, "text after a flow collection");
+        detfeed__yaml_free(n);
+        n = NULL;
+    }
+    free(joined);
+    return n;
+}
+
+/* ---- block structure ------------------------------------------------------ */
+
+static detfeed__ynode *block_node(yparser *p, int min_indent);
+
+/* | or > block scalar: the following lines indented more than `indent`. */
+static detfeed__ynode *block_scalar(yparser *p, int indent, bool folded, int line)
+{
+    size_t cap = 64, len = 0;
+    char *text = malloc(cap);
+    if (text == NULL) {
+        fail(p, line, "out of memory");
+        return NULL;
+    }
+    int body = -1;
+    for (p->i++; p->i < p->n; p->i++) {
+        yline *l = &p->lines[p->i];
+        bool empty = l->text[strspn(l->text, " \t")] == '\0';
+        if (!empty && l->indent <= indent)
+            break;
+        if (body < 0 && !empty)
+            body = l->indent;
+        /* Keep indentation beyond the body's own column. */
+        const char *t = empty               ? ""
+                        : l->indent >= body ? l->text - (l->indent - body)
+                                            : l->text;
+        size_t n = strlen(t);
+        char *g = len + n + 2 > cap ? realloc(text, cap = (len + n + 2) * 2) : text;
+        if (g == NULL) {
+            free(text);
+            fail(p, line, "out of memory");
+            return NULL;
+        }
+        text = g;
+        memcpy(text + len, t, n);
+        len += n;
+        text[len++] = folded ? ' ' : '\n';
+    }
+    detfeed__ynode *node = scalar_new(p, text, len, 1, line);
+    free(text);
+    return node;
+}
+
+/* The value after "key:" (or after "- "), text being what follows on the
+ * line. Advances past everything the value spans. */
+static detfeed__ynode *inline_value(yparser *p, const char *text, int indent)
+{
+    yline *l = &p->lines[p->i];
+    int line = l->lineno;
+    if (*text == '[' || *text == '{')
+        return flow_block(p, text);
+    if ((*text == '|' || *text == '>') &&
+        (text[1] == '\0' || strchr("-+ #0123456789", text[1])))
+        return block_scalar(p, indent, *text == '>', line);
+    if (*text != '\0' && *text != '#') {
+        detfeed__ynode *n = line_scalar(p, text, line);
+        p->i++;
+        return n;
+    }
+    p->i++; /* empty: the value is the block below, or null */
+    yline *next = peek(p);
+    if (next && next->indent > indent)
+        return block_node(p, indent + 1);
+    if (next && next->indent == indent && is_seq_item(next))
+        return block_node(p, indent);
+    return scalar_new(p, "", 0, 0, line);
+}
+
+/* Splits "key: rest" at the first ':' followed by a space or the end,
+ * outside quotes. Returns the key (malloc'd) and sets *rest; NULL when the
+ * line is not a mapping entry. */
+static char *split_key(yparser *p, char *text, char **rest, int line)
+{
+    char *colon = NULL, *key_end;
+    const char *key_start = text;
+    if (*text == '"' || *text == '\'') {
+        const char *after;
+        detfeed__ynode *k = quoted_scalar(p, text, &after, line);
+        if (k == NULL)
+            return NULL;
+        after += strspn(after, " ");
+        if (*after != ':' || (after[1] != ' ' && after[1] != '\0')) {
+            detfeed__yaml_free(k);
+            return NULL;
+        }
+        *rest = (char *)after + 1 + strspn(after + 1, " ");
+        char *key = k->str;
+        k->str = NULL;
+        detfeed__yaml_free(k);
+        return key;
+    }
+    for (char *s = text; *s && !is_comment_start(s, text); s++) {
+        if (*s == ':' && (s[1] == ' ' || s[1] == '\t' || s[1] == '\0')) {
+            colon = s;
+            break;
+        }
+    }
+    if (colon == NULL)
+        return NULL;
+    key_end = colon;
+    while (key_end > key_start && (key_end[-1] == ' ' || key_end[-1] == '\t'))
+        key_end--;
+    *rest = colon + 1 + strspn(colon + 1, " \t");
+    return dup_range(key_start, (size_t)(key_end - key_start));
+}
+
+static detfeed__ynode *block_map(yparser *p, int indent)
+{
+    detfeed__ynode *map = node_new(p, DETFEED__Y_MAP, p->lines[p->i].lineno);
+    yline *l;
+    while (map && !p->failed && (l = peek(p)) != NULL && l->indent >= indent) {
+        if (l->indent > indent) {
+            fail(p, l->lineno, "unexpected indentation");
+            break;
+        }
+        if (is_seq_item(l)) {
+            fail(p, l->lineno, "a sequence item where a mapping key was expected");
+            break;
+        }
+        if (strncmp(l->text, "---", 3) == 0 || strncmp(l->text, "...", 3) == 0) {
+            fail(p, l->lineno, "more than one document");
+            break;
+        }
+        if (*l->text == '?' || *l->text == '&' || *l->text == '*' || *l->text == '!') {
+            fail(p, l->lineno,
+                 "complex keys, anchors, aliases and tags are not supported");
+            break;
+        }
+        char *rest, *key = split_key(p, l->text, &rest, l->lineno);
+        if (key == NULL) {
+            fail(p, l->lineno, "expected 'key: value'");
+            break;
+        }
+        detfeed__ynode *v = inline_value(p, rest, indent);
+        if (p->failed) {
+            free(key);
+            detfeed__yaml_free(v);
+            break;
+        }
+        if (!append(p, map, key, v)) /* frees key and v */
+            break;
+    }
+    if (p->failed) {
+        detfeed__yaml_free(map);
+        return NULL;
+    }
+    return map;
+}
+
+static detfeed__ynode *block_seq(yparser *p, int indent)
+{
+    detfeed__ynode *seq = node_new(p, DETFEED__Y_SEQ, p->lines[p->i].lineno);
+    yline *l;
+    while (seq && !p->failed && (l = peek(p)) != NULL && l->indent == indent &&
+           is_seq_item(l)) {
+        char *content = l->text + 1;
+        content += strspn(content, " ");
+        char *rest;
+        detfeed__ynode *v;
+        char *key = (*content && *content != '[' && *content != '{' && *content != '#')
+                        ? split_key(p, content, &rest, l->lineno)
+                        : NULL;
+        if (p->failed)
+            break;
+        if (key != NULL) {
+            /* "- key: value": a mapping that starts on the item's line. */
+            free(key);
+            l->indent = indent + (int)(content - l->text);
+            l->text = content;
+            v = block_node(p, l->indent);
+        } else {
+            v = inline_value(p, content, indent);
+        }
+        if (p->failed) {
+            detfeed__yaml_free(v);
+            break;
+        }
+        if (!append(p, seq, NULL, v))
+            break;
+    }
+    if (p->failed) {
+        detfeed__yaml_free(seq);
+        return NULL;
+    }
+    return seq;
+}
+
+static detfeed__ynode *block_node(yparser *p, int min_indent)
+{
+    yline *l = peek(p);
+    if (l == NULL || l->indent < min_indent)
+        return scalar_new(p, "", 0, 0, l ? l->lineno : 0);
+    if (++p->depth > MAX_DEPTH) {
+        fail(p, l->lineno, "nesting deeper than %d levels", MAX_DEPTH);
+        return NULL;
+    }
+    detfeed__ynode *n =
+        is_seq_item(l) ? block_seq(p, l->indent) : block_map(p, l->indent);
+    p->depth--;
+    return n;
+}
+
+int detfeed__yaml_parse(const char *text, size_t len, detfeed__ynode **root,
+                        int *err_line, char *err, size_t errsz)
+{
+    yparser p = {.err = err, .errsz = errsz};
+    *root = NULL;
+    if (errsz)
+        err[0] = '\0';
+    detfeed__ynode *doc = NULL;
+    if (split_lines(&p, text, len)) {
+        yline *first = peek(&p);
+        if (first && strncmp(first->text, "---", 3) == 0 &&
+            (first->text[3] == '\0' || first->text[3] == ' '))
+            p.i++;
+        first = peek(&p);
+        if (first && first->indent != 0)
+            fail(&p, first->lineno, "the document must start at column 0");
+        else if (first && is_seq_item(first))
+            fail(&p, first->lineno, "the document must be a mapping");
+        else
+            doc = block_node(&p, 0);
+        yline *left = p.failed ? NULL : peek(&p);
+        if (left)
+            fail(&p, left->lineno,
+                 strncmp(left->text, "---", 3) == 0 ? "more than one document"
+                                                    : "unexpected text");
+    }
+    free(p.lines);
+    free(p.buf);
+    if (p.failed) {
+        detfeed__yaml_free(doc);
+        *err_line = p.err_line;
+        return -1;
+    }
+    *root = doc;
+    return 0;
+}
+
+const detfeed__ynode *detfeed__yaml_get(const detfeed__ynode *map, const char *key)
+{
+    if (map == NULL || map->type != DETFEED__Y_MAP)
+        return NULL;
+    for (size_t i = 0; i < map->n; i++)
+        if (strcmp(map->keys[i], key) == 0)
+            return map->items[i];
+    return NULL;
+}
+
+int detfeed__yaml_is_null(const detfeed__ynode *node)
+{
+    return node == NULL || (node->type == DETFEED__Y_SCALAR && !node->quoted &&
+                            (node->str[0] == '\0' || strcmp(node->str, "~") == 0 ||
+                             strcmp(node->str, "null") == 0));
+}

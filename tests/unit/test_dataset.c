@@ -1,0 +1,266 @@
+/*
+ * test_dataset.c - the dataset index on a generated tree holding every kind
+ * of bad input (each skipped and counted with its reason, or the first one
+ * an error under the fail policy), and the counts of the shared COCO sets.
+ */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[64];
+
+static const char *at(const char *rel)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", root, rel);
+    return buf[k];
+}
+
+static void write_text(const char *rel, const char *text)
+{
+    FILE *f = fopen(at(rel), "wb");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void write_image(detfeed_codec *c, const char *rel, int w, int h)
+{
+    uint8_t *px = calloc((size_t)w * h * 3, 1);
+    for (int i = 0; i < w * h * 3; i++)
+        px[i] = (uint8_t)(i * 13);
+    CHECK_INT(detfeed_codec_write_png(c, at(rel), px, (size_t)w * 3, w, h), 0);
+    free(px);
+}
+
+static void make_tree(void)
+{
+    detfeed_codec *c;
+    detfeed_codec_create(&c, 0);
+    const char *dirs[] = {"images",    "images/train", "images/train/h.png",
+                          "labels",    "labels/train", "images/val",
+                          "labels/val"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        mkdir(at(dirs[i]), 0755);
+    write_image(c, "images/train/a.png", 64, 48);   /* labelled, 2 boxes */
+    write_image(c, "images/train/b.png", 32, 32);   /* no label file */
+    write_image(c, "images/train/c.png", 40, 30);   /* empty label file */
+    write_image(c, "images/train/d.png", 40, 30);   /* a bad label line */
+    write_image(c, "images/train/e.PNG", 20, 20);   /* upper-case suffix, CRLF + BOM */
+    write_image(c, "images/train/s.png", 5, 20);    /* too small */
+    write_image(c, "images/train/dup.png", 16, 16); /* duplicate rows */
+    write_image(c, "images/train/h.png/inner.png", 12,
+                12); /* inside a folder named .png */
+    write_image(c, "images/val/v.png", 16, 16);
+    write_text("images/train/f.bmp", "BM");         /* unsupported format */
+    write_text("images/train/g.png", "");           /* zero bytes */
+    write_text("images/train/t.jpg", "not a jpeg"); /* text named .jpg */
+    write_text("images/train/.hidden.png", "");     /* skipped: hidden */
+    write_text("labels/train/a.txt", "0 0.5 0.5 0.2 0.2\n2 0.1 0.1 0.1 0.1\n");
+    write_text("labels/train/c.txt", "");
+    write_text("labels/train/d.txt", "0 0.5 0.5 0.2 0.2\n1 0.5 nan 0.2 0.2\n");
+    write_text("labels/train/e.txt", "\xEF\xBB\xBF"
+                                     "1 0.5 0.5 0.2 0.2\r\n");
+    write_text("labels/train/dup.txt", "1 0.5 0.5 0.2 0.2\n1 0.5 0.5 0.2 0.2\n");
+    write_text("labels/train/orphan.txt", "0 0.5 0.5 0.2 0.2\n");
+    write_text("labels/train/s.txt", "0 0.5 0.5 0.2 0.2\n");
+    write_text("data.yaml", "path: elsewhere  # not here: the YAML's folder is used\n"
+                            "train: images/train\n"
+                            "val: [images/val, images/missing]\n"
+                            "names:\n  0: cat\n  1: dog\n  2: bird\n");
+    write_text("bad.yaml", "train: images/train\nnames: [a, b\n");
+    write_text("list.txt", "images/train/a.png\n./images/train/b.png\n\n"
+                           "images/train/h.png\nimages/train/nothere.png\n");
+    detfeed_codec_destroy(c);
+}
+
+static detfeed_dataset *open_ds(const char *source, int policy, const char *split)
+{
+    detfeed_dataset *ds;
+    CHECK_INT(detfeed_dataset_create(&ds, 0), 0);
+    CHECK_INT(detfeed_dataset_set_int(ds, DETFEED_DATASET_POLICY, policy), 0);
+    if (split)
+        CHECK_INT(detfeed_dataset_set_split(ds, split), 0);
+    int rc = detfeed_dataset_open(ds, source);
+    if (rc != DETFEED_OK && policy == DETFEED_POLICY_SKIP)
+        fprintf(stderr, "open %s: %s\n", source, detfeed_dataset_last_error(ds));
+    return ds;
+}
+
+/* A problem whose file ends with `file_end`, at `line`, with `words`. */
+static bool has_problem(const detfeed_dataset *ds, const char *file_end, int line,
+                        const char *words)
+{
+    for (size_t i = 0; i < detfeed_dataset_problem_count(ds); i++) {
+        const char *f, *r;
+        int l;
+        detfeed_dataset_problem(ds, i, &f, &l, &r);
+        size_t nf = strlen(f), ne = strlen(file_end);
+        if (nf >= ne && strcmp(f + nf - ne, file_end) == 0 && l == line &&
+            strstr(r, words))
+            return true;
+    }
+    fprintf(stderr, "  no problem %s:%d \"%s\"\n", file_end, line, words);
+    return false;
+}
+
+#define STAT(ds, s) detfeed_dataset_stat_get(ds, DETFEED_STAT_##s)
+
+static void test_yaml_train(void)
+{
+    detfeed_dataset *ds = open_ds(at("data.yaml"), DETFEED_POLICY_SKIP, NULL);
+    /* a, b, c, d, e, s, dup, inner, g, t: 10 jpg/jpeg/png files. */
+    CHECK_INT(STAT(ds, IMAGES), 10);
+    CHECK_INT(STAT(ds, UNSUPPORTED), 1);
+    CHECK_INT(STAT(ds, CORRUPT), 4); /* d (label), s (small), g (empty), t (text) */
+    CHECK_INT(STAT(ds, USABLE), 6);  /* a, b, c, e, dup, inner */
+    CHECK_INT(STAT(ds, LABELLED), 3);
+    CHECK_INT(STAT(ds, BACKGROUNDS), 3);
+    CHECK_INT(STAT(ds, MISSING_LABELS), 2); /* b, inner */
+    CHECK_INT(STAT(ds, EMPTY_LABELS), 1);
+    CHECK_INT(STAT(ds, INSTANCES), 4);
+    CHECK_INT(STAT(ds, DUPLICATES), 1);
+    CHECK_INT(STAT(ds, REJECTED_LINES), 1);
+    CHECK_INT(STAT(ds, ORPHAN_LABELS), 1);
+    CHECK_INT(detfeed_dataset_class_count(ds), 3);
+    CHECK_STR(detfeed_dataset_class_name(ds, 1), "dog");
+    CHECK(has_problem(ds, "labels/train/d.txt", 2, "not finite"));
+    CHECK(has_problem(ds, "images/train/s.png", 0, "below 10 pixels"));
+    CHECK(has_problem(ds, "images/train/g.png", 0, "empty"));
+    CHECK(has_problem(ds, "images/train/t.jpg", 0, "not a JPEG or PNG"));
+    CHECK(has_problem(ds, "images/train/f.bmp", 0, "unsupported image format 'bmp'"));
+    CHECK(has_problem(ds, "labels/train/orphan.txt", 0, "without an image"));
+    CHECK(has_problem(ds, "labels/train/dup.txt", 0, "1 duplicate"));
+    CHECK(has_problem(ds, "data.yaml", 1, "does not exist here"));
+    /* Order is the sorted paths; a.png first with its two boxes. */
+    CHECK(strstr(detfeed_dataset_image_path(ds, 0), "images/train/a.png") != NULL);
+    int w, h;
+    CHECK(detfeed_dataset_image_size(ds, 0, &w, &h) == 0 && w == 64 && h == 48);
+    float cls[2], boxes[8];
+    CHECK_INT(detfeed_dataset_instance_count(ds, 0), 2);
+    CHECK_INT(detfeed_dataset_labels(ds, 0, cls, boxes, NULL), 0);
+    CHECK(cls[0] == 0 && cls[1] == 2 && boxes[4] == 0.1f);
+    CHECK_INT(detfeed_dataset_task(ds), DETFEED_TASK_DETECT);
+    CHECK_INT(detfeed_dataset_set_int(ds, DETFEED_DATASET_POLICY, 0),
+              DETFEED_EBADSTATE);
+    CHECK_INT(detfeed_dataset_open(ds, at("data.yaml")), DETFEED_EBADSTATE);
+    detfeed_dataset_destroy(ds);
+}
+
+static void test_fail_policy(void)
+{
+    detfeed_dataset *ds = open_ds(at("data.yaml"), DETFEED_POLICY_FAIL, NULL);
+    /* Sorted order: a, b, c, d -> d's label line is the first bad sample. */
+    const char *msg = detfeed_dataset_last_error(ds);
+    CHECK(strstr(msg, "labels/train/d.txt:2:") != NULL &&
+          strstr(msg, "not finite") != NULL);
+    detfeed_dataset_destroy(ds);
+    ds = open_ds(at("data.yaml"), DETFEED_POLICY_FAIL, "val");
+    CHECK(strstr(detfeed_dataset_last_error(ds), "images/missing' does not exist") !=
+          NULL);
+    detfeed_dataset_destroy(ds);
+}
+
+static void test_other_sources(void)
+{
+    detfeed_dataset *ds = open_ds(at("data.yaml"), DETFEED_POLICY_SKIP, "val");
+    CHECK_INT(STAT(ds, USABLE), 1);
+    CHECK(has_problem(ds, "data.yaml", 3, "images/missing' does not exist"));
+    detfeed_dataset_destroy(ds);
+
+    ds = open_ds(at("list.txt"), DETFEED_POLICY_SKIP, NULL);
+    CHECK_INT(STAT(ds, IMAGES), 4);
+    CHECK_INT(STAT(ds, USABLE), 2);
+    CHECK_INT(STAT(ds, CORRUPT), 2);
+    CHECK(has_problem(ds, "images/train/h.png", 0, "not a regular file"));
+    CHECK(has_problem(ds, "images/train/nothere.png", 0, "cannot open"));
+    detfeed_dataset_destroy(ds);
+
+    ds = open_ds(at("images/train"), DETFEED_POLICY_SKIP, NULL);
+    CHECK_INT(STAT(ds, USABLE), 6);
+    detfeed_dataset_destroy(ds);
+
+    detfeed_dataset_create(&ds, 0);
+    CHECK_INT(detfeed_dataset_open(ds, at("bad.yaml")), DETFEED_EFORMAT);
+    CHECK(strstr(detfeed_dataset_last_error(ds), "bad.yaml:2: malformed YAML") != NULL);
+    detfeed_dataset_destroy(ds);
+    detfeed_dataset_create(&ds, 0);
+    CHECK_INT(detfeed_dataset_set_split(ds, "dev"), DETFEED_EINVAL);
+    CHECK_INT(detfeed_dataset_set_int(ds, (detfeed_dataset_param)99, 1),
+              DETFEED_EINVAL);
+    CHECK_INT(detfeed_dataset_set_int(ds, DETFEED_DATASET_POLICY, 7), DETFEED_EINVAL);
+    CHECK_INT(detfeed_dataset_open(ds, at("nothing.yaml")), DETFEED_EIO);
+    CHECK(strstr(detfeed_dataset_last_error(ds), "nothing.yaml") != NULL);
+    CHECK_INT(detfeed_dataset_set_int(ds, DETFEED_DATASET_POLICY, 1),
+              DETFEED_EBADSTATE);
+    detfeed_dataset_destroy(ds);
+}
+
+/* The shared COCO sets: counts computed independently from the files (and,
+ * for coco128, stated in shared/data/README.md). */
+static void test_shared(void)
+{
+    const char *data = getenv("DETFEED_TEST_DATA");
+    if (data == NULL || access(data, R_OK) != 0) {
+        printf("note: DETFEED_TEST_DATA not set or unreadable, shared data counts "
+               "skipped\n");
+        return;
+    }
+    static const struct {
+        const char *source, *split;
+        long images, labelled, backgrounds, orphans, instances;
+        int task;
+    } sets[] = {
+        {"coco128", NULL, 128, 126, 2, 2, 929, DETFEED_TASK_DETECT},
+        {"coco128/coco128.yaml", "train", 128, 126, 2, 2, 929, DETFEED_TASK_DETECT},
+        {"coco8", NULL, 8, 8, 0, 0, 30, DETFEED_TASK_DETECT},
+        {"coco8/coco8.yaml", "val", 4, 4, 0, 0, 17, DETFEED_TASK_DETECT},
+        {"coco8-seg/coco8-seg.yaml", "train", 4, 4, 0, 0, 13, DETFEED_TASK_SEGMENT},
+        {"coco8-seg", NULL, 8, 8, 0, 0, 30, DETFEED_TASK_SEGMENT},
+        {"coco8-pose/coco8-pose.yaml", "train", 4, 4, 0, 0, 7, DETFEED_TASK_POSE},
+        {"coco8-pose/coco8-pose.yaml", "val", 4, 4, 0, 0, 14, DETFEED_TASK_POSE},
+    };
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", data, sets[i].source);
+        detfeed_dataset *ds = open_ds(path, DETFEED_POLICY_FAIL, sets[i].split);
+        bool ok = CHECK_INT(STAT(ds, IMAGES), sets[i].images) &
+                  CHECK_INT(STAT(ds, LABELLED), sets[i].labelled) &
+                  CHECK_INT(STAT(ds, BACKGROUNDS), sets[i].backgrounds) &
+                  CHECK_INT(STAT(ds, ORPHAN_LABELS), sets[i].orphans) &
+                  CHECK_INT(STAT(ds, INSTANCES), sets[i].instances) &
+                  CHECK_INT(STAT(ds, CORRUPT), 0) & CHECK_INT(STAT(ds, DUPLICATES), 0) &
+                  CHECK_INT(detfeed_dataset_task(ds), sets[i].task);
+        if (!ok)
+            fprintf(stderr, "  in %s (%s)\n", path, detfeed_dataset_last_error(ds));
+        if (sets[i].task == DETFEED_TASK_POSE) {
+            int k, d;
+            detfeed_dataset_kpt_shape(ds, &k, &d);
+            const int *flip = detfeed_dataset_flip_idx(ds);
+            CHECK(k == 17 && d == 3 && flip && flip[1] == 2 && flip[16] == 15);
+        }
+        detfeed_dataset_destroy(ds);
+    }
+}
+
+int main(void)
+{
+    snprintf(root, sizeof root, "/tmp/detfeed-ds-XXXXXX");
+    if (!CHECK(mkdtemp(root) != NULL))
+        return tu_finish("test_dataset");
+    make_tree();
+    test_yaml_train();
+    test_fail_policy();
+    test_other_sources();
+    test_shared();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK_INT(system(cmd), 0);
+    return tu_finish("test_dataset");
+}

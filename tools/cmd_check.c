@@ -1,0 +1,163 @@
+/*
+ * cmd_check.c - `detfeed check`: scans a dataset and reports what it holds
+ * and everything that would be skipped, with file and line.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+typedef struct stat_row {
+    detfeed_dataset_stat stat;
+    const char *key;  /* JSON key */
+    const char *text; /* human label */
+} stat_row;
+
+static const stat_row rows[] = {
+    {DETFEED_STAT_IMAGES, "images", "images"},
+    {DETFEED_STAT_USABLE, "usable", "usable"},
+    {DETFEED_STAT_LABELLED, "labelled", "labelled"},
+    {DETFEED_STAT_BACKGROUNDS, "backgrounds", "backgrounds"},
+    {DETFEED_STAT_MISSING_LABELS, "missing_labels", "  no label file"},
+    {DETFEED_STAT_EMPTY_LABELS, "empty_labels", "  empty label file"},
+    {DETFEED_STAT_ORPHAN_LABELS, "orphan_labels", "orphan label files"},
+    {DETFEED_STAT_INSTANCES, "instances", "instances"},
+    {DETFEED_STAT_DUPLICATES, "duplicates", "duplicate rows removed"},
+    {DETFEED_STAT_CORRUPT, "corrupt", "skipped (corrupt)"},
+    {DETFEED_STAT_REJECTED_LINES, "rejected_lines", "rejected label lines"},
+    {DETFEED_STAT_UNSUPPORTED, "unsupported", "unsupported formats"},
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+static const char *const task_names[] = {"detect", "segment", "pose"};
+
+static void print_text(const detfeed_dataset *ds, const char *source, const char *split,
+                       long max_shown)
+{
+    int nc = detfeed_dataset_class_count(ds);
+    printf("dataset %s (split %s): %s, ", source, split,
+           task_names[detfeed_dataset_task(ds)]);
+    if (nc)
+        printf("%d classes\n", nc);
+    else
+        printf("classes unknown (no YAML; --nc sets them)\n");
+    for (size_t i = 0; i < NROWS; i++)
+        printf("  %-24s %lld\n", rows[i].text,
+               (long long)detfeed_dataset_stat_get(ds, rows[i].stat));
+    size_t n = detfeed_dataset_problem_count(ds);
+    if (n)
+        printf("problems (%zu%s):\n", n, (long)n > max_shown ? ", first shown" : "");
+    for (size_t i = 0; i < n && (long)i < max_shown; i++) {
+        const char *file, *reason;
+        int line;
+        detfeed_dataset_problem(ds, i, &file, &line, &reason);
+        if (line > 0)
+            printf("  %s:%d: %s\n", file, line, reason);
+        else
+            printf("  %s: %s\n", file, reason);
+    }
+}
+
+static void print_json(const detfeed_dataset *ds, const char *source, const char *split)
+{
+    printf("{\"source\":");
+    cli_json_string(stdout, source);
+    printf(",\"split\":\"%s\",\"task\":\"%s\",\"classes\":%d", split,
+           task_names[detfeed_dataset_task(ds)], detfeed_dataset_class_count(ds));
+    for (size_t i = 0; i < NROWS; i++)
+        printf(",\"%s\":%lld", rows[i].key,
+               (long long)detfeed_dataset_stat_get(ds, rows[i].stat));
+    printf(",\"problems\":[");
+    for (size_t i = 0; i < detfeed_dataset_problem_count(ds); i++) {
+        const char *file, *reason;
+        int line;
+        detfeed_dataset_problem(ds, i, &file, &line, &reason);
+        printf("%s{\"file\":", i ? "," : "");
+        cli_json_string(stdout, file);
+        printf(",\"line\":%d,\"reason\":", line);
+        cli_json_string(stdout, reason);
+        printf("}");
+    }
+    printf("]}\n");
+}
+
+static bool pick(const char *value, const char *const *names, int n, int *out)
+{
+    for (int i = 0; i < n; i++) {
+        if (strcmp(value, names[i]) == 0) {
+            *out = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    const char *split = "train", *policy = "skip", *verify = "decode", *root = NULL;
+    long nc = 0, shown = 50;
+    bool json = false;
+    const cli_opt opts[] = {
+        {"split", CLI_STRING, &split, "NAME",
+         "split of a YAML: train (default), val, test", 0, 0},
+        {"policy", CLI_STRING, &policy, "P",
+         "skip (default): count bad samples; fail: stop at the first", 0, 0},
+        {"verify", CLI_STRING, &verify, "HOW",
+         "decode (default): decode every image; header; none", 0, 0},
+        {"root", CLI_STRING, &root, "DIR", "dataset root instead of the YAML's 'path'",
+         0, 0},
+        {"nc", CLI_INT, &nc, "N", "number of classes when DATA has no YAML", 0,
+         1000000},
+        {"show", CLI_INT, &shown, "N",
+         "problems listed in the text report (default 50)", 0, 1000000000},
+        {"json", CLI_FLAG, &json, NULL,
+         "print one JSON object with the counts and problems", 0, 0},
+        {0}};
+    const char *usage = "detfeed check DATA [options]";
+    const char *about =
+        "Scans a dataset (a dataset YAML, a folder of images/ and labels/, or a text\n"
+        "file listing images) and reports images, labelled images, backgrounds,\n"
+        "orphan label files, instances, duplicates, corrupt images and every\n"
+        "rejected label line with file:line and the reason.";
+    char *pos[1];
+    int npos, p = 0, v = 0;
+    int rc = cli_parse(argc, argv, opts, usage, about, pos, 1, &npos);
+    if (rc)
+        return rc < 0 ? CLI_OK : rc;
+    static const char *const policies[] = {"skip", "fail"};
+    static const char *const verifies[] = {"header", "decode", "none"};
+    if (npos != 1) {
+        cli_error("usage: %s", usage);
+        return CLI_USAGE;
+    }
+    if (!pick(policy, policies, 2, &p) || !pick(verify, verifies, 3, &v)) {
+        cli_error("--policy takes skip or fail; --verify takes decode, header or none");
+        return CLI_USAGE;
+    }
+    detfeed_dataset *ds;
+    if ((rc = detfeed_dataset_create(&ds, 0)) != DETFEED_OK)
+        return cli_error("%s", detfeed_strerror(rc));
+    rc = detfeed_dataset_set_split(ds, split);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_root(ds, root);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_POLICY, p);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_VERIFY, v);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_NC, nc);
+    if (rc != DETFEED_OK) {
+        detfeed_dataset_destroy(ds);
+        cli_error("--split takes train, val or test");
+        return CLI_USAGE;
+    }
+    rc = detfeed_dataset_open(ds, pos[0]);
+    int status = CLI_OK;
+    if (rc != DETFEED_OK)
+        status = cli_error("%s", detfeed_dataset_last_error(ds));
+    else if (json)
+        print_json(ds, pos[0], split);
+    else
+        print_text(ds, pos[0], split, shown);
+    detfeed_dataset_destroy(ds);
+    return status;
+}
