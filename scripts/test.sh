@@ -3,7 +3,10 @@
 #   1. formatting (clang-format) of the C sources;
 #   2. a Release build with -Werror (and the CUDA part when nvcc is present),
 #      all unit, oracle and mutation tests;
-#   3. an ASan+UBSan build, the same tests.
+#   3. an ASan+UBSan build, the same tests;
+#   4. a TSan build of the tests that run threads;
+#   5. a clang build of the libFuzzer targets, each fuzzing for a while
+#      (FUZZ_SECONDS, default 20) from the seed corpus.
 # The oracle tests read ../shared/data beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,3 +27,15 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_WERROR=ON \
   -DDETFEED_SANITIZE=address -DDETFEED_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
 (cd build-asan && ctest -j"$jobs" --output-on-failure -E test_mutation)
+
+echo "== TSan build (threaded tests)"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_WERROR=ON \
+  -DDETFEED_SANITIZE=thread -DDETFEED_CUDA=OFF >/dev/null
+cmake --build build-tsan -j"$jobs" --target test_cache >/dev/null
+(cd build-tsan && ctest --output-on-failure -R 'test_cache')
+
+echo "== libFuzzer targets (clang, ASan+UBSan)"
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_FUZZ=ON \
+  -DDETFEED_CUDA=OFF -DDETFEED_WERROR=ON -DDETFEED_FUZZ_SECONDS="${FUZZ_SECONDS:-20}" >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz_labels fuzz_yaml fuzz_decode >/dev/null
+(cd build-fuzz && ctest -j"$jobs" --output-on-failure -R '^fuzz_')

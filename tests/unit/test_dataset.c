@@ -58,6 +58,8 @@ static void make_tree(void)
     write_image(c, "images/train/h.png/inner.png", 12,
                 12); /* inside a folder named .png */
     write_image(c, "images/val/v.png", 16, 16);
+    write_image(c, "images/train/q.png", 16, 16); /* its label "file" is a folder */
+    mkdir(at("labels/train/q.txt"), 0755);
     write_text("images/train/f.bmp", "BM");         /* unsupported format */
     write_text("images/train/g.png", "");           /* zero bytes */
     write_text("images/train/t.jpg", "not a jpeg"); /* text named .jpg */
@@ -115,10 +117,11 @@ static bool has_problem(const detfeed_dataset *ds, const char *file_end, int lin
 static void test_yaml_train(void)
 {
     detfeed_dataset *ds = open_ds(at("data.yaml"), DETFEED_POLICY_SKIP, NULL);
-    /* a, b, c, d, e, s, dup, inner, g, t: 10 jpg/jpeg/png files. */
-    CHECK_INT(STAT(ds, IMAGES), 10);
+    /* a, b, c, d, e, s, dup, inner, g, t, q: 11 jpg/jpeg/png files. */
+    CHECK_INT(STAT(ds, IMAGES), 11);
     CHECK_INT(STAT(ds, UNSUPPORTED), 1);
-    CHECK_INT(STAT(ds, CORRUPT), 4); /* d (label), s (small), g (empty), t (text) */
+    /* d (label line), s (small), g (empty), t (text), q (label is a folder) */
+    CHECK_INT(STAT(ds, CORRUPT), 5);
     CHECK_INT(STAT(ds, USABLE), 6);  /* a, b, c, e, dup, inner */
     CHECK_INT(STAT(ds, LABELLED), 3);
     CHECK_INT(STAT(ds, BACKGROUNDS), 3);
@@ -131,6 +134,7 @@ static void test_yaml_train(void)
     CHECK_INT(detfeed_dataset_class_count(ds), 3);
     CHECK_STR(detfeed_dataset_class_name(ds, 1), "dog");
     CHECK(has_problem(ds, "labels/train/d.txt", 2, "not finite"));
+    CHECK(has_problem(ds, "labels/train/q.txt", 0, "not a regular file"));
     CHECK(has_problem(ds, "images/train/s.png", 0, "below 10 pixels"));
     CHECK(has_problem(ds, "images/train/g.png", 0, "empty"));
     CHECK(has_problem(ds, "images/train/t.jpg", 0, "not a JPEG or PNG"));
@@ -230,13 +234,16 @@ static void test_shared(void)
         char path[512];
         snprintf(path, sizeof path, "%s/%s", data, sets[i].source);
         detfeed_dataset *ds = open_ds(path, DETFEED_POLICY_FAIL, sets[i].split);
-        bool ok = CHECK_INT(STAT(ds, IMAGES), sets[i].images) &
-                  CHECK_INT(STAT(ds, LABELLED), sets[i].labelled) &
-                  CHECK_INT(STAT(ds, BACKGROUNDS), sets[i].backgrounds) &
-                  CHECK_INT(STAT(ds, ORPHAN_LABELS), sets[i].orphans) &
-                  CHECK_INT(STAT(ds, INSTANCES), sets[i].instances) &
-                  CHECK_INT(STAT(ds, CORRUPT), 0) & CHECK_INT(STAT(ds, DUPLICATES), 0) &
-                  CHECK_INT(detfeed_dataset_task(ds), sets[i].task);
+        /* Every check runs (no short circuit), so one failure shows them all. */
+        int bad = !CHECK_INT(STAT(ds, IMAGES), sets[i].images);
+        bad += !CHECK_INT(STAT(ds, LABELLED), sets[i].labelled);
+        bad += !CHECK_INT(STAT(ds, BACKGROUNDS), sets[i].backgrounds);
+        bad += !CHECK_INT(STAT(ds, ORPHAN_LABELS), sets[i].orphans);
+        bad += !CHECK_INT(STAT(ds, INSTANCES), sets[i].instances);
+        bad += !CHECK_INT(STAT(ds, CORRUPT), 0);
+        bad += !CHECK_INT(STAT(ds, DUPLICATES), 0);
+        bad += !CHECK_INT(detfeed_dataset_task(ds), sets[i].task);
+        bool ok = bad == 0;
         if (!ok)
             fprintf(stderr, "  in %s (%s)\n", path, detfeed_dataset_last_error(ds));
         if (sets[i].task == DETFEED_TASK_POSE) {
