@@ -344,6 +344,56 @@ DETFEED_API void detfeed_load_size(int width, int height, int imgsz, int *out_wi
                                    int *out_height);
 
 /* ------------------------------------------------------------------------ */
+/* Randomness                                                               */
+/* ------------------------------------------------------------------------ */
+/*
+ * Every random value in detfeed is a pure function of (seed, epoch, sample
+ * index, slot): Philox4x32-10 with key = the 64-bit seed (low word first)
+ * and counter = (slot, epoch, index low 32 bits, index high 32 bits). A
+ * uniform double in [0, 1) takes the first two output words a, b as CPython
+ * and NumPy do: ((a >> 5) * 2^26 + (b >> 6)) / 2^53.
+ *
+ * Slots follow Ultralytics' per-sample draw order, one value each, so that a
+ * disabled transform moves no other draw and the colour route never changes
+ * the geometry:
+ *
+ *   0 mosaic gate        1-3 mosaic partners   4 centre y   5 centre x
+ *   6-7 perspective x, y 8 rotation angle      9 scale      10-11 shear x, y
+ *   12-13 translate x, y 14 mixup gate         15 cutmix gate
+ *   16-18 HSV gains h, s, v                    19 vertical flip
+ *   20 horizontal flip   21 BGR gate           22 mixup partner
+ *   23-24 mixup ratio    32-63 the mixup partner's own draws (its slot + 32)
+ *
+ * The order of an epoch is a permutation drawn in its own domain (slot
+ * DETFEED_SLOT_PERMUTATION): Fisher-Yates from the last position down,
+ * position i swapping with floor(u * (i + 1)), u drawn at index i.
+ */
+#define DETFEED_SLOT_PERMUTATION 0x80000000u
+
+/* One Philox4x32-10 block. Known answer: key {0, 0}, counter {0, 0, 0, 0}
+ * gives 6627e8d5 e169c58d bc57ac4c 9b00dbd8. */
+DETFEED_API void detfeed_philox4x32(const uint32_t counter[4], const uint32_t key[2],
+                                    uint32_t out[4]);
+
+/* The uniform double in [0, 1) of (seed, slot, epoch, index). */
+DETFEED_API double detfeed_uniform(uint64_t seed, uint32_t slot, uint32_t epoch,
+                                   uint64_t index);
+
+/* The sample order of an epoch: a permutation of 0..n-1 into order[n]. */
+DETFEED_API int detfeed_epoch_order(uint64_t seed, uint32_t epoch, size_t n,
+                                    uint64_t *order);
+
+/* Samples per rank: ceil(n / world_size) (DistributedSampler pads). */
+DETFEED_API size_t detfeed_shard_size(size_t n, int rank, int world_size);
+
+/* A rank's shard of an epoch order, as PyTorch's DistributedSampler takes it:
+ * the order padded to a multiple of world_size by repeating from its start,
+ * then every world_size-th entry from position rank. out holds
+ * detfeed_shard_size() entries. */
+DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int world_size,
+                              uint64_t *out);
+
+/* ------------------------------------------------------------------------ */
 /* Datasets                                                                 */
 /* ------------------------------------------------------------------------ */
 /*

@@ -1,0 +1,82 @@
+/*
+ * recipe.c - the random parameters of a sample, drawn as Ultralytics draws
+ * them (ultralytics-pipeline.md §4.2), one slot per value.
+ */
+#include "recipe.h"
+
+detfeed__hyp detfeed__hyp_defaults(void)
+{
+    return (detfeed__hyp){.hsv_h = 0.015,
+                          .hsv_s = 0.7,
+                          .hsv_v = 0.4,
+                          .degrees = 0.0,
+                          .translate = 0.1,
+                          .scale = 0.5,
+                          .shear = 0.0,
+                          .perspective = 0.0,
+                          .flipud = 0.0,
+                          .fliplr = 0.5,
+                          .mosaic = 1.0,
+                          .mixup = 0.0,
+                          .cutmix = 0.0,
+                          .bgr = 0.0,
+                          .imgsz = 640};
+}
+
+typedef struct drawer {
+    uint64_t seed, index;
+    uint32_t epoch, base;
+} drawer;
+
+static double draw(const drawer *d, uint32_t slot)
+{
+    return detfeed_uniform(d->seed, d->base + slot, d->epoch, d->index);
+}
+
+/* Python's random.uniform(a, b) = a + (b - a) * random(). */
+static double uniform(const drawer *d, uint32_t slot, double a, double b)
+{
+    return a + (b - a) * draw(d, slot);
+}
+
+void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch,
+                          uint64_t index, uint64_t n, bool mosaic_on,
+                          uint32_t slot_base, detfeed__recipe *r)
+{
+    const drawer d = {.seed = seed, .index = index, .epoch = epoch, .base = slot_base};
+    int s = hyp->imgsz;
+    double p_mosaic = mosaic_on ? hyp->mosaic : 0.0;
+    /* Gates: the transform is skipped when uniform(0, 1) > p. */
+    r->mosaic = !(uniform(&d, DETFEED__SLOT_MOSAIC, 0, 1) > p_mosaic);
+    for (int k = 0; k < 3; k++) {
+        /* Partners uniformly from the whole dataset (cache="ram" behaviour). */
+        uint64_t j =
+            (uint64_t)(draw(&d, DETFEED__SLOT_PARTNER + (uint32_t)k) * (double)n);
+        r->partners[k] = j < n ? j : n - 1;
+    }
+    /* int(uniform(s // 2, 2 s - s // 2)), y first. */
+    r->yc = (int)uniform(&d, DETFEED__SLOT_YC, s / 2, 2 * s - s / 2);
+    r->xc = (int)uniform(&d, DETFEED__SLOT_XC, s / 2, 2 * s - s / 2);
+    for (int k = 0; k < 2; k++)
+        r->perspective[k] = uniform(&d, DETFEED__SLOT_PERSPECTIVE + (uint32_t)k,
+                                    -hyp->perspective, hyp->perspective);
+    r->angle = uniform(&d, DETFEED__SLOT_ANGLE, -hyp->degrees, hyp->degrees);
+    r->scale = uniform(&d, DETFEED__SLOT_SCALE, 1 - hyp->scale, 1 + hyp->scale);
+    for (int k = 0; k < 2; k++)
+        r->shear[k] =
+            uniform(&d, DETFEED__SLOT_SHEAR + (uint32_t)k, -hyp->shear, hyp->shear);
+    for (int k = 0; k < 2; k++)
+        r->translate[k] = uniform(&d, DETFEED__SLOT_TRANSLATE + (uint32_t)k,
+                                  0.5 - hyp->translate, 0.5 + hyp->translate);
+    r->mixup = !(uniform(&d, DETFEED__SLOT_MIXUP, 0, 1) > hyp->mixup);
+    r->cutmix = !(uniform(&d, DETFEED__SLOT_CUTMIX, 0, 1) > hyp->cutmix);
+    /* RandomHSV draws nothing and colours nothing when all gains are 0. */
+    double g[3] = {hyp->hsv_h, hyp->hsv_s, hyp->hsv_v};
+    r->hsv = g[0] != 0 || g[1] != 0 || g[2] != 0;
+    for (int k = 0; k < 3; k++)
+        r->gains[k] = uniform(&d, DETFEED__SLOT_HSV + (uint32_t)k, -1, 1) * g[k];
+    /* Flips: random() < p, each drawn even when p is 0. */
+    r->flipud = draw(&d, DETFEED__SLOT_FLIPUD) < hyp->flipud;
+    r->fliplr = draw(&d, DETFEED__SLOT_FLIPLR) < hyp->fliplr;
+    r->to_rgb = uniform(&d, DETFEED__SLOT_BGR, 0, 1) > hyp->bgr;
+}

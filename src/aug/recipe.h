@@ -1,0 +1,71 @@
+/*
+ * recipe.h - every random parameter of a training sample, computed before
+ * any pixel is touched (DESIGN §1, §2.3). A recipe is a pure function of
+ * (hyperparameters, seed, epoch, index, dataset size): the colour routes,
+ * the worker count and the order of evaluation cannot change it.
+ */
+#ifndef DETFEED_RECIPE_H
+#define DETFEED_RECIPE_H
+
+#include "core/internal.h"
+
+/* Ultralytics' augmentation hyperparameters (ultralytics/cfg/default.yaml). */
+typedef struct detfeed__hyp {
+    double hsv_h, hsv_s, hsv_v;
+    double degrees, translate, scale, shear, perspective;
+    double flipud, fliplr;
+    double mosaic, mixup, cutmix;
+    double bgr;
+    int imgsz;
+} detfeed__hyp;
+
+/* The defaults of Ultralytics v8 detection training at imgsz 640. */
+detfeed__hyp detfeed__hyp_defaults(void);
+
+enum {
+    DETFEED__SLOT_MOSAIC = 0,
+    DETFEED__SLOT_PARTNER = 1, /* 1..3 */
+    DETFEED__SLOT_YC = 4,
+    DETFEED__SLOT_XC = 5,
+    DETFEED__SLOT_PERSPECTIVE = 6, /* 6, 7 */
+    DETFEED__SLOT_ANGLE = 8,
+    DETFEED__SLOT_SCALE = 9,
+    DETFEED__SLOT_SHEAR = 10,     /* 10, 11 */
+    DETFEED__SLOT_TRANSLATE = 12, /* 12, 13 */
+    DETFEED__SLOT_MIXUP = 14,
+    DETFEED__SLOT_CUTMIX = 15,
+    DETFEED__SLOT_HSV = 16, /* 16..18 */
+    DETFEED__SLOT_FLIPUD = 19,
+    DETFEED__SLOT_FLIPLR = 20,
+    DETFEED__SLOT_BGR = 21,
+    DETFEED__SLOT_MIX_PARTNER = 22,
+    DETFEED__SLOT_MIX_RATIO = 23,   /* 23, 24 */
+    DETFEED__SLOT_PARTNER_BASE = 32 /* the mixup partner's slots: + 32 */
+};
+
+typedef struct detfeed__recipe {
+    bool mosaic;           /* 4-tile mosaic applies */
+    uint64_t partners[3];  /* tiles 1..3 (tile 0 is the sample itself) */
+    int yc, xc;            /* mosaic centre on the 2s x 2s canvas */
+    double perspective[2]; /* P[2][0], P[2][1] */
+    double angle, scale;   /* rotation in degrees, scale factor */
+    double shear[2];       /* shear angles in degrees (x, y) */
+    double translate[2];   /* translation as a fraction of the output side */
+    bool mixup, cutmix;
+    bool hsv;        /* colour applies (some HSV gain is non-zero) */
+    double gains[3]; /* dh, ds, dv: u * hsv_h, u * hsv_s, u * hsv_v */
+    bool flipud, fliplr;
+    bool to_rgb; /* Format's BGR->RGB swap */
+} detfeed__recipe;
+
+/*
+ * The recipe of sample `index` of epoch `epoch` among `n` samples, with the
+ * mosaic probability forced to 0 when `mosaic_on` is false (close_mosaic).
+ * `slot_base` is 0 for a sample and DETFEED__SLOT_PARTNER_BASE for a mixup
+ * partner's own draws.
+ */
+void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch,
+                          uint64_t index, uint64_t n, bool mosaic_on,
+                          uint32_t slot_base, detfeed__recipe *out);
+
+#endif /* DETFEED_RECIPE_H */
