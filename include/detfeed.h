@@ -534,6 +534,61 @@ DETFEED_API void detfeed_dataset_kpt_shape(const detfeed_dataset *ds, int *nkpt,
 DETFEED_API const int *detfeed_dataset_flip_idx(const detfeed_dataset *ds);
 
 /* ------------------------------------------------------------------------ */
+/* Geometry                                                                 */
+/* ------------------------------------------------------------------------ */
+/*
+ * OpenCV's cv::warpAffine and cv::warpPerspective for 8-bit BGR images with
+ * INTER_LINEAR and BORDER_CONSTANT, bit for bit as OpenCV 4.6 computes them
+ * on x86-64 (the fixed-point path OpenCV kept up to 4.10; 4.11 changed it):
+ *
+ *   - the forward matrix is inverted in double as OpenCV inverts it (the
+ *     2x3 closed form of cv::warpAffine; cv::invert's 3x3 closed form for
+ *     the perspective matrix). A singular matrix inverts to all zeros, as in
+ *     OpenCV: every destination pixel then samples source pixel (0, 0);
+ *   - each destination pixel's source position is rounded to 1/32 pixel:
+ *     affine through 10-bit fixed point per column and row (cvRound, an
+ *     out-of-range value becomes INT_MIN as on x86-64); perspective in
+ *     double, per pixel, with OpenCV's grouping of the sums in blocks of
+ *     columns (which changes the last bit of some positions);
+ *   - the four source pixels are blended with OpenCV's 15-bit integer
+ *     bilinear weights and rounded half up;
+ *   - a position whose four taps are all outside the source gives the
+ *     border value; taps outside a partly covered position count as the
+ *     border value.
+ *
+ * M is the forward matrix as given to cv2 (destination = M * source), row
+ * major, in double. Ultralytics builds it in float32; pass those values
+ * converted to double exactly as cv2 does. No value of M is refused: NaN
+ * and infinity behave as they do in OpenCV on x86-64. The result does not
+ * depend on the CPU or the code path chosen.
+ *
+ * src and dst must not overlap. The source must be below 32767 pixels a
+ * side, which OpenCV's remap() requires (its positions are int16); the
+ * destination may be of any size. Returns DETFEED_EINVAL for NULL pointers,
+ * non-positive sizes, a source of 32767 pixels or more a side, a stride
+ * below 3 * width or overlapping buffers; DETFEED_ENOMEM when the per-call
+ * buffers cannot be allocated.
+ */
+
+/* cv2.warpAffine(src, M, (dst_width, dst_height), flags=INTER_LINEAR,
+ * borderMode=BORDER_CONSTANT, borderValue=border). M is the 2x3 forward
+ * matrix (destination = M * source), row-major, in double; it is inverted
+ * as OpenCV inverts it. border: the constant BGR value (e.g. 114, 114,
+ * 114). src and dst must not overlap. */
+DETFEED_API int detfeed_warp_affine(const uint8_t *src, size_t src_stride, int src_width,
+                                    int src_height, uint8_t *dst, size_t dst_stride,
+                                    int dst_width, int dst_height, const double M[6],
+                                    const uint8_t border[3]);
+
+/* The same for a 3x3 perspective matrix as given to cv2.warpPerspective
+ * (destination = M * source in homogeneous coordinates), row-major. */
+DETFEED_API int detfeed_warp_perspective(const uint8_t *src, size_t src_stride,
+                                         int src_width, int src_height, uint8_t *dst,
+                                         size_t dst_stride, int dst_width,
+                                         int dst_height, const double M[9],
+                                         const uint8_t border[3]);
+
+/* ------------------------------------------------------------------------ */
 /* RAM cache of decoded images                                              */
 /* ------------------------------------------------------------------------ */
 /*
@@ -584,6 +639,91 @@ DETFEED_API int detfeed_cache_get(const detfeed_cache *cache, size_t i,
 /* A count (see detfeed_cache_stat); -1 for an unknown key. */
 DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
                                            detfeed_cache_stat stat);
+
+/* ------------------------------------------------------------------------ */
+/* Loader                                                                   */
+/* ------------------------------------------------------------------------ */
+/*
+ * A detfeed_loader turns a dataset into augmented samples (and, later,
+ * batches). Configure it with detfeed_loader_set_int / _set_float, then
+ * detfeed_loader_open. Every sample is a pure function of (dataset, the
+ * settings, seed, epoch, index): see "Randomness" above.
+ *
+ * Training samples go through Ultralytics' v8 detection transforms:
+ * Mosaic (4 tiles, probability `mosaic`) or LetterBox, RandomPerspective
+ * (degrees, translate, scale, shear, perspective; border 114), RandomHSV
+ * (hsv_h, hsv_s, hsv_v), RandomFlip vertical (flipud) and horizontal
+ * (fliplr, keypoints mirrored through the YAML's flip_idx). Mosaic is off
+ * in the last `close_mosaic` epochs (and in every epoch when there are no
+ * more epochs than that). Validation samples (augment 0) are letterboxed
+ * without upscaling and get no colour and no flips.
+ */
+typedef struct detfeed_loader detfeed_loader;
+
+typedef enum detfeed_loader_param {
+    DETFEED_LOADER_IMGSZ = 0,        /* int, 32..8192, multiple of 32; default 640 */
+    DETFEED_LOADER_SEED = 1,         /* int, any 64-bit value; default 0 */
+    DETFEED_LOADER_EPOCHS = 2,       /* int >= 1; default 100 */
+    DETFEED_LOADER_CLOSE_MOSAIC = 3, /* int >= 0; default 10 */
+    DETFEED_LOADER_CACHE_BYTES = 4,  /* int >= 0: RAM cache budget; default 0 */
+    DETFEED_LOADER_AUGMENT = 5,      /* int 0/1: training transforms; default 1 */
+    DETFEED_LOADER_WORKERS = 6,      /* int >= 1: threads (cache fill); default 1 */
+    DETFEED_LOADER_HSV_H = 100,      /* float hyperparameters, Ultralytics names */
+    DETFEED_LOADER_HSV_S = 101,      /* and defaults: 0.015, 0.7, 0.4, */
+    DETFEED_LOADER_HSV_V = 102,
+    DETFEED_LOADER_DEGREES = 103,     /* 0.0 */
+    DETFEED_LOADER_TRANSLATE = 104,   /* 0.1 */
+    DETFEED_LOADER_SCALE = 105,       /* 0.5 */
+    DETFEED_LOADER_SHEAR = 106,       /* 0.0 */
+    DETFEED_LOADER_PERSPECTIVE = 107, /* 0.0 */
+    DETFEED_LOADER_FLIPUD = 108,      /* 0.0 */
+    DETFEED_LOADER_FLIPLR = 109,      /* 0.5 */
+    DETFEED_LOADER_MOSAIC = 110,      /* 1.0 */
+    DETFEED_LOADER_MIXUP = 111,       /* 0.0 (values > 0 not supported yet) */
+    DETFEED_LOADER_CUTMIX = 112,      /* 0.0 (values > 0 not supported yet) */
+    DETFEED_LOADER_BGR = 113          /* 0.0 */
+} detfeed_loader_param;
+
+DETFEED_API int detfeed_loader_create(detfeed_loader **out, uint32_t flags);
+DETFEED_API void detfeed_loader_destroy(detfeed_loader *loader);
+DETFEED_API const char *detfeed_loader_last_error(const detfeed_loader *loader);
+
+/* Integer and float settings, before detfeed_loader_open (EBADSTATE after);
+ * EINVAL for an unknown key or a value out of range. */
+DETFEED_API int detfeed_loader_set_int(detfeed_loader *loader,
+                                       detfeed_loader_param param, int64_t value);
+DETFEED_API int detfeed_loader_set_float(detfeed_loader *loader,
+                                         detfeed_loader_param param, double value);
+/* The dataset's split to read ("train" by default) and its policy for bad
+ * samples (see detfeed_dataset). */
+DETFEED_API int detfeed_loader_set_split(detfeed_loader *loader, const char *split);
+DETFEED_API int detfeed_loader_set_policy(detfeed_loader *loader,
+                                          detfeed_policy policy);
+
+/* Indexes `data` (a dataset YAML, folder or list) and fills the RAM cache. */
+DETFEED_API int detfeed_loader_open(detfeed_loader *loader, const char *data);
+
+/* The dataset the loader reads (valid until the loader is destroyed). */
+DETFEED_API const detfeed_dataset *detfeed_loader_dataset(const detfeed_loader *loader);
+
+/*
+ * One sample, synchronously on the calling thread: image `index` (in
+ * dataset order) of epoch `epoch`, augmented. The image (imgsz x imgsz, HWC
+ * BGR 8-bit, colour applied) goes to img (imgsz * imgsz * 3 bytes). Labels
+ * as Ultralytics' Format gives them: *count instances (at most `capacity`;
+ * DETFEED_ELIMIT if more), cls [n], boxes [n][4] normalized centre x, y, w,
+ * h, keypoints [n][K][3] normalized (NULL to skip). Safe to call only from
+ * one thread at a time.
+ */
+DETFEED_API int detfeed_loader_sample(detfeed_loader *loader, uint32_t epoch,
+                                      uint64_t index, uint8_t *img, int capacity,
+                                      int *count, float *cls, float *boxes,
+                                      float *keypoints);
+
+/* The random parameters of a sample as one JSON object (written to buf of
+ * size bytes, NUL-terminated; DETFEED_ELIMIT if it does not fit). */
+DETFEED_API int detfeed_loader_recipe_json(const detfeed_loader *loader, uint32_t epoch,
+                                           uint64_t index, char *buf, size_t size);
 
 /* ------------------------------------------------------------------------ */
 /* SHA-256 (used for replay digests and golden tests)                       */

@@ -67,6 +67,10 @@ void cli_json_string(FILE *out, const char *s);
 /* Subcommands. */
 int cmd_check(int argc, char **argv);
 int cmd_color(int argc, char **argv);
+int cmd_sample(int argc, char **argv);
+
+/* Applies "name=value,..." Ultralytics hyperparameters to a loader. */
+int cli_set_hyps(detfeed_loader *l, const char *list);
 int cmd_bench(int argc, char **argv);
 
 #endif /* DETFEED_CLI_H */

@@ -1,0 +1,50 @@
+/*
+ * augment.h - one sample through the Ultralytics training (or validation)
+ * transforms (internal): recipe, load-size images from the cache, Mosaic or
+ * LetterBox, RandomPerspective, colour (worker route), flips.
+ */
+#ifndef DETFEED_AUGMENT_H
+#define DETFEED_AUGMENT_H
+
+#include "geometry.h"
+
+/* What every sample of a run shares; read-only while samples are made. */
+typedef struct detfeed__augmenter {
+    const detfeed_dataset *ds;
+    const detfeed_cache *cache;
+    detfeed__hyp hyp;
+    uint64_t seed;
+    bool train;        /* training transforms; false: validation letterbox only */
+    bool apply_colour; /* worker route: colour the pixels here */
+} detfeed__augmenter;
+
+/* Per-thread buffers, reused from sample to sample. */
+typedef struct detfeed__scratch {
+    detfeed_codec *codec;
+    detfeed__img canvas, out;
+    detfeed__inst inst;
+    uint8_t *owned[4];
+} detfeed__scratch;
+
+int detfeed__scratch_init(detfeed__scratch *s);
+void detfeed__scratch_free(detfeed__scratch *s);
+
+/* The result of one sample: the image (HWC BGR, w x h) and its instances as
+ * absolute centre x, y, w, h, valid until the next call with the scratch. */
+typedef struct detfeed__sample {
+    const detfeed__img *img;
+    const detfeed__inst *inst;
+    detfeed__recipe recipe;
+    int ori_w, ori_h; /* the sample's own image before resizing */
+} detfeed__sample;
+
+/*
+ * Makes sample `index` of `epoch`. `mosaic_on` is false in the close_mosaic
+ * epochs. `out_w`, `out_h` are the output size (imgsz square in training;
+ * the batch's rect shape in validation). Errors carry the codec's message.
+ */
+int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
+                     uint64_t index, bool mosaic_on, int out_w, int out_h,
+                     detfeed__sample *out);
+
+#endif /* DETFEED_AUGMENT_H */

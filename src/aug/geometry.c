@@ -1,0 +1,504 @@
+/*
+ * geometry.c - LetterBox, Mosaic, RandomPerspective, RandomFlip and Format's
+ * labels, as Ultralytics computes them (ultralytics-pipeline.md §5).
+ */
+#include "geometry.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAD_VALUE 114
+
+/* ---- buffers -------------------------------------------------------------- */
+
+int detfeed__img_reserve(detfeed__img *im, int w, int h)
+{
+    size_t need;
+    if (w <= 0 || h <= 0 || !detfeed__mul_size((size_t)w * 3, (size_t)h, &need))
+        return DETFEED_EINVAL;
+    if (need > im->cap) {
+        uint8_t *p = realloc(im->px, need);
+        if (p == NULL)
+            return DETFEED_ENOMEM;
+        im->px = p;
+        im->cap = need;
+    }
+    im->w = w;
+    im->h = h;
+    return DETFEED_OK;
+}
+
+void detfeed__img_free(detfeed__img *im)
+{
+    free(im->px);
+    memset(im, 0, sizeof *im);
+}
+
+int detfeed__inst_reserve(detfeed__inst *in, int n, int nkpt)
+{
+    if (n < 0 || nkpt < 0)
+        return DETFEED_EINVAL;
+    if (n > in->cap || nkpt != in->nkpt) {
+        int cap = n > in->cap ? n + n / 2 + 8 : in->cap;
+        float *cls = realloc(in->cls, (size_t)cap * sizeof *cls);
+        if (cls)
+            in->cls = cls;
+        float *box = realloc(in->box, (size_t)cap * 4 * sizeof *box);
+        if (box)
+            in->box = box;
+        float *kpt =
+            nkpt ? realloc(in->kpt, (size_t)cap * (size_t)nkpt * 3 * sizeof *kpt)
+                 : in->kpt;
+        if (kpt)
+            in->kpt = kpt;
+        if (!cls || !box || (nkpt && !kpt))
+            return DETFEED_ENOMEM;
+        in->cap = cap;
+        in->nkpt = nkpt;
+    }
+    return DETFEED_OK;
+}
+
+void detfeed__inst_free(detfeed__inst *in)
+{
+    free(in->cls);
+    free(in->box);
+    free(in->kpt);
+    memset(in, 0, sizeof *in);
+}
+
+/* ---- labels --------------------------------------------------------------- */
+
+/* Appends normalized labels as absolute xyxy: Ultralytics' convert_bbox
+ * ("xyxy"), denormalize(w, h), scale(r) when r is not 1, add_padding. */
+static int append_labels(detfeed__inst *in, const detfeed__src_labels *lab, int w,
+                         int h, float r, bool scaled, int padw, int padh)
+{
+    int base = in->n;
+    int rc = detfeed__inst_reserve(in, base + lab->n, lab->nkpt);
+    if (rc != DETFEED_OK)
+        return rc;
+    for (int i = 0; i < lab->n; i++) {
+        const float *b = lab->boxes + 4 * (size_t)i;
+        float dw = b[2] / 2, dh = b[3] / 2;
+        float xy[4] = {b[0] - dw, b[1] - dh, b[0] + dw, b[1] + dh};
+        float *o = in->box + 4 * (size_t)(base + i);
+        for (int k = 0; k < 4; k++) {
+            float v = xy[k] * (float)((k & 1) ? h : w);
+            if (scaled)
+                v = v * r;
+            o[k] = v + (float)((k & 1) ? padh : padw);
+        }
+        in->cls[base + i] = lab->cls[i];
+        for (int k = 0; k < lab->nkpt; k++) {
+            const float *p = lab->kpts + ((size_t)i * lab->nkpt + k) * 3;
+            float *q = in->kpt + ((size_t)(base + i) * lab->nkpt + k) * 3;
+            float x = p[0] * (float)w, y = p[1] * (float)h;
+            if (scaled) {
+                x = x * r;
+                y = y * r;
+            }
+            q[0] = x + (float)padw;
+            q[1] = y + (float)padh;
+            q[2] = p[2];
+        }
+    }
+    in->n = base + lab->n;
+    return DETFEED_OK;
+}
+
+/* Instances.clip(w, h): boxes clamped; keypoints outside get visibility 0
+ * (their coordinates are kept). */
+static void clip(detfeed__inst *in, float w, float h)
+{
+    for (int i = 0; i < in->n; i++) {
+        float *b = in->box + 4 * (size_t)i;
+        b[0] = fminf(fmaxf(b[0], 0), w);
+        b[2] = fminf(fmaxf(b[2], 0), w);
+        b[1] = fminf(fmaxf(b[1], 0), h);
+        b[3] = fminf(fmaxf(b[3], 0), h);
+        for (int k = 0; k < in->nkpt; k++) {
+            float *p = in->kpt + ((size_t)i * in->nkpt + k) * 3;
+            if (p[0] < 0 || p[0] > w || p[1] < 0 || p[1] > h)
+                p[2] = 0.0f;
+        }
+    }
+}
+
+/* Keeps instance i where keep[i], in order. */
+static void compact(detfeed__inst *in, const bool *keep)
+{
+    int k = 0;
+    for (int i = 0; i < in->n; i++) {
+        if (!keep[i])
+            continue;
+        if (k != i) {
+            in->cls[k] = in->cls[i];
+            memcpy(in->box + 4 * (size_t)k, in->box + 4 * (size_t)i, 4 * sizeof(float));
+            memcpy(in->kpt + (size_t)k * in->nkpt * 3,
+                   in->kpt + (size_t)i * in->nkpt * 3,
+                   (size_t)in->nkpt * 3 * sizeof(float));
+        }
+        k++;
+    }
+    in->n = k;
+}
+
+/* remove_zero_area_boxes: keeps (x2 - x1) * (y2 - y1) > 0. */
+static int remove_zero_area(detfeed__inst *in)
+{
+    bool *keep = malloc((size_t)(in->n ? in->n : 1));
+    if (keep == NULL)
+        return DETFEED_ENOMEM;
+    for (int i = 0; i < in->n; i++) {
+        const float *b = in->box + 4 * (size_t)i;
+        keep[i] = (b[2] - b[0]) * (b[3] - b[1]) > 0;
+    }
+    compact(in, keep);
+    free(keep);
+    return DETFEED_OK;
+}
+
+/* ---- LetterBox ------------------------------------------------------------ */
+
+/* Python's round(): to nearest, ties to even. */
+static double round_even(double x)
+{
+    return nearbyint(x); /* the default rounding mode is to nearest, ties to even */
+}
+
+static void fill_pad(uint8_t *px, size_t n)
+{
+    memset(px, PAD_VALUE, n);
+}
+
+int detfeed__letterbox(const uint8_t *src, int w, int h, const detfeed__src_labels *lab,
+                       int out_w, int out_h, bool scaleup, detfeed__img *out,
+                       detfeed__inst *inst, int pad[2], double *ratio)
+{
+    double r = fmin((double)out_h / h, (double)out_w / w);
+    if (!scaleup)
+        r = fmin(r, 1.0);
+    int nw = (int)round_even(w * r), nh = (int)round_even(h * r);
+    double dw = (out_w - nw) / 2.0, dh = (out_h - nh) / 2.0;
+    int top = (int)round_even(dh - 0.1), left = (int)round_even(dw - 0.1);
+    int rc = detfeed__img_reserve(out, out_w, out_h);
+    if (rc != DETFEED_OK)
+        return rc;
+    fill_pad(out->px, (size_t)out_w * out_h * 3);
+    /* The bottom and right pads are what is left: round(d + 0.1) each, and
+     * the sizes add up to the output. */
+    uint8_t *dst = out->px + ((size_t)top * out_w + left) * 3;
+    if (nw == w && nh == h) {
+        for (int y = 0; y < h; y++)
+            memcpy(dst + (size_t)y * out_w * 3, src + (size_t)y * w * 3, (size_t)w * 3);
+    } else {
+        rc = detfeed_resize_linear(src, (size_t)w * 3, w, h, dst, (size_t)out_w * 3, nw,
+                                   nh, 3);
+        if (rc != DETFEED_OK)
+            return rc;
+    }
+    if (pad) {
+        pad[0] = left;
+        pad[1] = top;
+    }
+    if (ratio)
+        *ratio = r;
+    inst->n = 0;
+    return append_labels(inst, lab, w, h, (float)r, true, left, top);
+}
+
+/* ---- Mosaic --------------------------------------------------------------- */
+
+static void copy_rect(uint8_t *dst, int dst_w, int x1a, int y1a, const uint8_t *src,
+                      int src_w, int x1b, int y1b, int cw, int ch)
+{
+    for (int y = 0; y < ch; y++)
+        memcpy(dst + ((size_t)(y1a + y) * dst_w + x1a) * 3,
+               src + ((size_t)(y1b + y) * src_w + x1b) * 3, (size_t)cw * 3);
+}
+
+static int imax(int a, int b)
+{
+    return a > b ? a : b;
+}
+static int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
+                     detfeed__img *out, detfeed__inst *inst)
+{
+    int S = 2 * s;
+    int rc = detfeed__img_reserve(out, S, S);
+    if (rc != DETFEED_OK)
+        return rc;
+    fill_pad(out->px, (size_t)S * S * 3);
+    inst->n = 0;
+    for (int i = 0; i < 4; i++) {
+        int w = tiles[i].w, h = tiles[i].h;
+        int x1a, y1a, x2a, y2a, x1b, y1b;
+        switch (i) {
+        case 0: /* top left */
+            x1a = imax(xc - w, 0), y1a = imax(yc - h, 0), x2a = xc, y2a = yc;
+            x1b = w - (x2a - x1a), y1b = h - (y2a - y1a);
+            break;
+        case 1: /* top right */
+            x1a = xc, y1a = imax(yc - h, 0), x2a = imin(xc + w, S), y2a = yc;
+            x1b = 0, y1b = h - (y2a - y1a);
+            break;
+        case 2: /* bottom left */
+            x1a = imax(xc - w, 0), y1a = yc, x2a = xc, y2a = imin(S, yc + h);
+            x1b = w - (x2a - x1a), y1b = 0;
+            break;
+        default: /* bottom right */
+            x1a = xc, y1a = yc, x2a = imin(xc + w, S), y2a = imin(S, yc + h);
+            x1b = 0, y1b = 0;
+            break;
+        }
+        /* The source rectangle is clipped to the tile as NumPy slicing does. */
+        int cw = imin(x2a - x1a, w - x1b), ch = imin(y2a - y1a, h - y1b);
+        if (cw > 0 && ch > 0)
+            copy_rect(out->px, S, x1a, y1a, tiles[i].px, w, x1b, y1b, cw, ch);
+        rc =
+            append_labels(inst, &tiles[i].lab, w, h, 1.0f, false, x1a - x1b, y1a - y1b);
+        if (rc != DETFEED_OK)
+            return rc;
+    }
+    clip(inst, (float)S, (float)S);
+    return remove_zero_area(inst);
+}
+
+/* ---- RandomPerspective ---------------------------------------------------- */
+
+static void matmul3(const float a[9], const float b[9], float out[9])
+{
+    float t[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            t[3 * i + j] =
+                (a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j]) + a[3 * i + 2] * b[6 + j];
+    memcpy(out, t, sizeof t);
+}
+
+void detfeed__affine_matrix(const detfeed__recipe *r, int in_w, int in_h, int out_w,
+                            int out_h, float M[9])
+{
+    const double pi = 3.141592653589793;
+    float C[9] = {1, 0, (float)(-in_w / 2.0), 0, 1, (float)(-in_h / 2.0), 0, 0, 1};
+    float P[9] = {1, 0, 0, 0, 1, 0, (float)r->perspective[0], (float)r->perspective[1],
+                  1};
+    /* cv2.getRotationMatrix2D(center=(0, 0), angle, scale), in double. */
+    double a = r->angle * (pi / 180), alpha = cos(a) * r->scale,
+           beta = sin(a) * r->scale;
+    float R[9] = {(float)alpha,
+                  (float)beta,
+                  (float)((1 - alpha) * 0 - beta * 0),
+                  (float)-beta,
+                  (float)alpha,
+                  (float)(beta * 0 + (1 - alpha) * 0),
+                  0,
+                  0,
+                  1};
+    float S[9] = {1, (float)tan(r->shear[0] * pi / 180),
+                  0, (float)tan(r->shear[1] * pi / 180),
+                  1, 0,
+                  0, 0,
+                  1};
+    float T[9] = {1, 0, (float)(r->translate[0] * out_w),
+                  0, 1, (float)(r->translate[1] * out_h),
+                  0, 0, 1};
+    float m[9];
+    matmul3(T, S, m);
+    matmul3(m, R, m);
+    matmul3(m, P, m);
+    matmul3(m, C, M);
+}
+
+/* A point through M: ((x m0 + y m1) + m2), and the same for the other rows. */
+static void transform(const float M[9], float x, float y, float out[3])
+{
+    for (int k = 0; k < 3; k++)
+        out[k] = (x * M[3 * k] + y * M[3 * k + 1]) + M[3 * k + 2];
+}
+
+/* box_candidates(box1 = original * scale, box2 = new), Ultralytics' rule
+ * with wh_thr 2, ar_thr 100, area_thr 0.1, eps 1e-16, in float32. */
+static bool candidate(const float b1[4], const float b2[4], float scale)
+{
+    const float eps = 1e-16f;
+    float w1 = b1[2] * scale - b1[0] * scale, h1 = b1[3] * scale - b1[1] * scale;
+    float w2 = b2[2] - b2[0], h2 = b2[3] - b2[1];
+    float ar = fmaxf(w2 / (h2 + eps), h2 / (w2 + eps));
+    return w2 > 2 && h2 > 2 && w2 * h2 / (w1 * h1 + eps) > 0.1f && ar < 100;
+}
+
+static void transform_instances(detfeed__inst *in, const float M[9], bool persp)
+{
+    for (int i = 0; i < in->n; i++) {
+        float *b = in->box + 4 * (size_t)i, c[4][3];
+        /* Corners x1y1, x2y2, x1y2, x2y1 as Ultralytics orders them. */
+        transform(M, b[0], b[1], c[0]);
+        transform(M, b[2], b[3], c[1]);
+        transform(M, b[0], b[3], c[2]);
+        transform(M, b[2], b[1], c[3]);
+        float x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+        for (int k = 0; k < 4; k++) {
+            float x = persp ? c[k][0] / c[k][2] : c[k][0];
+            float y = persp ? c[k][1] / c[k][2] : c[k][1];
+            x0 = fminf(x0, x), x1 = fmaxf(x1, x), y0 = fminf(y0, y), y1 = fmaxf(y1, y);
+        }
+        b[0] = x0, b[1] = y0, b[2] = x1, b[3] = y1;
+        for (int k = 0; k < in->nkpt; k++) {
+            float *p = in->kpt + ((size_t)i * in->nkpt + k) * 3, t[3];
+            transform(M, p[0], p[1], t);
+            p[0] = t[0] / t[2]; /* Ultralytics always divides here */
+            p[1] = t[1] / t[2];
+        }
+    }
+}
+
+int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
+                                const detfeed__recipe *r, int out_w, int out_h,
+                                detfeed__img *out)
+{
+    float M[9];
+    detfeed__affine_matrix(r, in->w, in->h, out_w, out_h, M);
+    int rc = detfeed__img_reserve(out, out_w, out_h);
+    if (rc != DETFEED_OK)
+        return rc;
+    static const uint8_t border[3] = {PAD_VALUE, PAD_VALUE, PAD_VALUE};
+    bool persp = r->perspective[0] != 0 || r->perspective[1] != 0;
+    double Md[9];
+    for (int k = 0; k < 9; k++)
+        Md[k] = M[k];
+    if (persp)
+        rc = detfeed_warp_perspective(in->px, (size_t)in->w * 3, in->w, in->h, out->px,
+                                      (size_t)out_w * 3, out_w, out_h, Md, border);
+    else
+        rc = detfeed_warp_affine(in->px, (size_t)in->w * 3, in->w, in->h, out->px,
+                                 (size_t)out_w * 3, out_w, out_h, Md, border);
+    if (rc != DETFEED_OK)
+        return rc;
+    /* The original boxes, for box_candidates, before they are transformed. */
+    float *orig = malloc((size_t)(inst->n ? inst->n : 1) * 4 * sizeof *orig);
+    bool *keep = malloc((size_t)(inst->n ? inst->n : 1));
+    if (orig == NULL || keep == NULL) {
+        free(orig);
+        free(keep);
+        return DETFEED_ENOMEM;
+    }
+    memcpy(orig, inst->box, (size_t)inst->n * 4 * sizeof *orig);
+    transform_instances(inst, M, persp);
+    clip(inst, (float)out_w, (float)out_h);
+    for (int i = 0; i < inst->n; i++)
+        keep[i] =
+            candidate(orig + 4 * (size_t)i, inst->box + 4 * (size_t)i, (float)r->scale);
+    compact(inst, keep);
+    free(orig);
+    free(keep);
+    return DETFEED_OK;
+}
+
+/* ---- RandomFlip and Format ------------------------------------------------ */
+
+static void flip_rows(detfeed__img *im)
+{
+    size_t row = (size_t)im->w * 3;
+    uint8_t tmp[3 * 1024];
+    for (int y = 0; y < im->h / 2; y++) {
+        uint8_t *a = im->px + (size_t)y * row,
+                *b = im->px + (size_t)(im->h - 1 - y) * row;
+        for (size_t o = 0; o < row; o += sizeof tmp) {
+            size_t n = row - o < sizeof tmp ? row - o : sizeof tmp;
+            memcpy(tmp, a + o, n);
+            memcpy(a + o, b + o, n);
+            memcpy(b + o, tmp, n);
+        }
+    }
+}
+
+static void flip_cols(detfeed__img *im)
+{
+    for (int y = 0; y < im->h; y++) {
+        uint8_t *row = im->px + (size_t)y * im->w * 3;
+        for (int x = 0; x < im->w / 2; x++) {
+            uint8_t *a = row + 3 * (size_t)x, *b = row + 3 * (size_t)(im->w - 1 - x);
+            for (int c = 0; c < 3; c++) {
+                uint8_t t = a[c];
+                a[c] = b[c];
+                b[c] = t;
+            }
+        }
+    }
+}
+
+static void permute_kpts(detfeed__inst *in, const int *flip_idx)
+{
+    float tmp[3 * 256];
+    if (flip_idx == NULL || in->nkpt == 0 || in->nkpt > 256)
+        return;
+    for (int i = 0; i < in->n; i++) {
+        float *p = in->kpt + (size_t)i * in->nkpt * 3;
+        memcpy(tmp, p, (size_t)in->nkpt * 3 * sizeof *p);
+        for (int k = 0; k < in->nkpt; k++)
+            memcpy(p + 3 * k, tmp + 3 * flip_idx[k], 3 * sizeof *p);
+    }
+}
+
+/* Boxes leave RandomFlip as centre x, y, w, h (Ultralytics converts them to
+ * xywh first, then mirrors the centre); the flags say which way. */
+void detfeed__flip(detfeed__img *im, detfeed__inst *in, bool ud, bool lr,
+                   const int *flip_idx)
+{
+    for (int i = 0; i < in->n; i++) {
+        float *b = in->box + 4 * (size_t)i;
+        float xywh[4] = {(b[0] + b[2]) / 2, (b[1] + b[3]) / 2, b[2] - b[0],
+                         b[3] - b[1]};
+        if (ud)
+            xywh[1] = (float)im->h - xywh[1];
+        if (lr)
+            xywh[0] = (float)im->w - xywh[0];
+        memcpy(b, xywh, sizeof xywh);
+        for (int k = 0; k < in->nkpt; k++) {
+            float *p = in->kpt + ((size_t)i * in->nkpt + k) * 3;
+            if (ud)
+                p[1] = (float)im->h - p[1];
+            if (lr)
+                p[0] = (float)im->w - p[0];
+        }
+    }
+    if (ud) {
+        flip_rows(im);
+        permute_kpts(in, flip_idx);
+    }
+    if (lr) {
+        flip_cols(im);
+        permute_kpts(in, flip_idx);
+    }
+}
+
+void detfeed__format(const detfeed__inst *in, int w, int h, float *cls, float *boxes,
+                     float *kpts)
+{
+    /* Bboxes.mul((1 / w, 1 / h, ...)): a float32 multiply by the reciprocal;
+     * keypoints: a float32 division. */
+    float rw = (float)(1.0 / w), rh = (float)(1.0 / h);
+    for (int i = 0; i < in->n; i++) {
+        const float *b = in->box + 4 * (size_t)i;
+        cls[i] = in->cls[i];
+        boxes[4 * i] = b[0] * rw;
+        boxes[4 * i + 1] = b[1] * rh;
+        boxes[4 * i + 2] = b[2] * rw;
+        boxes[4 * i + 3] = b[3] * rh;
+        for (int k = 0; kpts && k < in->nkpt; k++) {
+            const float *p = in->kpt + ((size_t)i * in->nkpt + k) * 3;
+            float *q = kpts + ((size_t)i * in->nkpt + k) * 3;
+            q[0] = p[0] / (float)w;
+            q[1] = p[1] / (float)h;
+            q[2] = p[2];
+        }
+    }
+}

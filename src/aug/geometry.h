@@ -1,0 +1,87 @@
+/*
+ * geometry.h - Ultralytics' geometric augmentation with labels transformed
+ * alike (internal): LetterBox, Mosaic (4 tiles), RandomPerspective (affine
+ * or perspective warp, box_candidates), RandomFlip, and Format's label
+ * normalization. Images are BGR 8-bit, rows 3 * width bytes apart.
+ *
+ * The label arithmetic is Ultralytics' in float32, each operation rounded
+ * (no fused multiply-adds): NumPy's element-wise float32 operations round
+ * every step, and small matrix products are evaluated as
+ * ((a0 * b0 + a1 * b1) + a2 * b2).
+ */
+#ifndef DETFEED_GEOMETRY_H
+#define DETFEED_GEOMETRY_H
+
+#include "core/internal.h"
+#include "recipe.h"
+
+/* A growable 8-bit BGR image. */
+typedef struct detfeed__img {
+    uint8_t *px;
+    int w, h;
+    size_t cap; /* bytes allocated */
+} detfeed__img;
+
+/* Instances in absolute pixels: boxes as x1, y1, x2, y2. */
+typedef struct detfeed__inst {
+    int n, cap, nkpt;
+    float *cls; /* [cap] */
+    float *box; /* [cap][4] */
+    float *kpt; /* [cap][nkpt][3]: x, y, visibility */
+} detfeed__inst;
+
+/* Normalized labels of one image, as the dataset holds them. */
+typedef struct detfeed__src_labels {
+    int n, nkpt;
+    const float *cls, *boxes, *kpts; /* boxes: centre x, y, w, h */
+} detfeed__src_labels;
+
+int detfeed__img_reserve(detfeed__img *im, int w, int h);
+void detfeed__img_free(detfeed__img *im);
+int detfeed__inst_reserve(detfeed__inst *in, int n, int nkpt);
+void detfeed__inst_free(detfeed__inst *in);
+
+/* Ultralytics' LetterBox (center, stride 32, auto off): resize by
+ * r = min(H / h, W / w) (capped at 1 without scaleup) with INTER_LINEAR,
+ * pad with 114 split as round(d -/+ 0.1); labels denormalized, scaled by r
+ * and shifted. `pad` receives (left, top) and `ratio` r (may be NULL). */
+int detfeed__letterbox(const uint8_t *src, int w, int h, const detfeed__src_labels *lab,
+                       int out_w, int out_h, bool scaleup, detfeed__img *out,
+                       detfeed__inst *inst, int pad[2], double *ratio);
+
+/* One tile of a mosaic: the image at its load size and its labels. */
+typedef struct detfeed__tile {
+    const uint8_t *px;
+    int w, h;
+    detfeed__src_labels lab;
+} detfeed__tile;
+
+/* Ultralytics' 4-tile Mosaic on a 2s x 2s canvas of 114 around (xc, yc):
+ * tiles placed top-left, top-right, bottom-left, bottom-right; labels
+ * shifted, clipped to the canvas, zero-area boxes dropped. */
+int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
+                     detfeed__img *out, detfeed__inst *inst);
+
+/* The float32 matrix M = T S R P C of RandomPerspective for an input of
+ * in_w x in_h and an output of out_w x out_h (row-major 3x3). */
+void detfeed__affine_matrix(const detfeed__recipe *r, int in_w, int in_h, int out_w,
+                            int out_h, float M[9]);
+
+/* RandomPerspective: warps `in` by M into out_w x out_h (border 114; a
+ * perspective warp when the recipe's perspective is non-zero), transforms
+ * boxes and keypoints, clips, and keeps the box_candidates. */
+int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
+                                const detfeed__recipe *r, int out_w, int out_h,
+                                detfeed__img *out);
+
+/* RandomFlip: vertical and/or horizontal, in place; keypoints permuted by
+ * flip_idx (NULL: not permuted). */
+void detfeed__flip(detfeed__img *im, detfeed__inst *inst, bool ud, bool lr,
+                   const int *flip_idx);
+
+/* Format: boxes to normalized centre x, y, w, h and keypoints to normalized
+ * x, y, written to the given arrays (n entries). */
+void detfeed__format(const detfeed__inst *inst, int w, int h, float *cls, float *boxes,
+                     float *kpts);
+
+#endif /* DETFEED_GEOMETRY_H */

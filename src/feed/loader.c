@@ -1,0 +1,276 @@
+/*
+ * loader.c - the detfeed_loader handle: settings, opening a dataset and its
+ * cache, and single samples.
+ */
+#include "aug/augment.h"
+#include "core/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct detfeed_loader {
+    detfeed__msg msg;
+    /* settings */
+    int imgsz, epochs, close_mosaic, workers;
+    uint64_t seed;
+    int64_t cache_bytes;
+    bool augment, opened;
+    char split[8];
+    detfeed_policy policy;
+    detfeed__hyp hyp;
+    /* state */
+    detfeed_dataset *ds;
+    detfeed_cache *cache;
+    detfeed__augmenter aug;
+    detfeed__scratch scratch;
+};
+
+int detfeed_loader_create(detfeed_loader **out, uint32_t flags)
+{
+    if (out == NULL)
+        return DETFEED_EINVAL;
+    *out = NULL;
+    if (flags != 0)
+        return DETFEED_EINVAL;
+    detfeed_loader *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return DETFEED_ENOMEM;
+    l->hyp = detfeed__hyp_defaults();
+    l->imgsz = 640;
+    l->epochs = 100;
+    l->close_mosaic = 10;
+    l->workers = 1;
+    l->augment = true;
+    strcpy(l->split, "train");
+    *out = l;
+    return DETFEED_OK;
+}
+
+void detfeed_loader_destroy(detfeed_loader *l)
+{
+    if (l == NULL)
+        return;
+    detfeed__scratch_free(&l->scratch);
+    detfeed_cache_destroy(l->cache);
+    detfeed_dataset_destroy(l->ds);
+    free(l);
+}
+
+const char *detfeed_loader_last_error(const detfeed_loader *l)
+{
+    return l ? l->msg.text : "no loader";
+}
+
+int detfeed_loader_set_int(detfeed_loader *l, detfeed_loader_param p, int64_t v)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return DETFEED_EBADSTATE;
+    switch (p) {
+    case DETFEED_LOADER_IMGSZ:
+        if (v < 32 || v > 8192 || v % 32)
+            return DETFEED_EINVAL;
+        l->imgsz = (int)v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_SEED:
+        l->seed = (uint64_t)v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_EPOCHS:
+        if (v < 1 || v > 1000000)
+            return DETFEED_EINVAL;
+        l->epochs = (int)v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_CLOSE_MOSAIC:
+        if (v < 0 || v > 1000000)
+            return DETFEED_EINVAL;
+        l->close_mosaic = (int)v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_CACHE_BYTES:
+        if (v < 0)
+            return DETFEED_EINVAL;
+        l->cache_bytes = v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_AUGMENT:
+        if (v != 0 && v != 1)
+            return DETFEED_EINVAL;
+        l->augment = v == 1;
+        return DETFEED_OK;
+    case DETFEED_LOADER_WORKERS:
+        if (v < 1 || v > 1024)
+            return DETFEED_EINVAL;
+        l->workers = (int)v;
+        return DETFEED_OK;
+    default:
+        return DETFEED_EINVAL;
+    }
+}
+
+/* The float hyperparameters, in the order of their keys (100...). */
+static double *hyp_slot(detfeed__hyp *h, detfeed_loader_param p)
+{
+    double *slots[] = {&h->hsv_h,     &h->hsv_s,  &h->hsv_v,  &h->degrees,
+                       &h->translate, &h->scale,  &h->shear,  &h->perspective,
+                       &h->flipud,    &h->fliplr, &h->mosaic, &h->mixup,
+                       &h->cutmix,    &h->bgr};
+    int k = (int)p - DETFEED_LOADER_HSV_H;
+    return k >= 0 && k < (int)(sizeof slots / sizeof slots[0]) ? slots[k] : NULL;
+}
+
+int detfeed_loader_set_float(detfeed_loader *l, detfeed_loader_param p, double v)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return DETFEED_EBADSTATE;
+    double *slot = hyp_slot(&l->hyp, p);
+    if (slot == NULL || !isfinite(v) || v < 0)
+        return DETFEED_EINVAL;
+    bool probability = p >= DETFEED_LOADER_FLIPUD;
+    if ((probability && v > 1) || (p == DETFEED_LOADER_SCALE && v > 1) ||
+        (p == DETFEED_LOADER_TRANSLATE && v > 0.5) ||
+        (p == DETFEED_LOADER_DEGREES && v > 360) ||
+        (p == DETFEED_LOADER_SHEAR && v >= 90))
+        return DETFEED_EINVAL;
+    *slot = v;
+    return DETFEED_OK;
+}
+
+int detfeed_loader_set_split(detfeed_loader *l, const char *split)
+{
+    if (l == NULL || split == NULL ||
+        (strcmp(split, "train") && strcmp(split, "val") && strcmp(split, "test")))
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return DETFEED_EBADSTATE;
+    strcpy(l->split, split);
+    return DETFEED_OK;
+}
+
+int detfeed_loader_set_policy(detfeed_loader *l, detfeed_policy policy)
+{
+    if (l == NULL || (policy != DETFEED_POLICY_SKIP && policy != DETFEED_POLICY_FAIL))
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return DETFEED_EBADSTATE;
+    l->policy = policy;
+    return DETFEED_OK;
+}
+
+static int open_dataset(detfeed_loader *l, const char *data)
+{
+    int rc = detfeed_dataset_create(&l->ds, 0);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_split(l->ds, l->split);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_int(l->ds, DETFEED_DATASET_POLICY, l->policy);
+    if (rc != DETFEED_OK)
+        return detfeed__fail(&l->msg, rc, "%s", detfeed_strerror(rc));
+    rc = detfeed_dataset_open(l->ds, data);
+    if (rc != DETFEED_OK)
+        return detfeed__fail(&l->msg, rc, "%s", detfeed_dataset_last_error(l->ds));
+    return DETFEED_OK;
+}
+
+int detfeed_loader_open(detfeed_loader *l, const char *data)
+{
+    if (l == NULL || data == NULL)
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return DETFEED_EBADSTATE;
+    l->opened = true;
+    detfeed__msg_clear(&l->msg);
+    if (l->hyp.mixup > 0 || l->hyp.cutmix > 0)
+        return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
+                             "mixup and cutmix are not supported yet; set them to 0");
+    l->hyp.imgsz = l->imgsz;
+    int rc = open_dataset(l, data);
+    if (rc == DETFEED_OK && (rc = detfeed__scratch_init(&l->scratch)) != DETFEED_OK)
+        detfeed__fail(&l->msg, rc, "out of memory");
+    if (rc == DETFEED_OK &&
+        (rc = detfeed_cache_create(&l->cache, l->ds, l->imgsz, (uint64_t)l->cache_bytes,
+                                   0)) != DETFEED_OK)
+        detfeed__fail(&l->msg, rc, "RAM cache of %lld bytes: %s",
+                      (long long)l->cache_bytes, detfeed_strerror(rc));
+    if (rc == DETFEED_OK)
+        rc = detfeed_cache_fill(l->cache, l->workers);
+    /* A pose dataset without flip_idx cannot be flipped (Ultralytics sets
+     * both flip probabilities to 0 with a warning). */
+    int nkpt;
+    detfeed_dataset_kpt_shape(l->ds, &nkpt, NULL);
+    if (rc == DETFEED_OK && nkpt > 0 && detfeed_dataset_flip_idx(l->ds) == NULL)
+        l->hyp.fliplr = l->hyp.flipud = 0;
+    l->aug = (detfeed__augmenter){.ds = l->ds,
+                                  .cache = l->cache,
+                                  .hyp = l->hyp,
+                                  .seed = l->seed,
+                                  .train = l->augment,
+                                  .apply_colour = true};
+    return rc;
+}
+
+const detfeed_dataset *detfeed_loader_dataset(const detfeed_loader *l)
+{
+    return l ? l->ds : NULL;
+}
+
+/* close_mosaic: mosaic is off from the first epoch of the last
+ * close_mosaic ones (all of them when epochs <= close_mosaic). */
+static bool mosaic_on(const detfeed_loader *l, uint32_t epoch)
+{
+    return l->close_mosaic == 0 ||
+           (int64_t)epoch < (int64_t)l->epochs - l->close_mosaic;
+}
+
+int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
+                          uint8_t *img, int capacity, int *count, float *cls,
+                          float *boxes, float *keypoints)
+{
+    if (l == NULL || img == NULL || count == NULL || capacity < 0 ||
+        (capacity > 0 && (cls == NULL || boxes == NULL)))
+        return DETFEED_EINVAL;
+    if (l->ds == NULL || l->cache == NULL)
+        return DETFEED_EBADSTATE;
+    if (index >= detfeed_dataset_size(l->ds))
+        return DETFEED_EINVAL;
+    detfeed__sample s;
+    int rc = detfeed__augment(&l->aug, &l->scratch, epoch, index, mosaic_on(l, epoch),
+                              l->imgsz, l->imgsz, &s);
+    if (rc != DETFEED_OK)
+        return detfeed__fail(&l->msg, rc, "%s",
+                             detfeed_codec_last_error(l->scratch.codec));
+    *count = s.inst->n;
+    if (s.inst->n > capacity)
+        return detfeed__fail(&l->msg, DETFEED_ELIMIT, "%d instances do not fit in %d",
+                             s.inst->n, capacity);
+    memcpy(img, s.img->px, (size_t)s.img->w * s.img->h * 3);
+    detfeed__format(s.inst, s.img->w, s.img->h, cls, boxes, keypoints);
+    return DETFEED_OK;
+}
+
+int detfeed_loader_recipe_json(const detfeed_loader *l, uint32_t epoch, uint64_t index,
+                               char *buf, size_t size)
+{
+    if (l == NULL || buf == NULL || l->ds == NULL)
+        return DETFEED_EINVAL;
+    detfeed__recipe r;
+    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index,
+                         detfeed_dataset_size(l->ds), mosaic_on(l, epoch), 0, &r);
+    int n = snprintf(
+        buf, size,
+        "{\"epoch\":%u,\"index\":%llu,\"mosaic\":%s,\"partners\":[%llu,%llu,%llu],"
+        "\"yc\":%d,\"xc\":%d,\"perspective\":[%.17g,%.17g],\"angle\":%.17g,"
+        "\"scale\":%.17g,\"shear\":[%.17g,%.17g],\"translate\":[%.17g,%.17g],"
+        "\"hsv\":%s,\"gains\":[%.17g,%.17g,%.17g],\"flipud\":%s,\"fliplr\":%s,"
+        "\"augment\":%s}",
+        epoch, (unsigned long long)index, r.mosaic ? "true" : "false",
+        (unsigned long long)r.partners[0], (unsigned long long)r.partners[1],
+        (unsigned long long)r.partners[2], r.yc, r.xc, r.perspective[0],
+        r.perspective[1], r.angle, r.scale, r.shear[0], r.shear[1], r.translate[0],
+        r.translate[1], r.hsv ? "true" : "false", r.gains[0], r.gains[1], r.gains[2],
+        r.flipud ? "true" : "false", r.fliplr ? "true" : "false",
+        l->augment ? "true" : "false");
+    return n >= 0 && (size_t)n < size ? DETFEED_OK : DETFEED_ELIMIT;
+}

@@ -1,0 +1,306 @@
+"""Training and validation samples against a reference written from
+Ultralytics' transforms with cv2 and NumPy (ultralytics-pipeline.md §5):
+load_image, Mosaic, LetterBox, RandomPerspective, RandomHSV, RandomFlip and
+Format, driven by the recipe `detfeed sample --json` prints. Images must be
+byte-identical and labels equal as float32.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+import oracle_util as ou  # noqa: E402
+
+
+class Ref:
+    """The reference pipeline for one dataset."""
+
+    def __init__(self, cv2, np, imgsz, nkpt=0, kdim=0, flip_idx=None):
+        self.cv2, self.np, self.s = cv2, np, imgsz
+        self.nkpt, self.kdim, self.flip_idx = nkpt, kdim, flip_idx
+
+    def load(self, path):
+        cv2, np = self.cv2, self.np
+        im = cv2.imdecode(np.fromfile(path, np.uint8), cv2.IMREAD_COLOR)
+        h0, w0 = im.shape[:2]
+        r = self.s / max(h0, w0)
+        if r != 1:
+            w, h = min(math.ceil(w0 * r), self.s), min(math.ceil(h0 * r), self.s)
+            im = cv2.resize(im, (w, h), interpolation=cv2.INTER_LINEAR)
+        return im, self.labels(path)
+
+    def labels(self, path):
+        np = self.np
+        lp = "/labels/".join(path.rsplit("/images/", 1)).rsplit(".", 1)[0] + ".txt"
+        n5 = 5 + self.nkpt * self.kdim
+        rows = []
+        if os.path.exists(lp):
+            rows = [x.split() for x in open(lp).read().strip().splitlines() if len(x)]
+        lb = np.array(rows, dtype=np.float32).reshape(-1, n5)
+        kp = None
+        if self.nkpt:
+            k = lb[:, 5:].reshape(-1, self.nkpt, self.kdim)
+            if self.kdim == 2:
+                vis = np.where((k[..., 0] < 0) | (k[..., 1] < 0), 0.0, 1.0).astype(np.float32)
+                k = np.concatenate([k, vis[..., None]], axis=-1)
+            kp = k.copy()
+        return lb[:, :1].copy(), lb[:, 1:5].copy(), kp
+
+    # --- Instances helpers (float32, as Ultralytics' numpy code) ---------------
+    def xywh2xyxy(self, x):
+        y = self.np.empty_like(x)
+        dw, dh = x[:, 2] / 2, x[:, 3] / 2
+        y[:, 0], y[:, 1], y[:, 2], y[:, 3] = x[:, 0] - dw, x[:, 1] - dh, x[:, 0] + dw, x[:, 1] + dh
+        return y
+
+    def xyxy2xywh(self, x):
+        y = self.np.empty_like(x)
+        y[:, 0] = (x[:, 0] + x[:, 2]) / 2
+        y[:, 1] = (x[:, 1] + x[:, 3]) / 2
+        y[:, 2] = x[:, 2] - x[:, 0]
+        y[:, 3] = x[:, 3] - x[:, 1]
+        return y
+
+    def to_abs(self, boxes, kp, w, h, padw, padh, r=None):
+        b = self.xywh2xyxy(boxes)
+        for c, m in ((0, w), (1, h), (2, w), (3, h)):
+            b[:, c] *= m
+        if r is not None:
+            b *= r  # Bboxes.mul: column-wise float32 multiplies by r
+        b[:, [0, 2]] += padw
+        b[:, [1, 3]] += padh
+        if kp is not None:
+            kp = kp.copy()
+            kp[..., 0] *= w
+            kp[..., 1] *= h
+            if r is not None:
+                kp[..., 0] *= r
+                kp[..., 1] *= r
+            kp[..., 0] += padw
+            kp[..., 1] += padh
+        return b, kp
+
+    def clip(self, b, kp, w, h):
+        b[:, [0, 2]] = b[:, [0, 2]].clip(0, w)
+        b[:, [1, 3]] = b[:, [1, 3]].clip(0, h)
+        if kp is not None:
+            out = (kp[..., 0] < 0) | (kp[..., 0] > w) | (kp[..., 1] < 0) | (kp[..., 1] > h)
+            kp[..., 2][out] = 0.0
+
+    # --- transforms ------------------------------------------------------------
+    def mosaic(self, tiles, xc, yc):
+        np, s = self.np, self.s
+        img4 = np.full((s * 2, s * 2, 3), 114, dtype=np.uint8)
+        cls, boxes, kps = [], [], []
+        for i, (img, (c, b, kp)) in enumerate(tiles):
+            h, w = img.shape[:2]
+            if i == 0:
+                x1a, y1a, x2a, y2a = max(xc - w, 0), max(yc - h, 0), xc, yc
+                x1b, y1b, x2b, y2b = w - (x2a - x1a), h - (y2a - y1a), w, h
+            elif i == 1:
+                x1a, y1a, x2a, y2a = xc, max(yc - h, 0), min(xc + w, s * 2), yc
+                x1b, y1b, x2b, y2b = 0, h - (y2a - y1a), min(w, x2a - x1a), h
+            elif i == 2:
+                x1a, y1a, x2a, y2a = max(xc - w, 0), yc, xc, min(s * 2, yc + h)
+                x1b, y1b, x2b, y2b = w - (x2a - x1a), 0, w, min(y2a - y1a, h)
+            else:
+                x1a, y1a, x2a, y2a = xc, yc, min(xc + w, s * 2), min(s * 2, yc + h)
+                x1b, y1b, x2b, y2b = 0, 0, min(w, x2a - x1a), min(y2a - y1a, h)
+            img4[y1a:y2a, x1a:x2a] = img[y1b:y2b, x1b:x2b]
+            bb, kk = self.to_abs(b, kp, w, h, x1a - x1b, y1a - y1b)
+            cls.append(c)
+            boxes.append(bb)
+            kps.append(kk)
+        c = np.concatenate(cls, 0)
+        b = np.concatenate(boxes, 0)
+        kp = np.concatenate(kps, 0) if self.nkpt else None
+        self.clip(b, kp, 2 * s, 2 * s)
+        good = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) > 0
+        return img4, c[good], b[good], (kp[good] if kp is not None else None)
+
+    def letterbox(self, img, lab, new_shape, scaleup):
+        cv2, np = self.cv2, self.np
+        c, b, kp = lab
+        shape = img.shape[:2]
+        r = min(new_shape[0] / shape[0], new_shape[1] / shape[1])
+        if not scaleup:
+            r = min(r, 1.0)
+        new_unpad = int(round(shape[1] * r)), int(round(shape[0] * r))
+        dw, dh = (new_shape[1] - new_unpad[0]) / 2, (new_shape[0] - new_unpad[1]) / 2
+        out = img
+        if shape[::-1] != new_unpad:
+            out = cv2.resize(img, new_unpad, interpolation=cv2.INTER_LINEAR)
+        top, bottom = int(round(dh - 0.1)), int(round(dh + 0.1))
+        left, right = int(round(dw - 0.1)), int(round(dw + 0.1))
+        out = cv2.copyMakeBorder(out, top, bottom, left, right, cv2.BORDER_CONSTANT,
+                                 value=(114, 114, 114))
+        bb, kk = self.to_abs(b, kp, shape[1], shape[0], left, top, r=r)
+        return out, c, bb, kk
+
+    def perspective(self, img, c, b, kp, rec, border):
+        cv2, np = self.cv2, self.np
+        size = img.shape[1] + border * 2, img.shape[0] + border * 2
+        C = np.eye(3, dtype=np.float32)
+        C[0, 2], C[1, 2] = -img.shape[1] / 2, -img.shape[0] / 2
+        P = np.eye(3, dtype=np.float32)
+        P[2, 0], P[2, 1] = rec["perspective"]
+        R = np.eye(3, dtype=np.float32)
+        R[:2] = cv2.getRotationMatrix2D(angle=rec["angle"], center=(0, 0), scale=rec["scale"])
+        S = np.eye(3, dtype=np.float32)
+        S[0, 1] = math.tan(rec["shear"][0] * math.pi / 180)
+        S[1, 0] = math.tan(rec["shear"][1] * math.pi / 180)
+        T = np.eye(3, dtype=np.float32)
+        T[0, 2] = rec["translate"][0] * size[0]
+        T[1, 2] = rec["translate"][1] * size[1]
+        M = T @ S @ R @ P @ C
+        persp = rec["perspective"][0] != 0 or rec["perspective"][1] != 0
+        if persp:
+            out = cv2.warpPerspective(img, M, dsize=size, borderValue=(114, 114, 114))
+        else:
+            out = cv2.warpAffine(img, M[:2], dsize=size, borderValue=(114, 114, 114))
+        n = len(b)
+        xy = np.ones((n * 4, 3), dtype=b.dtype)
+        xy[:, :2] = b[:, [0, 1, 2, 3, 0, 3, 2, 1]].reshape(n * 4, 2)
+        xy = xy @ M.T
+        xy = (xy[:, :2] / xy[:, 2:3] if persp else xy[:, :2]).reshape(n, 8)
+        x, y = xy[:, [0, 2, 4, 6]], xy[:, [1, 3, 5, 7]]
+        nb = np.concatenate((x.min(1), y.min(1), x.max(1), y.max(1)), dtype=b.dtype).reshape(4, n).T
+        nk = None
+        if kp is not None:
+            m = len(kp) * self.nkpt
+            pts = np.ones((m, 3), dtype=kp.dtype)
+            pts[:, :2] = kp[..., :2].reshape(m, 2)
+            vis = kp[..., 2].reshape(m, 1).copy()
+            pts = pts @ M.T
+            pts = pts[:, :2] / pts[:, 2:3]
+            outm = (pts[:, 0] < 0) | (pts[:, 1] < 0) | (pts[:, 0] > size[0]) | (pts[:, 1] > size[1])
+            vis[outm] = 0
+            nk = np.concatenate([pts, vis], axis=-1).reshape(len(kp), self.nkpt, 3)
+        self.clip(nb, nk, size[0], size[1])
+        b1 = b.copy()
+        b1 *= rec["scale"]
+        w1, h1 = b1[:, 2] - b1[:, 0], b1[:, 3] - b1[:, 1]
+        w2, h2 = nb[:, 2] - nb[:, 0], nb[:, 3] - nb[:, 1]
+        eps = 1e-16
+        ar = np.maximum(w2 / (h2 + eps), h2 / (w2 + eps))
+        keep = (w2 > 2) & (h2 > 2) & (w2 * h2 / (w1 * h1 + eps) > 0.1) & (ar < 100)
+        return out, c[keep], nb[keep], (nk[keep] if nk is not None else None)
+
+    def finish(self, img, c, b, kp, rec, train):
+        np = self.np
+        if train and rec["hsv"]:
+            ou.random_hsv(img, rec["gains"])
+        b = self.xyxy2xywh(b)
+        h, w = img.shape[:2]
+        if train and rec["flipud"]:
+            img = np.flipud(img)
+            b[:, 1] = h - b[:, 1]
+            if kp is not None:
+                kp[..., 1] = h - kp[..., 1]
+                kp = kp[:, self.flip_idx, :]
+        if train and rec["fliplr"]:
+            img = np.fliplr(img)
+            b[:, 0] = w - b[:, 0]
+            if kp is not None:
+                kp[..., 0] = w - kp[..., 0]
+                kp = kp[:, self.flip_idx, :]
+        img = np.ascontiguousarray(img)
+        for col, m in ((0, w), (1, h), (2, w), (3, h)):
+            b[:, col] *= 1 / m
+        if kp is not None:
+            kp[..., 0] /= w
+            kp[..., 1] /= h
+        return img, c, b, kp
+
+    def sample(self, paths, rec, train):
+        if not train:
+            img, lab = self.load(paths[rec["index"]])
+            img, c, b, kp = self.letterbox(img, lab, (self.s, self.s), scaleup=False)
+            return self.finish(img, c, b, kp, rec, False)
+        if rec["mosaic"]:
+            tiles = [self.load(paths[i]) for i in [rec["index"]] + rec["partners"]]
+            img, c, b, kp = self.mosaic(tiles, rec["xc"], rec["yc"])
+            border = -self.s // 2
+        else:
+            im, lab = self.load(paths[rec["index"]])
+            img, c, b, kp = self.letterbox(im, lab, (self.s, self.s), scaleup=True)
+            border = 0
+        img, c, b, kp = self.perspective(img, c, b, kp, rec, border)
+        return self.finish(img, c, b, kp, rec, True)
+
+
+def image_paths(data):
+    out = []
+    for root, _, files in os.walk(data):
+        out += [os.path.join(root, f) for f in files
+                if f.lower().endswith((".jpg", ".jpeg", ".png"))]
+    return sorted(out)
+
+
+def run_case(t, d, ref, np, cv2, source, paths, index, seed, epoch, imgsz, sets, train, tmp):
+    png = os.path.join(tmp, "s.png")
+    args = [d, "sample", source, "--index", str(index), "--seed", str(seed), "--epoch",
+            str(epoch), "--imgsz", str(imgsz), "--out", png, "--json",
+            "--augment", "1" if train else "0"]
+    if sets:
+        args += ["--set", sets]
+    p = subprocess.run(args, capture_output=True, text=True)
+    label = f"{os.path.basename(source)} index {index} seed {seed} epoch {epoch} {sets}"
+    if not t.check(p.returncode == 0, f"{label}: {p.stderr.strip()}"):
+        return 0, 0, 0
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    img, c, b, kp = ref.sample(paths, got["recipe"], train)
+    mine = cv2.imread(png, cv2.IMREAD_COLOR)
+    diff = int(np.count_nonzero(mine != img)) if mine.shape == img.shape else mine.size
+    t.check(diff == 0, f"{label}: {diff} image bytes differ")
+    gb = np.array(got["bboxes"], np.float32).reshape(-1, 4)
+    gc = np.array(got["cls"], np.float32)
+    ok = gb.shape == b.shape and np.array_equal(gb, b) and np.array_equal(gc, c.reshape(-1))
+    if kp is not None:
+        gk = np.array(got["keypoints"], np.float32).reshape(kp.shape) if ok else None
+        ok = ok and np.array_equal(gk, kp.astype(np.float32))
+    t.check(ok, f"{label}: labels differ\n  detfeed {gb.tolist()[:4]}\n  reference {b.tolist()[:4]}")
+    return img.size, diff, len(b)
+
+
+def main():
+    args = ou.parse_args()
+    ou.require_cv2()
+    import cv2
+    import numpy as np
+    cv2.setNumThreads(1)
+    t = ou.Counter("test_augment_oracle")
+    d, data = args.detfeed, args.data
+    flip = [0, 2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11, 14, 13, 16, 15]
+    cases = [
+        ("coco128", Ref(cv2, np, 640), 24, ""),
+        ("coco128", Ref(cv2, np, 320), 8, "mosaic=0.5,degrees=30,shear=5,scale=0.9,flipud=0.5"),
+        ("coco128", Ref(cv2, np, 640), 6, "perspective=0.0008,degrees=10"),
+        ("coco8-pose/coco8-pose.yaml", Ref(cv2, np, 640, 17, 3, flip), 6, "flipud=0.5"),
+    ]
+    total = differ = instances = samples = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, ref, n, sets in cases:
+            source = os.path.join(data, name)
+            if name.endswith(".yaml"):  # the train split of a YAML
+                paths = image_paths(os.path.join(os.path.dirname(source), "images", "train"))
+            else:
+                paths = image_paths(source)
+            for k in range(n):
+                idx = (k * 37) % len(paths)
+                for train in (True, False) if k < 2 else (True,):
+                    a, b, n_inst = run_case(t, d, ref, np, cv2, source, paths, idx, 1000 + k,
+                                            k % 3, ref.s, sets, train, tmp)
+                    total, differ = total + a, differ + b
+                    instances, samples = instances + n_inst, samples + 1
+    print(f"{samples} samples, {instances} instances compared; {total} image bytes "
+          f"compared, {differ} differ")
+    t.check(instances > 10 * samples, "too few instances survived to test the labels")
+    t.finish()
+
+
+if __name__ == "__main__":
+    main()

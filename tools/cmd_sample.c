@@ -1,0 +1,192 @@
+/*
+ * cmd_sample.c - `detfeed sample`: one augmented training sample, written as
+ * a PNG, with its recipe and labels as JSON. For looking at what the loader
+ * does to one image, and for comparing it with a reference.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct hyp_name {
+    const char *name;
+    detfeed_loader_param param;
+} hyp_name;
+
+static const hyp_name hyps[] = {
+    {"hsv_h", DETFEED_LOADER_HSV_H},
+    {"hsv_s", DETFEED_LOADER_HSV_S},
+    {"hsv_v", DETFEED_LOADER_HSV_V},
+    {"degrees", DETFEED_LOADER_DEGREES},
+    {"translate", DETFEED_LOADER_TRANSLATE},
+    {"scale", DETFEED_LOADER_SCALE},
+    {"shear", DETFEED_LOADER_SHEAR},
+    {"perspective", DETFEED_LOADER_PERSPECTIVE},
+    {"flipud", DETFEED_LOADER_FLIPUD},
+    {"fliplr", DETFEED_LOADER_FLIPLR},
+    {"mosaic", DETFEED_LOADER_MOSAIC},
+    {"mixup", DETFEED_LOADER_MIXUP},
+    {"cutmix", DETFEED_LOADER_CUTMIX},
+    {"bgr", DETFEED_LOADER_BGR},
+};
+
+/* Applies "name=value,name=value" hyperparameters. */
+int cli_set_hyps(detfeed_loader *l, const char *list)
+{
+    char buf[512];
+    if (strlen(list) >= sizeof buf) {
+        cli_error("--set: too long");
+        return CLI_USAGE;
+    }
+    strcpy(buf, list);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        double v;
+        size_t k = 0, n = sizeof hyps / sizeof hyps[0];
+        if (eq)
+            *eq = '\0';
+        while (k < n && strcmp(hyps[k].name, item) != 0)
+            k++;
+        if (eq == NULL || k == n || !cli_parse_double(eq + 1, &v) ||
+            detfeed_loader_set_float(l, hyps[k].param, v) != DETFEED_OK) {
+            cli_error(
+                "--set: '%s' is not NAME=VALUE with a known hyperparameter in range "
+                "(hsv_h, hsv_s, hsv_v, degrees, translate, scale, shear, perspective, "
+                "flipud, fliplr, mosaic, mixup, cutmix, bgr)",
+                item);
+            return CLI_USAGE;
+        }
+    }
+    return CLI_OK;
+}
+
+static void print_floats(const float *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        printf("%s%.9g", i ? "," : "", (double)v[i]);
+}
+
+static int write_sample(detfeed_loader *l, long epoch, long index, long imgsz,
+                        const char *out, bool json)
+{
+    enum { CAP = 4096 };
+    size_t npx = (size_t)imgsz * imgsz * 3;
+    int nkpt;
+    detfeed_dataset_kpt_shape(detfeed_loader_dataset(l), &nkpt, NULL);
+    uint8_t *img = malloc(npx);
+    float *cls = malloc(CAP * sizeof *cls), *box = malloc(CAP * 4 * sizeof *box);
+    float *kpt = nkpt ? malloc((size_t)CAP * nkpt * 3 * sizeof *kpt) : NULL;
+    int n = 0, status = CLI_OK;
+    char recipe[2048];
+    int rc = img && cls && box && (!nkpt || kpt) ? DETFEED_OK : DETFEED_ENOMEM;
+    if (rc == DETFEED_OK)
+        rc = detfeed_loader_sample(l, (uint32_t)epoch, (uint64_t)index, img, CAP, &n,
+                                   cls, box, kpt);
+    if (rc == DETFEED_OK)
+        rc = detfeed_loader_recipe_json(l, (uint32_t)epoch, (uint64_t)index, recipe,
+                                        sizeof recipe);
+    if (rc != DETFEED_OK) {
+        status = cli_error("%s", detfeed_loader_last_error(l)[0]
+                                     ? detfeed_loader_last_error(l)
+                                     : detfeed_strerror(rc));
+    } else if (out) {
+        detfeed_codec *codec;
+        if (detfeed_codec_create(&codec, 0) != DETFEED_OK ||
+            detfeed_codec_write_png(codec, out, img, (size_t)imgsz * 3, (int)imgsz,
+                                    (int)imgsz) != DETFEED_OK)
+            status = cli_error("%s", codec ? detfeed_codec_last_error(codec)
+                                           : "out of memory");
+        detfeed_codec_destroy(codec);
+    }
+    if (status == CLI_OK && !json)
+        printf("%s\n%d instances\n", recipe, n);
+    if (status == CLI_OK && json) {
+        printf("{\"recipe\":%s,\"image\":", recipe);
+        cli_json_string(stdout, detfeed_dataset_image_path(detfeed_loader_dataset(l),
+                                                           (size_t)index));
+        printf(",\"cls\":[");
+        print_floats(cls, n);
+        printf("],\"bboxes\":[");
+        print_floats(box, 4 * n);
+        printf("],\"keypoints\":[");
+        if (kpt)
+            print_floats(kpt, n * nkpt * 3);
+        printf("]}\n");
+    }
+    free(img);
+    free(cls);
+    free(box);
+    free(kpt);
+    return status;
+}
+
+int cmd_sample(int argc, char **argv)
+{
+    long index = 0, epoch = 0, seed = 0, imgsz = 640, epochs = 100, close = 10,
+         augment = 1;
+    const char *out = NULL, *set = NULL, *split = "train";
+    bool json = false;
+    const cli_opt opts[] = {
+        {"index", CLI_INT, &index, "I", "image index in dataset order (default 0)", 0,
+         1L << 40},
+        {"epoch", CLI_INT, &epoch, "E", "epoch (default 0)", 0, 1L << 31},
+        {"seed", CLI_INT, &seed, "S", "seed (default 0)", 0, 1L << 62},
+        {"imgsz", CLI_INT, &imgsz, "N", "image size, a multiple of 32 (default 640)",
+         32, 8192},
+        {"epochs", CLI_INT, &epochs, "N", "epochs of the run (default 100)", 1,
+         1000000},
+        {"close-mosaic", CLI_INT, &close, "N",
+         "epochs without mosaic at the end (default 10)", 0, 1000000},
+        {"augment", CLI_INT, &augment, "0|1",
+         "training transforms (1, default) or validation", 0, 1},
+        {"split", CLI_STRING, &split, "NAME", "split of a YAML (default train)", 0, 0},
+        {"set", CLI_STRING, &set, "K=V,...",
+         "hyperparameters, e.g. degrees=10,mosaic=0.5", 0, 0},
+        {"out", CLI_STRING, &out, "FILE.png", "write the augmented image here", 0, 0},
+        {"json", CLI_FLAG, &json, NULL,
+         "print the recipe and labels as one JSON object", 0, 0},
+        {0}};
+    const char *usage = "detfeed sample DATA [--index I --epoch E --seed S] [options]";
+    const char *about =
+        "Makes one augmented sample of DATA (a dataset YAML, folder or list) "
+        "and prints\nits recipe (every random parameter) and its labels.";
+    char *pos[1];
+    int npos;
+    int rc = cli_parse(argc, argv, opts, usage, about, pos, 1, &npos);
+    if (rc)
+        return rc < 0 ? CLI_OK : rc;
+    if (npos != 1) {
+        cli_error("usage: %s", usage);
+        return CLI_USAGE;
+    }
+    detfeed_loader *l;
+    if ((rc = detfeed_loader_create(&l, 0)) != DETFEED_OK)
+        return cli_error("%s", detfeed_strerror(rc));
+    int bad = detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, imgsz) ||
+              detfeed_loader_set_int(l, DETFEED_LOADER_SEED, seed) ||
+              detfeed_loader_set_int(l, DETFEED_LOADER_EPOCHS, epochs) ||
+              detfeed_loader_set_int(l, DETFEED_LOADER_CLOSE_MOSAIC, close) ||
+              detfeed_loader_set_int(l, DETFEED_LOADER_AUGMENT, augment) ||
+              detfeed_loader_set_split(l, split);
+    if (bad) {
+        detfeed_loader_destroy(l);
+        cli_error("--imgsz must be a multiple of 32; --split train, val or test");
+        return CLI_USAGE;
+    }
+    if (set && (rc = cli_set_hyps(l, set)) != CLI_OK) {
+        detfeed_loader_destroy(l);
+        return rc;
+    }
+    int status;
+    if (detfeed_loader_open(l, pos[0]) != DETFEED_OK)
+        status = cli_error("%s", detfeed_loader_last_error(l));
+    else if ((size_t)index >= detfeed_dataset_size(detfeed_loader_dataset(l)))
+        status = cli_error("--index %ld: the dataset has %zu usable images", index,
+                           detfeed_dataset_size(detfeed_loader_dataset(l)));
+    else
+        status = write_sample(l, epoch, index, imgsz, out, json);
+    detfeed_loader_destroy(l);
+    return status;
+}
