@@ -575,10 +575,10 @@ DETFEED_API const int *detfeed_dataset_flip_idx(const detfeed_dataset *ds);
  * matrix (destination = M * source), row-major, in double; it is inverted
  * as OpenCV inverts it. border: the constant BGR value (e.g. 114, 114,
  * 114). src and dst must not overlap. */
-DETFEED_API int detfeed_warp_affine(const uint8_t *src, size_t src_stride, int src_width,
-                                    int src_height, uint8_t *dst, size_t dst_stride,
-                                    int dst_width, int dst_height, const double M[6],
-                                    const uint8_t border[3]);
+DETFEED_API int detfeed_warp_affine(const uint8_t *src, size_t src_stride,
+                                    int src_width, int src_height, uint8_t *dst,
+                                    size_t dst_stride, int dst_width, int dst_height,
+                                    const double M[6], const uint8_t border[3]);
 
 /* The same for a 3x3 perspective matrix as given to cv2.warpPerspective
  * (destination = M * source in homogeneous coordinates), row-major. */

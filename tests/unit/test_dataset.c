@@ -122,7 +122,7 @@ static void test_yaml_train(void)
     CHECK_INT(STAT(ds, UNSUPPORTED), 1);
     /* d (label line), s (small), g (empty), t (text), q (label is a folder) */
     CHECK_INT(STAT(ds, CORRUPT), 5);
-    CHECK_INT(STAT(ds, USABLE), 6);  /* a, b, c, e, dup, inner */
+    CHECK_INT(STAT(ds, USABLE), 6); /* a, b, c, e, dup, inner */
     CHECK_INT(STAT(ds, LABELLED), 3);
     CHECK_INT(STAT(ds, BACKGROUNDS), 3);
     CHECK_INT(STAT(ds, MISSING_LABELS), 2); /* b, inner */
