@@ -136,9 +136,10 @@ static void compact(detfeed__inst *in, const bool *keep)
         if (k != i) {
             in->cls[k] = in->cls[i];
             memcpy(in->box + 4 * (size_t)k, in->box + 4 * (size_t)i, 4 * sizeof(float));
-            memcpy(in->kpt + (size_t)k * in->nkpt * 3,
-                   in->kpt + (size_t)i * in->nkpt * 3,
-                   (size_t)in->nkpt * 3 * sizeof(float));
+            if (in->nkpt) /* kpt is NULL without keypoints */
+                memcpy(in->kpt + (size_t)k * in->nkpt * 3,
+                       in->kpt + (size_t)i * in->nkpt * 3,
+                       (size_t)in->nkpt * 3 * sizeof(float));
         }
         k++;
     }
@@ -390,7 +391,8 @@ int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
         free(keep);
         return DETFEED_ENOMEM;
     }
-    memcpy(orig, inst->box, (size_t)inst->n * 4 * sizeof *orig);
+    if (inst->n) /* box is NULL until the first instance */
+        memcpy(orig, inst->box, (size_t)inst->n * 4 * sizeof *orig);
     transform_instances(inst, M, persp);
     clip(inst, (float)out_w, (float)out_h);
     for (int i = 0; i < inst->n; i++)

@@ -1,8 +1,10 @@
 #include "testutil.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
-static int passed, failed;
+/* Atomic: checks may run on several threads (test_determinism). */
+static _Atomic int passed, failed;
 
 bool tu_check(bool ok, const char *expr, const char *file, int line)
 {
@@ -42,7 +44,8 @@ bool tu_check_str(const char *got, const char *want, const char *expr, const cha
 
 int tu_finish(const char *suite)
 {
-    printf("%s: %d passed, %d failed\n", suite, passed, failed);
+    printf("%s: %d passed, %d failed\n", suite, atomic_load(&passed),
+           atomic_load(&failed));
     return failed ? 1 : 0;
 }
 
