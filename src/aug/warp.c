@@ -72,10 +72,10 @@ static int32_t add_wrap(int32_t a, int32_t b)
     return u <= INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) + INT32_MIN;
 }
 
-/* Half to even for |v| <= 2^31, without a library call so that the
- * perspective loop vectorises: adding 1.5 * 2^52 leaves no fraction bits
- * and rounds as the FP environment does (to nearest, ties to even); the
- * subtraction is exact. */
+/* Half to even for |v| <= 2^31 without a library call (rint() is one on
+ * baseline x86-64): adding 1.5 * 2^52 leaves no fraction bits and rounds as
+ * the FP environment does (to nearest, ties to even); the subtraction is
+ * exact. */
 static inline double round_even(double v)
 {
     const double magic = 0x1.8p52;
@@ -321,16 +321,12 @@ static void affine_rows(warp_job *job, const double inv[6])
         bd[x] = cv_round(inv[3] * x * AB_SCALE);
     }
     for (int y = 0; y < job->dst_height; y++) {
-        /* Unsigned arithmetic is the wrap-around; the conversion back and
-         * the shift are done lane-wise in a form compilers vectorise. */
-        uint32_t X0 =
-            (uint32_t)add_wrap(cv_round((inv[1] * y + inv[2]) * AB_SCALE), ROUND_DELTA);
-        uint32_t Y0 =
-            (uint32_t)add_wrap(cv_round((inv[4] * y + inv[5]) * AB_SCALE), ROUND_DELTA);
-        for (int x = 0; x < dw; x++) {
-            xs[x] = detfeed__warp_asr(add_wrap((int32_t)X0, ad[x]),
+        int32_t X0 = add_wrap(cv_round((inv[1] * y + inv[2]) * AB_SCALE), ROUND_DELTA);
+        int32_t Y0 = add_wrap(cv_round((inv[4] * y + inv[5]) * AB_SCALE), ROUND_DELTA);
+        for (int x = 0; x < dw; x++) { /* vectorised by the compiler */
+            xs[x] = detfeed__warp_asr(add_wrap(X0, ad[x]),
                                       AB_BITS - DETFEED__WARP_FRAC_BITS);
-            ys[x] = detfeed__warp_asr(add_wrap((int32_t)Y0, bd[x]),
+            ys[x] = detfeed__warp_asr(add_wrap(Y0, bd[x]),
                                       AB_BITS - DETFEED__WARP_FRAC_BITS);
         }
         job_row(job, y);

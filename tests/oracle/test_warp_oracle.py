@@ -2,7 +2,7 @@
 
 - The cv2 build itself on a 0.3-pixel shift whose bytes are worked out by
   hand in tests/unit/test_warp.c (OpenCV 4.6-4.10's 1/32 fixed point gives
-  175; the float kernels of 4.11 give 178), so that a different OpenCV
+  175; a float blend, as in OpenCV 4.11, would give 178), so that a different OpenCV
   arithmetic is reported as such rather than as a detfeed bug. And the
   perspective column blocks: on matrices found by search, positions
   evaluated per pixel (M0 x + M1 y + M2) differ from cv2 while OpenCV's
@@ -11,8 +11,8 @@
   cv2.warpPerspective (INTER_LINEAR, BORDER_CONSTANT) on:
   Ultralytics' RandomPerspective matrices (M = T S R P C built in float32
   as Ultralytics builds it, cv2 given the float32 M[:2] or M, detfeed the
-  same values as double) on 1280x1280 mosaic canvases to 640x640 and
-  640x640 / 640x480 letterboxed images, with the default hyperparameters
+  same values as double) on 1280x1280 mosaic canvases to 640x640, 640x640
+  and 640x480 images to 640x640 (and 640x480), with the default hyperparameters
   and with rotation, shear and perspective; random matrices (rotation
   +-180, scale 0.25..2, shear, translation up to far outside, arbitrary
   doubles and float32-rounded ones) on random sizes (odd, 1-pixel sides,
@@ -335,16 +335,16 @@ def check_ultralytics(p, cv2, np, real):
            dict(perspective=0.0001), dict(perspective=0.001, degrees=45.0, shear=5.0)]
     for i in range(150):
         h = hyp[i % len(hyp)]
-        if i % 3 == 2:  # letterboxed image (no mosaic border), 640 square or 640x480
-            w, hh = (640, 640) if i % 2 else (640, 480)
-            size = (640, 640) if i % 2 else (640, 480)
+        if i % 3 == 2:  # no mosaic: 640x640 or 640x480 to 640x640, 640x480 as is
+            w, hh, size = [(640, 640, (640, 640)), (640, 480, (640, 640)),
+                           (640, 480, (640, 480))][(i // 3) % 3]
         else:  # mosaic canvas 1280x1280, border -320: output 640x640
             w, hh, size = 1280, 1280, (640, 640)
         img = content(np, rng, real, w, hh)
         M = ultralytics_matrix(cv2, np, rng, w, hh, size, **h)
         p.run(img, M, size[0], size[1], f"ultralytics {h}")
-    p.report("Ultralytics RandomPerspective matrices (float32), mosaic 1280->640 and "
-             "letterboxed 640")
+    p.report("Ultralytics RandomPerspective matrices (float32), mosaic 1280->640, "
+             "640x640 and 640x480 to 640x640")
 
 
 def check_random(p, np, real):

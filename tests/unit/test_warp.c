@@ -1,20 +1,23 @@
 /*
  * test_warp.c - detfeed_warp_affine and detfeed_warp_perspective.
  *
- * - Argument errors: NULL, sizes, strides, overlap, code paths.
+ * - Argument errors: NULL, sizes (sources of 32767 pixels a side, which
+ *   OpenCV refuses), strides, overlap, code paths.
  * - The identity copies; integer translations move pixels and fill the
  *   rest with the border; a singular matrix samples source pixel (0, 0)
  *   everywhere (OpenCV's zero inverse); translations far outside, beyond
  *   the range of OpenCV's fixed point too, give the pure border.
- * - A fractional shift worked out by hand (values confirmed with cv2 4.6):
- *   the 1/32 quantisation and a tap outside the source.
+ * - Small cases worked out by hand (values confirmed with cv2 4.6): the
+ *   1/32 quantisation, a tap outside the source, rounding ties.
  * - Many random matrices and geometries (padded strides, 1-pixel sides,
  *   heights below 16 for the perspective blocks, float32-rounded
- *   matrices, W crossing zero) against a per-pixel restatement of the
- *   arithmetic written here from shared/ref/opencv-exact.md, 4 and the
- *   perspective rules measured with cv2, for every code path: the portable
- *   and the AVX2 samplers each against it. The comparison with OpenCV
- *   itself is tests/oracle/test_warp_oracle.py.
+ *   matrices, W crossing zero, translations far outside) against a
+ *   per-pixel restatement of the arithmetic written here from
+ *   shared/ref/opencv-exact.md, 4 (with OpenCV's 2-D weight table) and the
+ *   perspective rules measured with cv2, for every code path: the public
+ *   functions, the portable and the AVX2 paths each against it.
+ * - Perspective matrices on which the column blocks change the output.
+ * The comparison with OpenCV itself is tests/oracle/test_warp_oracle.py.
  */
 #include "aug/warp_px.h"
 #include "testutil.h"
