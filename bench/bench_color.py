@@ -14,7 +14,6 @@ of the per-round ratios. Every output is compared byte for byte first.
 import argparse
 import ctypes
 import glob
-import json
 import os
 import sys
 import time
@@ -106,16 +105,7 @@ def main():
                    " --isa %s --rounds %d --core -1" % (os.path.relpath(args.lib), args.images,
                                                         args.isa, args.rounds),
     }
-    print(json.dumps(res, indent=1))
-    if args.out:
-        stem = os.path.join(args.out, "%s-color%s" % (res["machine"]["date"][:10],
-                                                      "-" + args.tag if args.tag else ""))
-        with open(stem + ".json", "w") as f:
-            json.dump(res, f, indent=1)
-            f.write("\n")
-    if differ:
-        sys.exit("outputs differ")
-
+    bu.finish(res, args.out, "color", args.tag)
 
 if __name__ == "__main__":
     main()

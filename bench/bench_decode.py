@@ -16,7 +16,6 @@ output is compared byte for byte with cv2's first.
 import argparse
 import ctypes
 import glob
-import json
 import os
 import subprocess
 import sys
@@ -130,16 +129,7 @@ def main():
                    " --core %d" % (os.path.relpath(args.lib), args.images, args.rounds,
                                    args.core),
     }
-    print(json.dumps(res, indent=1))
-    if args.out:
-        stem = os.path.join(args.out, "%s-decode%s" % (res["machine"]["date"][:10],
-                                                       "-" + args.tag if args.tag else ""))
-        with open(stem + ".json", "w") as f:
-            json.dump(res, f, indent=1)
-            f.write("\n")
-    if differ:
-        sys.exit("outputs differ")
-
+    bu.finish(res, args.out, "decode", args.tag)
 
 if __name__ == "__main__":
     main()

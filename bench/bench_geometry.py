@@ -22,7 +22,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "oracle"))
 import bench_util as bu  # noqa: E402
+import oracle_util as ou  # noqa: E402
 
 
 def main():
@@ -83,24 +85,8 @@ def main():
         recipes.append(json.loads(buf.value.decode()))
 
     def cv2_sample(rec):
-        xc, yc = rec["xc"], rec["yc"]
-        img4 = np.full((2 * s, 2 * s, 3), 114, dtype=np.uint8)
-        for i, j in enumerate([rec["index"]] + rec["partners"]):
-            img = tiles[j]
-            h, w = img.shape[:2]
-            if i == 0:
-                x1a, y1a, x2a, y2a = max(xc - w, 0), max(yc - h, 0), xc, yc
-                x1b, y1b, x2b, y2b = w - (x2a - x1a), h - (y2a - y1a), w, h
-            elif i == 1:
-                x1a, y1a, x2a, y2a = xc, max(yc - h, 0), min(xc + w, s * 2), yc
-                x1b, y1b, x2b, y2b = 0, h - (y2a - y1a), min(w, x2a - x1a), h
-            elif i == 2:
-                x1a, y1a, x2a, y2a = max(xc - w, 0), yc, xc, min(s * 2, yc + h)
-                x1b, y1b, x2b, y2b = w - (x2a - x1a), 0, w, min(y2a - y1a, h)
-            else:
-                x1a, y1a, x2a, y2a = xc, yc, min(xc + w, s * 2), min(s * 2, yc + h)
-                x1b, y1b, x2b, y2b = 0, 0, min(w, x2a - x1a), min(y2a - y1a, h)
-            img4[y1a:y2a, x1a:x2a] = img[y1b:y2b, x1b:x2b]
+        idx = [rec["index"]] + rec["partners"]
+        img4, _ = ou.mosaic_canvas(np, [tiles[j] for j in idx], s, rec["xc"], rec["yc"])
         C = np.eye(3, dtype=np.float32)
         C[0, 2], C[1, 2] = -s, -s
         R = np.eye(3, dtype=np.float32)
@@ -150,14 +136,7 @@ def main():
         "command": "taskset -c 0 /usr/bin/python3 bench/bench_geometry.py --lib build/libdetfeed.so"
                    " --data %s --samples %d --rounds %d" % (args.data, args.samples, args.rounds),
     }
-    print(json.dumps(res, indent=1))
-    if args.out:
-        with open(os.path.join(args.out, res["machine"]["date"][:10] + "-geometry.json"), "w") as f:
-            json.dump(res, f, indent=1)
-            f.write("\n")
-    if differ:
-        sys.exit("outputs differ")
-
+    bu.finish(res, args.out, "geometry")
 
 if __name__ == "__main__":
     main()

@@ -1,6 +1,8 @@
 """Shared pieces of the benchmark scripts: the machine description recorded
-with every result, letterboxing real images, and the median helpers."""
+with every result, letterboxing real images, the median helper, and printing
+and saving a result."""
 import datetime
+import json
 import os
 import platform
 import subprocess
@@ -54,3 +56,16 @@ def median(xs):
     s = sorted(xs)
     n = len(s)
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def finish(res, out, name, tag=""):
+    """Prints a result, writes OUT/DATE-NAME[-TAG].json when out is given, and
+    exits non-zero when the outputs compared differ."""
+    print(json.dumps(res, indent=1))
+    if out:
+        stem = "%s-%s%s" % (res["machine"]["date"][:10], name, "-" + tag if tag else "")
+        with open(os.path.join(out, stem + ".json"), "w") as f:
+            json.dump(res, f, indent=1)
+            f.write("\n")
+    if res.get("bytes_differing"):
+        raise SystemExit("outputs differ")

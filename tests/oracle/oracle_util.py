@@ -43,6 +43,31 @@ def random_hsv(img, r):
     return img
 
 
+def mosaic_canvas(np, imgs, s, xc, yc):
+    """Ultralytics' 4-tile Mosaic image: a 2s x 2s canvas of 114 with the
+    tiles placed around (xc, yc). Returns the canvas and each tile's
+    (padw, padh) label offset."""
+    img4 = np.full((s * 2, s * 2, 3), 114, dtype=np.uint8)
+    pads = []
+    for i, img in enumerate(imgs):
+        h, w = img.shape[:2]
+        if i == 0:
+            x1a, y1a, x2a, y2a = max(xc - w, 0), max(yc - h, 0), xc, yc
+            x1b, y1b, x2b, y2b = w - (x2a - x1a), h - (y2a - y1a), w, h
+        elif i == 1:
+            x1a, y1a, x2a, y2a = xc, max(yc - h, 0), min(xc + w, s * 2), yc
+            x1b, y1b, x2b, y2b = 0, h - (y2a - y1a), min(w, x2a - x1a), h
+        elif i == 2:
+            x1a, y1a, x2a, y2a = max(xc - w, 0), yc, xc, min(s * 2, yc + h)
+            x1b, y1b, x2b, y2b = w - (x2a - x1a), 0, w, min(y2a - y1a, h)
+        else:
+            x1a, y1a, x2a, y2a = xc, yc, min(xc + w, s * 2), min(s * 2, yc + h)
+            x1b, y1b, x2b, y2b = 0, 0, min(w, x2a - x1a), min(y2a - y1a, h)
+        img4[y1a:y2a, x1a:x2a] = img[y1b:y2b, x1b:x2b]
+        pads.append((x1a - x1b, y1a - y1b))
+    return img4, pads
+
+
 def numpy_luts(r):
     import numpy as np
     r = np.asarray(r, dtype=np.float64)

@@ -93,24 +93,11 @@ class Ref:
     # --- transforms ------------------------------------------------------------
     def mosaic(self, tiles, xc, yc):
         np, s = self.np, self.s
-        img4 = np.full((s * 2, s * 2, 3), 114, dtype=np.uint8)
+        img4, pads = ou.mosaic_canvas(np, [img for img, _ in tiles], s, xc, yc)
         cls, boxes, kps = [], [], []
-        for i, (img, (c, b, kp)) in enumerate(tiles):
+        for (img, (c, b, kp)), (padw, padh) in zip(tiles, pads):
             h, w = img.shape[:2]
-            if i == 0:
-                x1a, y1a, x2a, y2a = max(xc - w, 0), max(yc - h, 0), xc, yc
-                x1b, y1b, x2b, y2b = w - (x2a - x1a), h - (y2a - y1a), w, h
-            elif i == 1:
-                x1a, y1a, x2a, y2a = xc, max(yc - h, 0), min(xc + w, s * 2), yc
-                x1b, y1b, x2b, y2b = 0, h - (y2a - y1a), min(w, x2a - x1a), h
-            elif i == 2:
-                x1a, y1a, x2a, y2a = max(xc - w, 0), yc, xc, min(s * 2, yc + h)
-                x1b, y1b, x2b, y2b = w - (x2a - x1a), 0, w, min(y2a - y1a, h)
-            else:
-                x1a, y1a, x2a, y2a = xc, yc, min(xc + w, s * 2), min(s * 2, yc + h)
-                x1b, y1b, x2b, y2b = 0, 0, min(w, x2a - x1a), min(y2a - y1a, h)
-            img4[y1a:y2a, x1a:x2a] = img[y1b:y2b, x1b:x2b]
-            bb, kk = self.to_abs(b, kp, w, h, x1a - x1b, y1a - y1b)
+            bb, kk = self.to_abs(b, kp, w, h, padw, padh)
             cls.append(c)
             boxes.append(bb)
             kps.append(kk)
