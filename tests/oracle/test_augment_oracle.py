@@ -109,7 +109,7 @@ class Ref:
         return img4, c[good], b[good], (kp[good] if kp is not None else None)
 
     def letterbox(self, img, lab, new_shape, scaleup):
-        cv2, np = self.cv2, self.np
+        cv2 = self.cv2
         c, b, kp = lab
         shape = img.shape[:2]
         r = min(new_shape[0] / shape[0], new_shape[1] / shape[1])
