@@ -362,7 +362,8 @@ DETFEED_API void detfeed_load_size(int width, int height, int imgsz, int *out_wi
  *   12-13 translate x, y 14 mixup gate         15 cutmix gate
  *   16-18 HSV gains h, s, v                    19 vertical flip
  *   20 horizontal flip   21 BGR gate           22 mixup partner
- *   23-24 mixup ratio    32-63 the mixup partner's own draws (its slot + 32)
+ *   32-63 the mixup partner's own draws (its slot + 32)
+ *   64-126 the mixup ratio: Beta(32, 32) as the 32nd smallest of 63 uniforms
  *
  * The order of an epoch is a permutation drawn in its own domain (slot
  * DETFEED_SLOT_PERMUTATION): Fisher-Yates from the last position down,
@@ -653,7 +654,9 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * Mosaic (4 tiles, probability `mosaic`) or LetterBox, RandomPerspective
  * (degrees, translate, scale, shear, perspective; border 114), RandomHSV
  * (hsv_h, hsv_s, hsv_v), RandomFlip vertical (flipud) and horizontal
- * (fliplr, keypoints mirrored through the YAML's flip_idx). Mosaic is off
+ * (fliplr, keypoints mirrored through the YAML's flip_idx); MixUp (probability
+ * `mixup`) blends a partner that went through its own Mosaic and
+ * RandomPerspective, before the colour step. Mosaic is off
  * in the last `close_mosaic` epochs (and in every epoch when there are no
  * more epochs than that). Validation samples (augment 0) are letterboxed
  * without upscaling and get no colour and no flips.
@@ -679,7 +682,7 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_FLIPUD = 108,      /* 0.0 */
     DETFEED_LOADER_FLIPLR = 109,      /* 0.5 */
     DETFEED_LOADER_MOSAIC = 110,      /* 1.0 */
-    DETFEED_LOADER_MIXUP = 111,       /* 0.0 (values > 0 not supported yet) */
+    DETFEED_LOADER_MIXUP = 111,       /* 0.0 */
     DETFEED_LOADER_CUTMIX = 112,      /* 0.0 (values > 0 not supported yet) */
     DETFEED_LOADER_BGR = 113          /* 0.0 */
 } detfeed_loader_param;

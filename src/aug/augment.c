@@ -30,6 +30,8 @@ void detfeed__scratch_free(detfeed__scratch *s)
     detfeed__img_free(&s->canvas);
     detfeed__img_free(&s->out);
     detfeed__inst_free(&s->inst);
+    detfeed__img_free(&s->mix_out);
+    detfeed__inst_free(&s->mix_inst);
     detfeed_codec_destroy(s->codec);
     memset(s, 0, sizeof *s);
 }
@@ -46,30 +48,67 @@ static int tile(const detfeed__augmenter *a, detfeed__scratch *s, int slot,
     return rc;
 }
 
+/* Mosaic (or LetterBox) then RandomPerspective for image `index` with the
+ * recipe r, into out and inst. */
 static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
-                          uint64_t index, int out_w, int out_h, detfeed__sample *out)
+                          uint64_t index, const detfeed__recipe *r, int out_w,
+                          int out_h, detfeed__img *out, detfeed__inst *inst, int *ori_w,
+                          int *ori_h)
 {
-    const detfeed__recipe *r = &out->recipe;
     int rc;
     if (r->mosaic) {
         detfeed__tile t[4];
-        rc = tile(a, s, 0, index, &t[0], &out->ori_w, &out->ori_h);
+        rc = tile(a, s, 0, index, &t[0], ori_w, ori_h);
         for (int k = 1; k < 4 && rc == DETFEED_OK; k++)
             rc = tile(a, s, k, r->partners[k - 1], &t[k], NULL, NULL);
         if (rc == DETFEED_OK)
-            rc = detfeed__mosaic4(t, a->hyp.imgsz, r->xc, r->yc, &s->canvas, &s->inst);
+            rc = detfeed__mosaic4(t, a->hyp.imgsz, r->xc, r->yc, &s->canvas, inst);
     } else {
         detfeed__tile t;
-        rc = tile(a, s, 0, index, &t, &out->ori_w, &out->ori_h);
+        rc = tile(a, s, 0, index, &t, ori_w, ori_h);
         if (rc == DETFEED_OK)
             rc = detfeed__letterbox(t.px, t.w, t.h, &t.lab, out_w, out_h, true,
-                                    &s->canvas, &s->inst, NULL, NULL);
+                                    &s->canvas, inst, NULL, NULL);
     }
     release_owned(s);
     if (rc == DETFEED_OK)
-        rc =
-            detfeed__random_perspective(&s->canvas, &s->inst, r, out_w, out_h, &s->out);
+        rc = detfeed__random_perspective(&s->canvas, inst, r, out_w, out_h, out);
     return rc;
+}
+
+/* Appends src's instances to dst (same keypoint count). */
+static int concat(detfeed__inst *dst, const detfeed__inst *src)
+{
+    int n = dst->n, rc = detfeed__inst_reserve(dst, n + src->n, src->nkpt);
+    if (rc != DETFEED_OK)
+        return rc;
+    memcpy(dst->cls + n, src->cls, (size_t)src->n * sizeof *dst->cls);
+    memcpy(dst->box + 4 * (size_t)n, src->box, (size_t)src->n * 4 * sizeof *dst->box);
+    if (src->nkpt)
+        memcpy(dst->kpt + (size_t)n * src->nkpt * 3, src->kpt,
+               (size_t)src->n * src->nkpt * 3 * sizeof *dst->kpt);
+    dst->n = n + src->n;
+    return DETFEED_OK;
+}
+
+/* MixUp: the partner through its own pre-chain (slots + 32), then
+ * img * r + partner * (1 - r) in double, truncated, and the labels joined. */
+static int mixup(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
+                 uint64_t index, bool mosaic_on, int out_w, int out_h,
+                 const detfeed__recipe *r)
+{
+    detfeed__recipe pr;
+    detfeed__recipe_make(&a->hyp, a->seed, epoch, index, detfeed_dataset_size(a->ds),
+                         mosaic_on, DETFEED__SLOT_PARTNER_BASE, &pr);
+    int rc = train_geometry(a, s, r->mix_partner, &pr, out_w, out_h, &s->mix_out,
+                            &s->mix_inst, NULL, NULL);
+    if (rc != DETFEED_OK)
+        return rc;
+    double w0 = r->mix_ratio, w1 = 1 - r->mix_ratio;
+    size_t n = (size_t)out_w * out_h * 3;
+    for (size_t i = 0; i < n; i++)
+        s->out.px[i] = (uint8_t)(s->out.px[i] * w0 + s->mix_out.px[i] * w1);
+    return concat(&s->inst, &s->mix_inst);
 }
 
 int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
@@ -91,7 +130,10 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t 
         if (rc == DETFEED_OK)
             detfeed__flip(&s->out, &s->inst, false, false, NULL); /* to centre xywh */
     } else {
-        rc = train_geometry(a, s, index, out_w, out_h, out);
+        rc = train_geometry(a, s, index, r, out_w, out_h, &s->out, &s->inst,
+                            &out->ori_w, &out->ori_h);
+        if (rc == DETFEED_OK && r->mixup)
+            rc = mixup(a, s, epoch, index, mosaic_on, out_w, out_h, r);
         if (rc == DETFEED_OK && r->hsv && a->apply_colour) {
             uint8_t lut[3][256];
             rc = detfeed_hsv_lut(r->gains[0], r->gains[1], r->gains[2], lut);

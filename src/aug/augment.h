@@ -23,6 +23,8 @@ typedef struct detfeed__scratch {
     detfeed_codec *codec;
     detfeed__img canvas, out;
     detfeed__inst inst;
+    detfeed__img mix_out; /* the MixUp partner after its own geometry */
+    detfeed__inst mix_inst;
     uint8_t *owned[4];
 } detfeed__scratch;
 

@@ -4,6 +4,8 @@
  */
 #include "recipe.h"
 
+#include <stdlib.h>
+
 detfeed__hyp detfeed__hyp_defaults(void)
 {
     return (detfeed__hyp){.hsv_h = 0.015,
@@ -39,6 +41,23 @@ static double uniform(const drawer *d, uint32_t slot, double a, double b)
     return a + (b - a) * draw(d, slot);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Beta(32, 32), Ultralytics' MixUp ratio, from a fixed number of draws: the
+ * 32nd smallest of 63 uniforms has exactly that distribution. */
+static double beta32(const drawer *d)
+{
+    double u[63];
+    for (uint32_t k = 0; k < 63; k++)
+        u[k] = draw(d, DETFEED__SLOT_MIX_RATIO + k);
+    qsort(u, 63, sizeof *u, cmp_double);
+    return u[31];
+}
+
 void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch,
                           uint64_t index, uint64_t n, bool mosaic_on,
                           uint32_t slot_base, detfeed__recipe *r)
@@ -69,6 +88,13 @@ void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch
         r->translate[k] = uniform(&d, DETFEED__SLOT_TRANSLATE + (uint32_t)k,
                                   0.5 - hyp->translate, 0.5 + hyp->translate);
     r->mixup = !(uniform(&d, DETFEED__SLOT_MIXUP, 0, 1) > hyp->mixup);
+    r->mix_partner = 0;
+    r->mix_ratio = 1.0;
+    if (r->mixup) {
+        uint64_t j = (uint64_t)(draw(&d, DETFEED__SLOT_MIX_PARTNER) * (double)n);
+        r->mix_partner = j < n ? j : n - 1;
+        r->mix_ratio = beta32(&d);
+    }
     r->cutmix = !(uniform(&d, DETFEED__SLOT_CUTMIX, 0, 1) > hyp->cutmix);
     /* RandomHSV draws nothing and colours nothing when all gains are 0. */
     double g[3] = {hyp->hsv_h, hyp->hsv_s, hyp->hsv_v};

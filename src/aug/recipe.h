@@ -39,8 +39,8 @@ enum {
     DETFEED__SLOT_FLIPLR = 20,
     DETFEED__SLOT_BGR = 21,
     DETFEED__SLOT_MIX_PARTNER = 22,
-    DETFEED__SLOT_MIX_RATIO = 23,   /* 23, 24 */
-    DETFEED__SLOT_PARTNER_BASE = 32 /* the mixup partner's slots: + 32 */
+    DETFEED__SLOT_PARTNER_BASE = 32, /* the mixup partner's slots: + 32 */
+    DETFEED__SLOT_MIX_RATIO = 64     /* 64..126: Beta(32, 32) */
 };
 
 typedef struct detfeed__recipe {
@@ -52,8 +52,10 @@ typedef struct detfeed__recipe {
     double shear[2];       /* shear angles in degrees (x, y) */
     double translate[2];   /* translation as a fraction of the output side */
     bool mixup, cutmix;
-    bool hsv;        /* colour applies (some HSV gain is non-zero) */
-    double gains[3]; /* dh, ds, dv: u * hsv_h, u * hsv_s, u * hsv_v */
+    uint64_t mix_partner; /* MixUp: the partner image (when mixup) */
+    double mix_ratio;     /* MixUp: the main image's weight r ~ Beta(32, 32) */
+    bool hsv;             /* colour applies (some HSV gain is non-zero) */
+    double gains[3];      /* dh, ds, dv: u * hsv_h, u * hsv_s, u * hsv_v */
     bool flipud, fliplr;
     bool to_rgb; /* Format's BGR->RGB swap */
 } detfeed__recipe;

@@ -182,9 +182,9 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
         return DETFEED_EBADSTATE;
     l->opened = true;
     detfeed__msg_clear(&l->msg);
-    if (l->hyp.mixup > 0 || l->hyp.cutmix > 0)
+    if (l->hyp.cutmix > 0)
         return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
-                             "mixup and cutmix are not supported yet; set them to 0");
+                             "cutmix is not supported yet; set it to 0");
     l->hyp.imgsz = l->imgsz;
     int rc = open_dataset(l, data);
     if (rc == DETFEED_OK && (rc = detfeed__scratch_init(&l->scratch)) != DETFEED_OK)
@@ -250,27 +250,44 @@ int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
     return DETFEED_OK;
 }
 
+/* One recipe's fields as JSON members (no braces). */
+static int recipe_fields(const detfeed__recipe *r, char *buf, size_t size)
+{
+    return snprintf(buf, size,
+                    "\"mosaic\":%s,\"partners\":[%llu,%llu,%llu],\"yc\":%d,\"xc\":%d,"
+                    "\"perspective\":[%.17g,%.17g],\"angle\":%.17g,\"scale\":%.17g,"
+                    "\"shear\":[%.17g,%.17g],\"translate\":[%.17g,%.17g]",
+                    r->mosaic ? "true" : "false", (unsigned long long)r->partners[0],
+                    (unsigned long long)r->partners[1],
+                    (unsigned long long)r->partners[2], r->yc, r->xc, r->perspective[0],
+                    r->perspective[1], r->angle, r->scale, r->shear[0], r->shear[1],
+                    r->translate[0], r->translate[1]);
+}
+
 int detfeed_loader_recipe_json(const detfeed_loader *l, uint32_t epoch, uint64_t index,
                                char *buf, size_t size)
 {
     if (l == NULL || buf == NULL || l->ds == NULL)
         return DETFEED_EINVAL;
-    detfeed__recipe r;
-    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index,
-                         detfeed_dataset_size(l->ds), mosaic_on(l, epoch), 0, &r);
-    int n = snprintf(
-        buf, size,
-        "{\"epoch\":%u,\"index\":%llu,\"mosaic\":%s,\"partners\":[%llu,%llu,%llu],"
-        "\"yc\":%d,\"xc\":%d,\"perspective\":[%.17g,%.17g],\"angle\":%.17g,"
-        "\"scale\":%.17g,\"shear\":[%.17g,%.17g],\"translate\":[%.17g,%.17g],"
-        "\"hsv\":%s,\"gains\":[%.17g,%.17g,%.17g],\"flipud\":%s,\"fliplr\":%s,"
-        "\"augment\":%s}",
-        epoch, (unsigned long long)index, r.mosaic ? "true" : "false",
-        (unsigned long long)r.partners[0], (unsigned long long)r.partners[1],
-        (unsigned long long)r.partners[2], r.yc, r.xc, r.perspective[0],
-        r.perspective[1], r.angle, r.scale, r.shear[0], r.shear[1], r.translate[0],
-        r.translate[1], r.hsv ? "true" : "false", r.gains[0], r.gains[1], r.gains[2],
-        r.flipud ? "true" : "false", r.fliplr ? "true" : "false",
-        l->augment ? "true" : "false");
-    return n >= 0 && (size_t)n < size ? DETFEED_OK : DETFEED_ELIMIT;
+    detfeed__recipe r, pr;
+    uint64_t n = detfeed_dataset_size(l->ds);
+    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n, mosaic_on(l, epoch), 0,
+                         &r);
+    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n, mosaic_on(l, epoch),
+                         DETFEED__SLOT_PARTNER_BASE, &pr);
+    char own[512], partner[512];
+    recipe_fields(&r, own, sizeof own);
+    recipe_fields(&pr, partner, sizeof partner);
+    int k =
+        snprintf(buf, size,
+                 "{\"epoch\":%u,\"index\":%llu,%s,\"mixup\":%s,\"mix_partner\":%llu,"
+                 "\"mix_ratio\":%.17g,\"mix_recipe\":{%s},\"hsv\":%s,"
+                 "\"gains\":[%.17g,%.17g,%.17g],\"flipud\":%s,\"fliplr\":%s,"
+                 "\"augment\":%s}",
+                 epoch, (unsigned long long)index, own, r.mixup ? "true" : "false",
+                 (unsigned long long)r.mix_partner, r.mix_ratio, partner,
+                 r.hsv ? "true" : "false", r.gains[0], r.gains[1], r.gains[2],
+                 r.flipud ? "true" : "false", r.fliplr ? "true" : "false",
+                 l->augment ? "true" : "false");
+    return k >= 0 && (size_t)k < size ? DETFEED_OK : DETFEED_ELIMIT;
 }

@@ -207,16 +207,28 @@ class Ref:
             img, lab = self.load(paths[rec["index"]])
             img, c, b, kp = self.letterbox(img, lab, (self.s, self.s), scaleup=False)
             return self.finish(img, c, b, kp, rec, False)
+        img, c, b, kp = self.pre_chain(paths, rec["index"], rec)
+        if rec["mixup"]:  # MixUp: the partner through its own pre-chain, then blend
+            img2, c2, b2, kp2 = self.pre_chain(paths, rec["mix_partner"], rec["mix_recipe"])
+            r = rec["mix_ratio"]
+            img = (img * r + img2 * (1 - r)).astype(self.np.uint8)
+            c = self.np.concatenate([c, c2], 0)
+            b = self.np.concatenate([b, b2], 0)
+            if kp is not None:
+                kp = self.np.concatenate([kp, kp2], 0)
+        return self.finish(img, c, b, kp, rec, True)
+
+    def pre_chain(self, paths, index, rec):
+        """Mosaic (or LetterBox) then RandomPerspective for image `index`."""
         if rec["mosaic"]:
-            tiles = [self.load(paths[i]) for i in [rec["index"]] + rec["partners"]]
+            tiles = [self.load(paths[i]) for i in [index] + rec["partners"]]
             img, c, b, kp = self.mosaic(tiles, rec["xc"], rec["yc"])
             border = -self.s // 2
         else:
-            im, lab = self.load(paths[rec["index"]])
+            im, lab = self.load(paths[index])
             img, c, b, kp = self.letterbox(im, lab, (self.s, self.s), scaleup=True)
             border = 0
-        img, c, b, kp = self.perspective(img, c, b, kp, rec, border)
-        return self.finish(img, c, b, kp, rec, True)
+        return self.perspective(img, c, b, kp, rec, border)
 
 
 def image_paths(data):
@@ -266,6 +278,7 @@ def main():
         ("coco128", Ref(cv2, np, 640), 24, ""),
         ("coco128", Ref(cv2, np, 320), 8, "mosaic=0.5,degrees=30,shear=5,scale=0.9,flipud=0.5"),
         ("coco128", Ref(cv2, np, 640), 6, "perspective=0.0008,degrees=10"),
+        ("coco128", Ref(cv2, np, 320), 10, "mixup=0.7,mosaic=0.6,degrees=5"),
         ("coco8-pose/coco8-pose.yaml", Ref(cv2, np, 640, 17, 3, flip), 6, "flipud=0.5"),
     ]
     total = differ = instances = samples = 0

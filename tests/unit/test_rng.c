@@ -209,6 +209,36 @@ static void test_recipe_stats(void)
     CHECK_INT(any, 0);
 }
 
+/* MixUp: the gate, a uniform partner, and the ratio's Beta(32, 32) moments
+ * (mean 1/2, variance 1/260) within four standard errors. */
+static void test_mixup_stats(void)
+{
+    enum { N = 20000 };
+    detfeed__hyp hyp = detfeed__hyp_defaults();
+    hyp.mixup = 0.3;
+    long mixed = 0, part[10] = {0};
+    double sum = 0, sum2 = 0;
+    for (int i = 0; i < N; i++) {
+        detfeed__recipe r;
+        detfeed__recipe_make(&hyp, 5, 0, (uint64_t)i, 10, true, 0, &r);
+        if (!r.mixup) {
+            CHECK(r.mix_ratio == 1.0);
+            continue;
+        }
+        mixed++;
+        part[r.mix_partner]++;
+        sum += r.mix_ratio;
+        sum2 += r.mix_ratio * r.mix_ratio;
+        CHECK(r.mix_ratio > 0 && r.mix_ratio < 1);
+    }
+    CHECK(fabs(mixed - 0.3 * N) < 4 * sqrt(N * 0.21));
+    double mean = sum / mixed, var = sum2 / mixed - mean * mean, v = 1.0 / 260;
+    CHECK(fabs(mean - 0.5) < 4 * sqrt(v / mixed));
+    /* The variance of a sample variance is about 2 v^2 / n for a near-normal law. */
+    CHECK(fabs(var - v) < 4 * v * sqrt(2.0 / mixed));
+    CHECK(chi2_flat(part, 10, mixed, 27.88)); /* 9 df */
+}
+
 /* A disabled transform moves no other draw; partner recipes are separate. */
 static void test_recipe_slots(void)
 {
@@ -232,5 +262,6 @@ int main(void)
     test_shards();
     test_recipe_stats();
     test_recipe_slots();
+    test_mixup_stats();
     return tu_finish("test_rng");
 }
