@@ -659,7 +659,12 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * RandomPerspective, before the colour step. Mosaic is off
  * in the last `close_mosaic` epochs (and in every epoch when there are no
  * more epochs than that). Validation samples (augment 0) are letterboxed
- * without upscaling and get no colour and no flips.
+ * without upscaling into their batch's rectangle and get no colour and no
+ * flips: as Ultralytics' rect mode, images are ordered by aspect ratio h / w
+ * (a stable sort: ties keep dataset order, where NumPy's argsort leaves
+ * them unspecified), cut into batches, and each batch's shape is
+ * ceil(shape * imgsz / 32 + 0.5) * 32 with shape [max_ar, 1] when every
+ * ratio is below 1, [1, 1 / min_ar] when every ratio is above 1, else [1, 1].
  */
 typedef struct detfeed_loader detfeed_loader;
 
@@ -671,6 +676,7 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_CACHE_BYTES = 4,  /* int >= 0: RAM cache budget; default 0 */
     DETFEED_LOADER_AUGMENT = 5,      /* int 0/1: training transforms; default 1 */
     DETFEED_LOADER_WORKERS = 6,      /* int >= 1: threads (cache fill); default 1 */
+    DETFEED_LOADER_BATCH = 7,        /* int >= 1: batch size; default 16 */
     DETFEED_LOADER_HSV_H = 100,      /* float hyperparameters, Ultralytics names */
     DETFEED_LOADER_HSV_S = 101,      /* and defaults: 0.015, 0.7, 0.4, */
     DETFEED_LOADER_HSV_V = 102,
@@ -709,10 +715,16 @@ DETFEED_API int detfeed_loader_open(detfeed_loader *loader, const char *data);
 /* The dataset the loader reads (valid until the loader is destroyed). */
 DETFEED_API const detfeed_dataset *detfeed_loader_dataset(const detfeed_loader *loader);
 
+/* The size of a sample's image: imgsz x imgsz in training; the batch's
+ * rectangle in validation (up to imgsz + 32 on a side). */
+DETFEED_API int detfeed_loader_sample_size(const detfeed_loader *loader, uint64_t index,
+                                           int *width, int *height);
+
 /*
  * One sample, synchronously on the calling thread: image `index` (in
- * dataset order) of epoch `epoch`, augmented. The image (imgsz x imgsz, HWC
- * BGR 8-bit, colour applied) goes to img (imgsz * imgsz * 3 bytes). Labels
+ * dataset order) of epoch `epoch`, augmented. The image (the size
+ * detfeed_loader_sample_size gives, HWC BGR 8-bit, colour applied) goes to
+ * img (width * height * 3 bytes). Labels
  * as Ultralytics' Format gives them: *count instances (at most `capacity`;
  * DETFEED_ELIMIT if more), cls [n], boxes [n][4] normalized centre x, y, w,
  * h, keypoints [n][K][3] normalized (NULL to skip). Safe to call only from

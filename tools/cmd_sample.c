@@ -68,11 +68,13 @@ static void print_floats(const float *v, int n)
         printf("%s%.9g", i ? "," : "", (double)v[i]);
 }
 
-static int write_sample(detfeed_loader *l, long epoch, long index, long imgsz,
-                        const char *out, bool json)
+static int write_sample(detfeed_loader *l, long epoch, long index, const char *out,
+                        bool json)
 {
     enum { CAP = 4096 };
-    size_t npx = (size_t)imgsz * imgsz * 3;
+    int w = 0, h = 0;
+    detfeed_loader_sample_size(l, (uint64_t)index, &w, &h);
+    size_t npx = (size_t)w * h * 3;
     int nkpt;
     detfeed_dataset_kpt_shape(detfeed_loader_dataset(l), &nkpt, NULL);
     uint8_t *img = malloc(npx);
@@ -94,8 +96,7 @@ static int write_sample(detfeed_loader *l, long epoch, long index, long imgsz,
     } else if (out) {
         detfeed_codec *codec;
         if (detfeed_codec_create(&codec, 0) != DETFEED_OK ||
-            detfeed_codec_write_png(codec, out, img, (size_t)imgsz * 3, (int)imgsz,
-                                    (int)imgsz) != DETFEED_OK)
+            detfeed_codec_write_png(codec, out, img, (size_t)w * 3, w, h) != DETFEED_OK)
             status = cli_error("%s", codec ? detfeed_codec_last_error(codec)
                                            : "out of memory");
         detfeed_codec_destroy(codec);
@@ -125,7 +126,7 @@ static int write_sample(detfeed_loader *l, long epoch, long index, long imgsz,
 int cmd_sample(int argc, char **argv)
 {
     long index = 0, epoch = 0, seed = 0, imgsz = 640, epochs = 100, close = 10,
-         augment = 1;
+         augment = 1, batch = 16;
     const char *out = NULL, *set = NULL, *split = "train";
     bool json = false;
     const cli_opt opts[] = {
@@ -141,6 +142,8 @@ int cmd_sample(int argc, char **argv)
          "epochs without mosaic at the end (default 10)", 0, 1000000},
         {"augment", CLI_INT, &augment, "0|1",
          "training transforms (1, default) or validation", 0, 1},
+        {"batch", CLI_INT, &batch, "N",
+         "batch size: validation batch shapes (default 16)", 1, 65536},
         {"split", CLI_STRING, &split, "NAME", "split of a YAML (default train)", 0, 0},
         {"set", CLI_STRING, &set, "K=V,...",
          "hyperparameters, e.g. degrees=10,mosaic=0.5", 0, 0},
@@ -169,6 +172,7 @@ int cmd_sample(int argc, char **argv)
               detfeed_loader_set_int(l, DETFEED_LOADER_EPOCHS, epochs) ||
               detfeed_loader_set_int(l, DETFEED_LOADER_CLOSE_MOSAIC, close) ||
               detfeed_loader_set_int(l, DETFEED_LOADER_AUGMENT, augment) ||
+              detfeed_loader_set_int(l, DETFEED_LOADER_BATCH, batch) ||
               detfeed_loader_set_split(l, split);
     if (bad) {
         detfeed_loader_destroy(l);
@@ -186,7 +190,7 @@ int cmd_sample(int argc, char **argv)
         status = cli_error("--index %ld: the dataset has %zu usable images", index,
                            detfeed_dataset_size(detfeed_loader_dataset(l)));
     else
-        status = write_sample(l, epoch, index, imgsz, out, json);
+        status = write_sample(l, epoch, index, out, json);
     detfeed_loader_destroy(l);
     return status;
 }

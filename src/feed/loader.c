@@ -13,7 +13,7 @@
 struct detfeed_loader {
     detfeed__msg msg;
     /* settings */
-    int imgsz, epochs, close_mosaic, workers;
+    int imgsz, epochs, close_mosaic, workers, batch;
     uint64_t seed;
     int64_t cache_bytes;
     bool augment, opened;
@@ -25,6 +25,8 @@ struct detfeed_loader {
     detfeed_cache *cache;
     detfeed__augmenter aug;
     detfeed__scratch scratch;
+    /* validation (rect mode): each image's batch shape, height and width */
+    int (*rect)[2];
 };
 
 int detfeed_loader_create(detfeed_loader **out, uint32_t flags)
@@ -42,6 +44,7 @@ int detfeed_loader_create(detfeed_loader **out, uint32_t flags)
     l->epochs = 100;
     l->close_mosaic = 10;
     l->workers = 1;
+    l->batch = 16;
     l->augment = true;
     strcpy(l->split, "train");
     *out = l;
@@ -53,6 +56,7 @@ void detfeed_loader_destroy(detfeed_loader *l)
     if (l == NULL)
         return;
     detfeed__scratch_free(&l->scratch);
+    free(l->rect);
     detfeed_cache_destroy(l->cache);
     detfeed_dataset_destroy(l->ds);
     free(l);
@@ -102,6 +106,11 @@ int detfeed_loader_set_int(detfeed_loader *l, detfeed_loader_param p, int64_t v)
         if (v < 1 || v > 1024)
             return DETFEED_EINVAL;
         l->workers = (int)v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_BATCH:
+        if (v < 1 || v > 65536)
+            return DETFEED_EINVAL;
+        l->batch = (int)v;
         return DETFEED_OK;
     default:
         return DETFEED_EINVAL;
@@ -159,6 +168,53 @@ int detfeed_loader_set_policy(detfeed_loader *l, detfeed_policy policy)
     return DETFEED_OK;
 }
 
+/* Rect mode (Ultralytics' set_rectangle): images sorted by aspect ratio
+ * h / w (stable), cut into batches; each batch's shape from its ratios. */
+typedef struct by_ratio {
+    double ar;
+    size_t index;
+} by_ratio;
+
+static int cmp_ratio(const void *a, const void *b)
+{
+    const by_ratio *x = a, *y = b;
+    if (x->ar != y->ar)
+        return x->ar < y->ar ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+static int rect_shapes(detfeed_loader *l)
+{
+    size_t n = detfeed_dataset_size(l->ds);
+    by_ratio *v = malloc((n ? n : 1) * sizeof *v);
+    l->rect = malloc((n ? n : 1) * sizeof *l->rect);
+    if (v == NULL || l->rect == NULL) {
+        free(v);
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        int w, h;
+        detfeed_dataset_image_size(l->ds, i, &w, &h);
+        v[i] = (by_ratio){.ar = (double)h / w, .index = i};
+    }
+    qsort(v, n, sizeof *v, cmp_ratio);
+    for (size_t b0 = 0; b0 < n; b0 += (size_t)l->batch) {
+        size_t b1 = b0 + (size_t)l->batch < n ? b0 + (size_t)l->batch : n;
+        double mini = v[b0].ar, maxi = v[b1 - 1].ar, shape[2] = {1, 1};
+        if (maxi < 1)
+            shape[0] = maxi;
+        else if (mini > 1)
+            shape[1] = 1 / mini;
+        int hw[2];
+        for (int k = 0; k < 2; k++)
+            hw[k] = (int)ceil(shape[k] * l->imgsz / 32 + 0.5) * 32;
+        for (size_t p = b0; p < b1; p++)
+            memcpy(l->rect[v[p].index], hw, sizeof hw);
+    }
+    free(v);
+    return DETFEED_OK;
+}
+
 static int open_dataset(detfeed_loader *l, const char *data)
 {
     int rc = detfeed_dataset_create(&l->ds, 0);
@@ -196,6 +252,8 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
                       (long long)l->cache_bytes, detfeed_strerror(rc));
     if (rc == DETFEED_OK)
         rc = detfeed_cache_fill(l->cache, l->workers);
+    if (rc == DETFEED_OK && !l->augment)
+        rc = rect_shapes(l);
     /* A pose dataset without flip_idx cannot be flipped (Ultralytics sets
      * both flip probabilities to 0 with a warning). */
     int nkpt;
@@ -224,6 +282,20 @@ static bool mosaic_on(const detfeed_loader *l, uint32_t epoch)
            (int64_t)epoch < (int64_t)l->epochs - l->close_mosaic;
 }
 
+int detfeed_loader_sample_size(const detfeed_loader *l, uint64_t index, int *width,
+                               int *height)
+{
+    if (l == NULL || width == NULL || height == NULL)
+        return DETFEED_EINVAL;
+    if (l->ds == NULL || l->cache == NULL)
+        return DETFEED_EBADSTATE;
+    if (index >= detfeed_dataset_size(l->ds))
+        return DETFEED_EINVAL;
+    *width = l->rect ? l->rect[index][1] : l->imgsz;
+    *height = l->rect ? l->rect[index][0] : l->imgsz;
+    return DETFEED_OK;
+}
+
 int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
                           uint8_t *img, int capacity, int *count, float *cls,
                           float *boxes, float *keypoints)
@@ -236,8 +308,10 @@ int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
     if (index >= detfeed_dataset_size(l->ds))
         return DETFEED_EINVAL;
     detfeed__sample s;
+    int w, h;
+    detfeed_loader_sample_size(l, index, &w, &h);
     int rc = detfeed__augment(&l->aug, &l->scratch, epoch, index, mosaic_on(l, epoch),
-                              l->imgsz, l->imgsz, &s);
+                              w, h, &s);
     if (rc != DETFEED_OK)
         return detfeed__fail(&l->msg, rc, "%s",
                              detfeed_codec_last_error(l->scratch.codec));

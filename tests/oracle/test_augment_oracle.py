@@ -202,10 +202,36 @@ class Ref:
             kp[..., 1] /= h
         return img, c, b, kp
 
+    def rect_shapes(self, paths, batch=16, stride=32, pad=0.5):
+        """Ultralytics' set_rectangle: each image's batch shape (h, w). The
+        sort is stable (ties in dataset order), as detfeed documents."""
+        np = self.np
+        if getattr(self, "_rect", None) is None:
+            hw = np.array([self.cv2.imread(p).shape[:2] for p in paths], dtype=np.float64)
+            ar = hw[:, 0] / hw[:, 1]
+            irect = ar.argsort(kind="stable")
+            bi = np.floor(np.arange(len(paths)) / batch).astype(int)
+            nb = bi[-1] + 1
+            ars = ar[irect]
+            shapes = [[1, 1]] * nb
+            for i in range(nb):
+                ari = ars[bi == i]
+                mini, maxi = ari.min(), ari.max()
+                if maxi < 1:
+                    shapes[i] = [maxi, 1]
+                elif mini > 1:
+                    shapes[i] = [1, 1 / mini]
+            batch_shapes = np.ceil(np.array(shapes) * self.s / stride + pad).astype(int) * stride
+            self._rect = {}
+            for pos, i in enumerate(irect):
+                self._rect[int(i)] = tuple(int(x) for x in batch_shapes[bi[pos]])
+        return self._rect
+
     def sample(self, paths, rec, train):
         if not train:
             img, lab = self.load(paths[rec["index"]])
-            img, c, b, kp = self.letterbox(img, lab, (self.s, self.s), scaleup=False)
+            shape = self.rect_shapes(paths)[rec["index"]]
+            img, c, b, kp = self.letterbox(img, lab, shape, scaleup=False)
             return self.finish(img, c, b, kp, rec, False)
         img, c, b, kp = self.pre_chain(paths, rec["index"], rec)
         if rec["mixup"]:  # MixUp: the partner through its own pre-chain, then blend
@@ -296,6 +322,15 @@ def main():
                                             k % 3, ref.s, sets, train, tmp)
                     total, differ = total + a, differ + b
                     instances, samples = instances + n_inst, samples + 1
+        # Validation: rect batch shapes over the whole coco128 order.
+        ref = Ref(cv2, np, 640)
+        source = os.path.join(data, "coco128")
+        paths = image_paths(source)
+        for idx in range(0, len(paths), 9):
+            a, b, n_inst = run_case(t, d, ref, np, cv2, source, paths, idx, 0, 0, 640, "",
+                                    False, tmp)
+            total, differ = total + a, differ + b
+            instances, samples = instances + n_inst, samples + 1
     print(f"{samples} samples, {instances} instances compared; {total} image bytes "
           f"compared, {differ} differ")
     t.check(instances > 10 * samples, "too few instances survived to test the labels")
