@@ -68,6 +68,10 @@ void cli_json_string(FILE *out, const char *s);
 int cmd_check(int argc, char **argv);
 int cmd_color(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
+
+/* Writes the synthetic dataset of `detfeed synth` into dir. */
+int cli_synth(const char *dir, long n, long imgsz, uint64_t seed);
 
 /* Applies "name=value,..." Ultralytics hyperparameters to a loader. */
 int cli_set_hyps(detfeed_loader *l, const char *list);

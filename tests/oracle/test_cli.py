@@ -28,7 +28,7 @@ def check_help(t, d):
     expect(t, run(d, "help"), 0, ["commands:"], "help")
     expect(t, run(d), 2, ["usage"], "no command")
     expect(t, run(d, "frobnicate"), 2, ["unknown command 'frobnicate'"], "unknown command")
-    for cmd in ("color", "bench"):
+    for cmd in ("color", "bench", "check", "sample", "synth"):
         expect(t, run(d, cmd, "--help"), 0, ["usage: detfeed " + cmd], cmd + " --help")
         expect(t, run(d, cmd, "--nope"), 2, ["unknown option '--nope'"], cmd + " --nope")
     expect(t, run(d, "version"), 0, ["detfeed 0."], "version")
@@ -111,6 +111,31 @@ def check_bench(t, d):
     t.check(ok, f"bench --json: last line {lines[-1:]!r}")
 
 
+def check_synth(t, d, tmp):
+    out = os.path.join(tmp, "synth")
+    p = run(d, "synth", out, "--n", "12", "--imgsz", "96", "--seed", "3")
+    t.check(p.returncode == 0 and "wrote 12 images" in p.stdout, f"synth: {p.stderr}")
+    p = run(d, "check", os.path.join(out, "data.yaml"), "--json")
+    try:
+        got = json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        got = {}
+    t.check(got.get("images") == 12 and got.get("labelled") == 12 and got.get("corrupt") == 0
+            and got.get("classes") == 8 and got.get("instances", 0) >= 12,
+            f"synth dataset check: {got}")
+    again = os.path.join(tmp, "synth2")
+    run(d, "synth", again, "--n", "12", "--imgsz", "96", "--seed", "3")
+    same = all(open(os.path.join(out, "images", "train", f), "rb").read() ==
+               open(os.path.join(again, "images", "train", f), "rb").read()
+               for f in os.listdir(os.path.join(out, "images", "train")))
+    t.check(same, "synth is not deterministic")
+    p = run(d, "sample", os.path.join(out, "data.yaml"), "--imgsz", "96", "--index", "5",
+            "--json")
+    t.check(p.returncode == 0 and '"bboxes"' in p.stdout, f"sample on synth: {p.stderr}")
+    p = run(d, "synth", os.path.join(tmp, "no", "such", "dir"))
+    t.check(p.returncode == 1 and "cannot create folder" in p.stderr, "synth to a bad path")
+
+
 def main():
     args = ou.parse_args()
     ou.require_cv2()
@@ -126,6 +151,7 @@ def main():
         check_bad_files(t, d, cv2, np, tmp, args.data)
         check_color(t, d, cv2, np, tmp)
         check_bench(t, d)
+        check_synth(t, d, tmp)
     t.finish()
 
 
