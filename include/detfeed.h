@@ -677,6 +677,12 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_AUGMENT = 5,      /* int 0/1: training transforms; default 1 */
     DETFEED_LOADER_WORKERS = 6,      /* int >= 1: threads (cache fill); default 1 */
     DETFEED_LOADER_BATCH = 7,        /* int >= 1: batch size; default 16 */
+    DETFEED_LOADER_PREFETCH = 8,     /* int >= 1: batches ready ahead; default 4 */
+    DETFEED_LOADER_RANK = 9,         /* int: this process's rank; default 0 */
+    DETFEED_LOADER_WORLD_SIZE = 10,  /* int >= 1: processes sharing the epoch; 1 */
+    DETFEED_LOADER_DROP_LAST = 11,   /* int 0/1: drop a last short batch; default 0 */
+    DETFEED_LOADER_DTYPE = 12,       /* detfeed_dtype of batch images; default F32 */
+    DETFEED_LOADER_VALUE_SCALE = 13, /* detfeed_scale of float images; QUOTIENT */
     DETFEED_LOADER_HSV_H = 100,      /* float hyperparameters, Ultralytics names */
     DETFEED_LOADER_HSV_S = 101,      /* and defaults: 0.015, 0.7, 0.4, */
     DETFEED_LOADER_HSV_V = 102,
@@ -734,6 +740,77 @@ DETFEED_API int detfeed_loader_sample(detfeed_loader *loader, uint32_t epoch,
                                       uint64_t index, uint8_t *img, int capacity,
                                       int *count, float *cls, float *boxes,
                                       float *keypoints);
+
+/*
+ * The segment mask of the same sample (segment datasets; else
+ * DETFEED_ENOTSUPPORTED), as Ultralytics' Format builds it with
+ * mask_ratio 4 and overlap_mask: every polygon (resampled to 1000 points at
+ * load, moved with its box, cast to int32) filled at the sample's size,
+ * resized to a quarter with INTER_LINEAR, and painted in descending order
+ * of mask area (empty masks first, as NumPy orders the negated unsigned
+ * areas) with value k + 1 for the k-th, so smaller objects overwrite larger
+ * ones; 0 is background. For segment datasets detfeed_loader_sample returns
+ * the instances in this order, so label k is mask value k + 1. `mask`
+ * receives (width / 4) * (height / 4) bytes for detfeed_loader_sample_size's
+ * width and height, which *mask_width and *mask_height (may be NULL) get
+ * divided by 4. Validation samples get masks too (letterboxed). More than
+ * 255 instances: DETFEED_ELIMIT (Ultralytics switches to int32 there).
+ */
+DETFEED_API int detfeed_loader_sample_masks(detfeed_loader *loader, uint32_t epoch,
+                                            uint64_t index, uint8_t *mask,
+                                            int *mask_width, int *mask_height);
+
+/* ---- batches ---- */
+
+/*
+ * A batch as the consumer receives it (DESIGN §2.1), borrowed from the
+ * loader between detfeed_loader_next and detfeed_loader_release:
+ * images B x 3 x H x W, RGB, contiguous, of the loader's dtype (u8 codes,
+ * or code / 255 as f32, f16, bf16), and the Ultralytics label arrays.
+ */
+typedef struct detfeed_batch detfeed_batch;
+
+/* Batches per epoch for this rank: ceil (or, with drop_last, floor) of
+ * ceil(n / world_size) / batch. Valid after detfeed_loader_open. */
+DETFEED_API size_t detfeed_loader_batch_count(const detfeed_loader *loader);
+
+/*
+ * Starts producing the batches of `epoch` on the worker threads (any epoch
+ * in progress is stopped). Training epochs visit the samples in the
+ * epoch's permutation (see Randomness); validation in aspect-ratio order.
+ * With world_size > 1 each rank takes its DistributedSampler shard.
+ */
+DETFEED_API int detfeed_loader_start(detfeed_loader *loader, uint32_t epoch);
+
+/* The next batch of the epoch, in order; blocks until it is complete.
+ * Returns DETFEED_OK with *batch set, 1 when the epoch is over, or the
+ * status of a sample that failed (with its message). At most prefetch - 1
+ * batches may be held unreleased when asking for the next. */
+DETFEED_API int detfeed_loader_next(detfeed_loader *loader,
+                                    const detfeed_batch **batch);
+
+/* Gives a batch back (in the order they were received). */
+DETFEED_API void detfeed_loader_release(detfeed_loader *loader,
+                                        const detfeed_batch *batch);
+
+/* Images in the batch, and its image height and width. */
+DETFEED_API int detfeed_batch_size(const detfeed_batch *batch, int *height, int *width);
+/* The batch's position in its epoch. */
+DETFEED_API uint64_t detfeed_batch_index(const detfeed_batch *batch);
+/* The image tensor (B x 3 x H x W of the loader's dtype) and its bytes. */
+DETFEED_API const void *detfeed_batch_images(const detfeed_batch *batch, size_t *bytes);
+/* Instances in the batch (N) and their arrays: cls [N], bboxes [N][4]
+ * (normalized centre x, y, w, h), batch_idx [N] (as float, Ultralytics'
+ * type), keypoints [N][K][3] (NULL without keypoints). */
+DETFEED_API int detfeed_batch_instances(const detfeed_batch *batch);
+DETFEED_API const float *detfeed_batch_cls(const detfeed_batch *batch);
+DETFEED_API const float *detfeed_batch_bboxes(const detfeed_batch *batch);
+DETFEED_API const float *detfeed_batch_batch_idx(const detfeed_batch *batch);
+DETFEED_API const float *detfeed_batch_keypoints(const detfeed_batch *batch);
+/* Image i's file, its original (h, w) and its size after loading (h, w). */
+DETFEED_API const char *detfeed_batch_im_file(const detfeed_batch *batch, int i);
+DETFEED_API void detfeed_batch_shapes(const detfeed_batch *batch, int i, int ori_hw[2],
+                                      int resized_hw[2]);
 
 /* The random parameters of a sample as one JSON object (written to buf of
  * size bytes, NUL-terminated; DETFEED_ELIMIT if it does not fit). */

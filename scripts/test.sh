@@ -31,8 +31,8 @@ cmake --build build-asan -j"$jobs" >/dev/null
 echo "== TSan build (threaded tests)"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_WERROR=ON \
   -DDETFEED_SANITIZE=thread -DDETFEED_CUDA=OFF >/dev/null
-cmake --build build-tsan -j"$jobs" --target test_cache test_determinism test_ring >/dev/null
-(cd build-tsan && ctest --output-on-failure -R 'test_cache|test_determinism|test_ring')
+cmake --build build-tsan -j"$jobs" --target test_cache test_determinism test_ring test_batches >/dev/null
+(cd build-tsan && ctest --output-on-failure -R 'test_cache|test_determinism|test_ring|test_batches')
 
 echo "== libFuzzer targets (clang, ASan+UBSan)"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_FUZZ=ON \

@@ -68,6 +68,31 @@ static void print_floats(const float *v, int n)
         printf("%s%.9g", i ? "," : "", (double)v[i]);
 }
 
+/* The segment mask as "mask":{"width","height","rle":[value, run, ...]}
+ * in row-major order. */
+static int print_mask(detfeed_loader *l, long epoch, long index, int w, int h)
+{
+    uint8_t *mask = malloc((size_t)(w / 4) * (size_t)(h / 4) + 1);
+    int mw = 0, mh = 0;
+    int rc = mask ? detfeed_loader_sample_masks(l, (uint32_t)epoch, (uint64_t)index,
+                                                mask, &mw, &mh)
+                  : DETFEED_ENOMEM;
+    if (rc != DETFEED_OK) {
+        free(mask);
+        return cli_error("masks: %s", detfeed_loader_last_error(l));
+    }
+    printf(",\"mask\":{\"width\":%d,\"height\":%d,\"rle\":[", mw, mh);
+    size_t total = (size_t)mw * mh;
+    for (size_t i = 0, run; i < total; i += run) {
+        for (run = 1; i + run < total && mask[i + run] == mask[i]; run++)
+            ;
+        printf("%s%d,%zu", i ? "," : "", mask[i], run);
+    }
+    printf("]}");
+    free(mask);
+    return CLI_OK;
+}
+
 static int write_sample(detfeed_loader *l, long epoch, long index, const char *out,
                         bool json)
 {
@@ -114,7 +139,10 @@ static int write_sample(detfeed_loader *l, long epoch, long index, const char *o
         printf("],\"keypoints\":[");
         if (kpt)
             print_floats(kpt, n * nkpt * 3);
-        printf("]}\n");
+        printf("]");
+        if (detfeed_dataset_task(detfeed_loader_dataset(l)) == DETFEED_TASK_SEGMENT)
+            status = print_mask(l, epoch, index, w, h);
+        printf("}\n");
     }
     free(img);
     free(cls);

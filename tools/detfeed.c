@@ -12,6 +12,8 @@ static const cli_cmd commands[] = {
     {"check", "scan a dataset and report what it holds and what is skipped", cmd_check},
     {"color", "apply the RandomHSV colour operation to a PNG", cmd_color},
     {"sample", "one augmented sample as a PNG, with its recipe and labels", cmd_sample},
+    {"replay", "run every batch of some epochs; counts and a digest of all bytes",
+     cmd_replay},
     {"synth", "write a synthetic detection dataset (YOLO layout)", cmd_synth},
     {"bench", "measure detfeed's stages on generated data", cmd_bench},
     {"version", "print the version and what this build includes", cmd_version},

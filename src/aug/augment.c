@@ -43,8 +43,13 @@ static int tile(const detfeed__augmenter *a, detfeed__scratch *s, int slot,
     const detfeed__labels *l = &detfeed__dataset_image(a->ds, (size_t)index)->labels;
     int rc = detfeed_cache_get(a->cache, (size_t)index, s->codec, &t->px, &t->w, &t->h,
                                ow, oh, &s->owned[slot]);
-    t->lab = (detfeed__src_labels){
-        .n = l->n, .nkpt = l->nkpt, .cls = l->cls, .boxes = l->boxes, .kpts = l->kpts};
+    t->lab = (detfeed__src_labels){.n = l->n,
+                                   .nkpt = l->nkpt,
+                                   .cls = l->cls,
+                                   .boxes = l->boxes,
+                                   .kpts = l->kpts,
+                                   .seg_start = l->seg_start,
+                                   .seg_xy = l->seg_xy};
     return rc;
 }
 
@@ -80,8 +85,15 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
 static int concat(detfeed__inst *dst, const detfeed__inst *src)
 {
     int n = dst->n, rc = detfeed__inst_reserve(dst, n + src->n, src->nkpt);
+    if (rc == DETFEED_OK && src->n && src->npt) /* Instances.concatenate */
+        rc = n && dst->npt != src->npt
+                 ? DETFEED_ENOTSUPPORTED
+                 : detfeed__inst_reserve_seg(dst, n + src->n, src->npt);
     if (rc != DETFEED_OK)
         return rc;
+    if (src->n && src->npt)
+        memcpy(dst->seg + (size_t)n * src->npt * 2, src->seg,
+               (size_t)src->n * src->npt * 2 * sizeof *dst->seg);
     memcpy(dst->cls + n, src->cls, (size_t)src->n * sizeof *dst->cls);
     memcpy(dst->box + 4 * (size_t)n, src->box, (size_t)src->n * 4 * sizeof *dst->box);
     if (src->nkpt)

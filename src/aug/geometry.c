@@ -4,6 +4,8 @@
  */
 #include "geometry.h"
 
+#include "segments.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,10 +67,67 @@ void detfeed__inst_free(detfeed__inst *in)
     free(in->cls);
     free(in->box);
     free(in->kpt);
+    free(in->seg);
     memset(in, 0, sizeof *in);
 }
 
+int detfeed__inst_reserve_seg(detfeed__inst *in, int n, int npt)
+{
+    size_t need;
+    if (n < 0 || npt <= 0 || (in->n > 0 && in->npt && in->npt != npt))
+        return DETFEED_EINVAL;
+    in->npt = npt;
+    if (!detfeed__mul_size((size_t)n * 2, (size_t)npt, &need))
+        return DETFEED_ENOMEM;
+    if (need <= in->seg_cap)
+        return DETFEED_OK;
+    size_t cap = need + need / 2 + 2 * (size_t)npt * 8;
+    if (!detfeed__mul_size(cap, sizeof(float), &need))
+        return DETFEED_ENOMEM;
+    float *seg = realloc(in->seg, need);
+    if (seg == NULL)
+        return DETFEED_ENOMEM;
+    in->seg = seg;
+    in->seg_cap = cap;
+    return DETFEED_OK;
+}
+
+/* Polygon i's points. */
+static float *seg_at(const detfeed__inst *in, int i)
+{
+    return in->seg + (size_t)i * in->npt * 2;
+}
+
 /* ---- labels --------------------------------------------------------------- */
+
+/* Appends the polygons of `lab` resampled (as the dataset stores them) and
+ * then denormalized, scaled and shifted as the boxes. Tiles whose images
+ * resample to different point counts are not supported (Ultralytics
+ * resamples them again when it concatenates). */
+static int append_segments(detfeed__inst *in, const detfeed__src_labels *lab, int w,
+                           int h, float r, bool scaled, int padw, int padh)
+{
+    int base = in->n, npt = detfeed__resample_count(lab->seg_start, lab->n);
+    if (base > 0 && in->npt != npt)
+        return in->npt ? DETFEED_ENOTSUPPORTED : DETFEED_EINVAL;
+    int rc = detfeed__inst_reserve_seg(in, base + lab->n, npt);
+    for (int i = 0; rc == DETFEED_OK && i < lab->n; i++) {
+        float *p = seg_at(in, base + i);
+        int s0 = lab->seg_start[i];
+        detfeed__resample(lab->seg_xy + 2 * (size_t)s0, lab->seg_start[i + 1] - s0, npt,
+                          p);
+        for (int k = 0; k < npt; k++) {
+            float x = p[2 * k] * (float)w, y = p[2 * k + 1] * (float)h;
+            if (scaled) {
+                x = x * r;
+                y = y * r;
+            }
+            p[2 * k] = x + (float)padw;
+            p[2 * k + 1] = y + (float)padh;
+        }
+    }
+    return rc;
+}
 
 /* Appends normalized labels as absolute xyxy: Ultralytics' convert_bbox
  * ("xyxy"), denormalize(w, h), scale(r) when r is not 1, add_padding. */
@@ -77,6 +136,8 @@ static int append_labels(detfeed__inst *in, const detfeed__src_labels *lab, int 
 {
     int base = in->n;
     int rc = detfeed__inst_reserve(in, base + lab->n, lab->nkpt);
+    if (rc == DETFEED_OK && lab->seg_start && lab->n > 0)
+        rc = append_segments(in, lab, w, h, r, scaled, padw, padh);
     if (rc != DETFEED_OK)
         return rc;
     for (int i = 0; i < lab->n; i++) {
@@ -108,8 +169,8 @@ static int append_labels(detfeed__inst *in, const detfeed__src_labels *lab, int 
     return DETFEED_OK;
 }
 
-/* Instances.clip(w, h): boxes clamped; keypoints outside get visibility 0
- * (their coordinates are kept). */
+/* Instances.clip(w, h): boxes and polygon points clamped; keypoints
+ * outside get visibility 0 (their coordinates are kept). */
 static void clip(detfeed__inst *in, float w, float h)
 {
     for (int i = 0; i < in->n; i++) {
@@ -118,6 +179,11 @@ static void clip(detfeed__inst *in, float w, float h)
         b[2] = fminf(fmaxf(b[2], 0), w);
         b[1] = fminf(fmaxf(b[1], 0), h);
         b[3] = fminf(fmaxf(b[3], 0), h);
+        for (int k = 0; in->npt && k < in->npt; k++) {
+            float *p = seg_at(in, i) + 2 * k;
+            p[0] = fminf(fmaxf(p[0], 0), w);
+            p[1] = fminf(fmaxf(p[1], 0), h);
+        }
         for (int k = 0; k < in->nkpt; k++) {
             float *p = in->kpt + ((size_t)i * in->nkpt + k) * 3;
             if (p[0] < 0 || p[0] > w || p[1] < 0 || p[1] > h)
@@ -140,6 +206,9 @@ static void compact(detfeed__inst *in, const bool *keep)
                 memcpy(in->kpt + (size_t)k * in->nkpt * 3,
                        in->kpt + (size_t)i * in->nkpt * 3,
                        (size_t)in->nkpt * 3 * sizeof(float));
+            if (in->npt) /* seg is NULL without polygons */
+                memcpy(seg_at(in, k), seg_at(in, i),
+                       (size_t)in->npt * 2 * sizeof(float));
         }
         k++;
     }
@@ -207,6 +276,7 @@ int detfeed__letterbox(const uint8_t *src, int w, int h, const detfeed__src_labe
     if (ratio)
         *ratio = r;
     inst->n = 0;
+    inst->npt = 0;
     return append_labels(inst, lab, w, h, (float)r, true, left, top);
 }
 
@@ -238,6 +308,7 @@ int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
         return rc;
     fill_pad(out->px, (size_t)S * S * 3);
     inst->n = 0;
+    inst->npt = 0;
     for (int i = 0; i < 4; i++) {
         int w = tiles[i].w, h = tiles[i].h;
         int x1a, y1a, x2a, y2a, x1b, y1b;
@@ -326,14 +397,15 @@ static void transform(const float M[9], float x, float y, float out[3])
 }
 
 /* box_candidates(box1 = original * scale, box2 = new), Ultralytics' rule
- * with wh_thr 2, ar_thr 100, area_thr 0.1, eps 1e-16, in float32. */
-static bool candidate(const float b1[4], const float b2[4], float scale)
+ * with wh_thr 2, ar_thr 100, eps 1e-16 and area_thr (0.1, or 0.01 with
+ * polygons; compared in float32 as NumPy casts the Python float). */
+static bool candidate(const float b1[4], const float b2[4], float scale, float area_thr)
 {
     const float eps = 1e-16f;
     float w1 = b1[2] * scale - b1[0] * scale, h1 = b1[3] * scale - b1[1] * scale;
     float w2 = b2[2] - b2[0], h2 = b2[3] - b2[1];
     float ar = fmaxf(w2 / (h2 + eps), h2 / (w2 + eps));
-    return w2 > 2 && h2 > 2 && w2 * h2 / (w1 * h1 + eps) > 0.1f && ar < 100;
+    return w2 > 2 && h2 > 2 && w2 * h2 / (w1 * h1 + eps) > area_thr && ar < 100;
 }
 
 static void transform_instances(detfeed__inst *in, const float M[9], bool persp)
@@ -358,6 +430,45 @@ static void transform_instances(detfeed__inst *in, const float M[9], bool persp)
             p[0] = t[0] / t[2]; /* Ultralytics always divides here */
             p[1] = t[1] / t[2];
         }
+    }
+}
+
+/* segment2box(xy, W, H): min/max of the points inside [0, W] x [0, H], all
+ * zeros when no inside point has a non-zero x (Python's any() over the x
+ * values); the points are then clamped to that box (apply_segments). */
+static void segment_box(float *pts, int npt, float W, float H, float box[4])
+{
+    float x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+    bool any = false;
+    for (int k = 0; k < npt; k++) {
+        float x = pts[2 * k], y = pts[2 * k + 1];
+        if (!(x >= 0 && y >= 0 && x <= W && y <= H))
+            continue;
+        any = any || x != 0;
+        x0 = fminf(x0, x), x1 = fmaxf(x1, x), y0 = fminf(y0, y), y1 = fmaxf(y1, y);
+    }
+    if (!any)
+        x0 = y0 = x1 = y1 = 0;
+    box[0] = x0, box[1] = y0, box[2] = x1, box[3] = y1;
+    for (int k = 0; k < npt; k++) {
+        pts[2 * k] = fminf(fmaxf(pts[2 * k], x0), x1);
+        pts[2 * k + 1] = fminf(fmaxf(pts[2 * k + 1], y0), y1);
+    }
+}
+
+/* apply_segments: every point through M and divided by its w' (always, as
+ * Ultralytics does), then each box from its polygon. */
+static void transform_segments(detfeed__inst *in, const float M[9], int out_w,
+                               int out_h)
+{
+    for (int i = 0; i < in->n; i++) {
+        float *pts = seg_at(in, i), t[3];
+        for (int k = 0; k < in->npt; k++) {
+            transform(M, pts[2 * k], pts[2 * k + 1], t);
+            pts[2 * k] = t[0] / t[2];
+            pts[2 * k + 1] = t[1] / t[2];
+        }
+        segment_box(pts, in->npt, (float)out_w, (float)out_h, in->box + 4 * (size_t)i);
     }
 }
 
@@ -394,10 +505,13 @@ int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
     if (inst->n) /* box is NULL until the first instance */
         memcpy(orig, inst->box, (size_t)inst->n * 4 * sizeof *orig);
     transform_instances(inst, M, persp);
+    bool polygons = inst->n > 0 && inst->npt > 0;
+    if (polygons)
+        transform_segments(inst, M, out_w, out_h);
     clip(inst, (float)out_w, (float)out_h);
     for (int i = 0; i < inst->n; i++)
-        keep[i] =
-            candidate(orig + 4 * (size_t)i, inst->box + 4 * (size_t)i, (float)r->scale);
+        keep[i] = candidate(orig + 4 * (size_t)i, inst->box + 4 * (size_t)i,
+                            (float)r->scale, polygons ? 0.01f : 0.1f);
     compact(inst, keep);
     free(orig);
     free(keep);
@@ -471,6 +585,13 @@ void detfeed__flip(detfeed__img *im, detfeed__inst *in, bool ud, bool lr,
             if (lr)
                 p[0] = (float)im->w - p[0];
         }
+        for (int k = 0; in->npt && k < in->npt; k++) {
+            float *p = seg_at(in, i) + 2 * k;
+            if (ud)
+                p[1] = (float)im->h - p[1];
+            if (lr)
+                p[0] = (float)im->w - p[0];
+        }
     }
     if (ud) {
         flip_rows(im);
@@ -480,6 +601,34 @@ void detfeed__flip(detfeed__img *im, detfeed__inst *in, bool ud, bool lr,
         flip_cols(im);
         permute_kpts(in, flip_idx);
     }
+}
+
+int detfeed__inst_permute(detfeed__inst *in, const int *order)
+{
+    detfeed__inst t = {0};
+    int rc = detfeed__inst_reserve(&t, in->n, in->nkpt);
+    if (rc == DETFEED_OK && in->npt)
+        rc = detfeed__inst_reserve_seg(&t, in->n, in->npt);
+    for (int k = 0; rc == DETFEED_OK && k < in->n; k++) {
+        int i = order[k];
+        t.cls[k] = in->cls[i];
+        memcpy(t.box + 4 * (size_t)k, in->box + 4 * (size_t)i, 4 * sizeof(float));
+        if (in->nkpt)
+            memcpy(t.kpt + (size_t)k * in->nkpt * 3, in->kpt + (size_t)i * in->nkpt * 3,
+                   (size_t)in->nkpt * 3 * sizeof(float));
+        if (in->npt)
+            memcpy(seg_at(&t, k), seg_at(in, i), (size_t)in->npt * 2 * sizeof(float));
+    }
+    if (rc == DETFEED_OK) {
+        memcpy(in->cls, t.cls, (size_t)in->n * sizeof(float));
+        memcpy(in->box, t.box, (size_t)in->n * 4 * sizeof(float));
+        if (in->nkpt)
+            memcpy(in->kpt, t.kpt, (size_t)in->n * in->nkpt * 3 * sizeof(float));
+        if (in->npt)
+            memcpy(in->seg, t.seg, (size_t)in->n * in->npt * 2 * sizeof(float));
+    }
+    detfeed__inst_free(&t);
+    return rc;
 }
 
 void detfeed__format(const detfeed__inst *in, int w, int h, float *cls, float *boxes,

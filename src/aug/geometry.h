@@ -25,21 +25,28 @@ typedef struct detfeed__img {
 /* Instances in absolute pixels: boxes as x1, y1, x2, y2. */
 typedef struct detfeed__inst {
     int n, cap, nkpt;
-    float *cls; /* [cap] */
-    float *box; /* [cap][4] */
-    float *kpt; /* [cap][nkpt][3]: x, y, visibility */
+    float *cls;     /* [cap] */
+    float *box;     /* [cap][4] */
+    float *kpt;     /* [cap][nkpt][3]: x, y, visibility */
+    int npt;        /* points per polygon (resampled); 0: no polygons */
+    size_t seg_cap; /* floats allocated at seg */
+    float *seg;     /* [n][npt][2]: polygon x, y */
 } detfeed__inst;
 
 /* Normalized labels of one image, as the dataset holds them. */
 typedef struct detfeed__src_labels {
     int n, nkpt;
     const float *cls, *boxes, *kpts; /* boxes: centre x, y, w, h */
+    const int *seg_start;            /* [n + 1] polygon offsets, or NULL */
+    const float *seg_xy;             /* polygon points, normalized */
 } detfeed__src_labels;
 
 int detfeed__img_reserve(detfeed__img *im, int w, int h);
 void detfeed__img_free(detfeed__img *im);
 int detfeed__inst_reserve(detfeed__inst *in, int n, int nkpt);
 void detfeed__inst_free(detfeed__inst *in);
+/* Room for n polygons of npt points (npt fixed while instances exist). */
+int detfeed__inst_reserve_seg(detfeed__inst *in, int n, int npt);
 
 /* Ultralytics' LetterBox (center, stride 32, auto off): resize by
  * r = min(H / h, W / w) (capped at 1 without scaleup) with INTER_LINEAR,
@@ -69,7 +76,9 @@ void detfeed__affine_matrix(const detfeed__recipe *r, int in_w, int in_h, int ou
 
 /* RandomPerspective: warps `in` by M into out_w x out_h (border 114; a
  * perspective warp when the recipe's perspective is non-zero), transforms
- * boxes and keypoints, clips, and keeps the box_candidates. */
+ * boxes and keypoints, clips, and keeps the box_candidates. With polygons,
+ * the boxes come from the transformed polygons (apply_segments) and the
+ * candidates' area threshold is 0.01 instead of 0.1. */
 int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
                                 const detfeed__recipe *r, int out_w, int out_h,
                                 detfeed__img *out);
@@ -78,6 +87,9 @@ int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
  * flip_idx (NULL: not permuted). */
 void detfeed__flip(detfeed__img *im, detfeed__inst *inst, bool ud, bool lr,
                    const int *flip_idx);
+
+/* Reorders the instances: instance k becomes old instance order[k]. */
+int detfeed__inst_permute(detfeed__inst *inst, const int *order);
 
 /* Format: boxes to normalized centre x, y, w, h and keypoints to normalized
  * x, y, written to the given arrays (n entries). */

@@ -2,32 +2,14 @@
  * loader.c - the detfeed_loader handle: settings, opening a dataset and its
  * cache, and single samples.
  */
-#include "aug/augment.h"
-#include "core/internal.h"
+#include "loader_internal.h"
+
+#include "aug/masks.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct detfeed_loader {
-    detfeed__msg msg;
-    /* settings */
-    int imgsz, epochs, close_mosaic, workers, batch;
-    uint64_t seed;
-    int64_t cache_bytes;
-    bool augment, opened;
-    char split[8];
-    detfeed_policy policy;
-    detfeed__hyp hyp;
-    /* state */
-    detfeed_dataset *ds;
-    detfeed_cache *cache;
-    detfeed__augmenter aug;
-    detfeed__scratch scratch;
-    /* validation (rect mode): each image's batch shape, height and width */
-    int (*rect)[2];
-};
 
 int detfeed_loader_create(detfeed_loader **out, uint32_t flags)
 {
@@ -45,6 +27,10 @@ int detfeed_loader_create(detfeed_loader **out, uint32_t flags)
     l->close_mosaic = 10;
     l->workers = 1;
     l->batch = 16;
+    l->prefetch = 4;
+    l->world_size = 1;
+    l->dtype = DETFEED_DTYPE_F32;
+    l->scale = DETFEED_SCALE_QUOTIENT;
     l->augment = true;
     strcpy(l->split, "train");
     *out = l;
@@ -55,8 +41,10 @@ void detfeed_loader_destroy(detfeed_loader *l)
 {
     if (l == NULL)
         return;
+    detfeed__batches_free(l);
     detfeed__scratch_free(&l->scratch);
     free(l->rect);
+    free(l->rect_order);
     detfeed_cache_destroy(l->cache);
     detfeed_dataset_destroy(l->ds);
     free(l);
@@ -111,6 +99,36 @@ int detfeed_loader_set_int(detfeed_loader *l, detfeed_loader_param p, int64_t v)
         if (v < 1 || v > 65536)
             return DETFEED_EINVAL;
         l->batch = (int)v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_PREFETCH:
+        if (v < 1 || v > 1024)
+            return DETFEED_EINVAL;
+        l->prefetch = (int)v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_RANK:
+        if (v < 0 || v > 65535)
+            return DETFEED_EINVAL;
+        l->rank = (int)v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_WORLD_SIZE:
+        if (v < 1 || v > 65536)
+            return DETFEED_EINVAL;
+        l->world_size = (int)v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_DROP_LAST:
+        if (v != 0 && v != 1)
+            return DETFEED_EINVAL;
+        l->drop_last = v == 1;
+        return DETFEED_OK;
+    case DETFEED_LOADER_DTYPE:
+        if (detfeed_dtype_size((detfeed_dtype)v) == 0)
+            return DETFEED_EINVAL;
+        l->dtype = (detfeed_dtype)v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_VALUE_SCALE:
+        if (v != DETFEED_SCALE_QUOTIENT && v != DETFEED_SCALE_RECIPROCAL)
+            return DETFEED_EINVAL;
+        l->scale = (detfeed_scale)v;
         return DETFEED_OK;
     default:
         return DETFEED_EINVAL;
@@ -198,6 +216,13 @@ static int rect_shapes(detfeed_loader *l)
         v[i] = (by_ratio){.ar = (double)h / w, .index = i};
     }
     qsort(v, n, sizeof *v, cmp_ratio);
+    l->rect_order = malloc((n ? n : 1) * sizeof *l->rect_order);
+    if (l->rect_order == NULL) {
+        free(v);
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
+    }
+    for (size_t p = 0; p < n; p++)
+        l->rect_order[p] = v[p].index;
     for (size_t b0 = 0; b0 < n; b0 += (size_t)l->batch) {
         size_t b1 = b0 + (size_t)l->batch < n ? b0 + (size_t)l->batch : n;
         double mini = v[b0].ar, maxi = v[b1 - 1].ar, shape[2] = {1, 1};
@@ -238,6 +263,10 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
         return DETFEED_EBADSTATE;
     l->opened = true;
     detfeed__msg_clear(&l->msg);
+    if (l->rank >= l->world_size)
+        return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                             "rank %d is not below world size %d", l->rank,
+                             l->world_size);
     if (l->hyp.cutmix > 0)
         return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
                              "cutmix is not supported yet; set it to 0");
@@ -276,7 +305,7 @@ const detfeed_dataset *detfeed_loader_dataset(const detfeed_loader *l)
 
 /* close_mosaic: mosaic is off from the first epoch of the last
  * close_mosaic ones (all of them when epochs <= close_mosaic). */
-static bool mosaic_on(const detfeed_loader *l, uint32_t epoch)
+bool detfeed__loader_mosaic_on(const detfeed_loader *l, uint32_t epoch)
 {
     return l->close_mosaic == 0 ||
            (int64_t)epoch < (int64_t)l->epochs - l->close_mosaic;
@@ -296,6 +325,19 @@ int detfeed_loader_sample_size(const detfeed_loader *l, uint64_t index, int *wid
     return DETFEED_OK;
 }
 
+/* Segment datasets: Format's overlap mask (into `mask`, or not kept when
+ * NULL) and the instances in its area order, as Ultralytics returns them. */
+static int segment_order(detfeed_loader *l, const detfeed__sample *s, uint8_t *mask)
+{
+    if (detfeed_dataset_task(l->ds) != DETFEED_TASK_SEGMENT)
+        return DETFEED_OK;
+    int rc = detfeed__format_masks(&l->scratch.inst, s->img->w, s->img->h, mask);
+    if (rc == DETFEED_ELIMIT)
+        return detfeed__fail(&l->msg, rc, "%d instances: masks hold at most 255",
+                             s->inst->n);
+    return rc == DETFEED_OK ? rc : detfeed__fail(&l->msg, rc, "out of memory");
+}
+
 int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
                           uint8_t *img, int capacity, int *count, float *cls,
                           float *boxes, float *keypoints)
@@ -310,11 +352,14 @@ int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
     detfeed__sample s;
     int w, h;
     detfeed_loader_sample_size(l, index, &w, &h);
-    int rc = detfeed__augment(&l->aug, &l->scratch, epoch, index, mosaic_on(l, epoch),
-                              w, h, &s);
+    int rc = detfeed__augment(&l->aug, &l->scratch, epoch, index,
+                              detfeed__loader_mosaic_on(l, epoch), w, h, &s);
     if (rc != DETFEED_OK)
         return detfeed__fail(&l->msg, rc, "%s",
                              detfeed_codec_last_error(l->scratch.codec));
+    rc = segment_order(l, &s, NULL);
+    if (rc != DETFEED_OK)
+        return rc;
     *count = s.inst->n;
     if (s.inst->n > capacity)
         return detfeed__fail(&l->msg, DETFEED_ELIMIT, "%d instances do not fit in %d",
@@ -322,6 +367,34 @@ int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
     memcpy(img, s.img->px, (size_t)s.img->w * s.img->h * 3);
     detfeed__format(s.inst, s.img->w, s.img->h, cls, boxes, keypoints);
     return DETFEED_OK;
+}
+
+int detfeed_loader_sample_masks(detfeed_loader *l, uint32_t epoch, uint64_t index,
+                                uint8_t *mask, int *mask_width, int *mask_height)
+{
+    if (l == NULL || mask == NULL)
+        return DETFEED_EINVAL;
+    if (l->ds == NULL || l->cache == NULL)
+        return DETFEED_EBADSTATE;
+    if (index >= detfeed_dataset_size(l->ds))
+        return DETFEED_EINVAL;
+    if (detfeed_dataset_task(l->ds) != DETFEED_TASK_SEGMENT)
+        return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
+                             "masks need a segment dataset (polygon labels)");
+    detfeed__sample s;
+    int w, h;
+    detfeed_loader_sample_size(l, index, &w, &h);
+    int rc = detfeed__augment(&l->aug, &l->scratch, epoch, index,
+                              detfeed__loader_mosaic_on(l, epoch), w, h, &s);
+    if (rc != DETFEED_OK)
+        return detfeed__fail(&l->msg, rc, "%s",
+                             detfeed_codec_last_error(l->scratch.codec));
+    rc = segment_order(l, &s, mask);
+    if (rc == DETFEED_OK && mask_width)
+        *mask_width = w / 4;
+    if (rc == DETFEED_OK && mask_height)
+        *mask_height = h / 4;
+    return rc;
 }
 
 /* One recipe's fields as JSON members (no braces). */
@@ -345,9 +418,10 @@ int detfeed_loader_recipe_json(const detfeed_loader *l, uint32_t epoch, uint64_t
         return DETFEED_EINVAL;
     detfeed__recipe r, pr;
     uint64_t n = detfeed_dataset_size(l->ds);
-    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n, mosaic_on(l, epoch), 0,
-                         &r);
-    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n, mosaic_on(l, epoch),
+    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n,
+                         detfeed__loader_mosaic_on(l, epoch), 0, &r);
+    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n,
+                         detfeed__loader_mosaic_on(l, epoch),
                          DETFEED__SLOT_PARTNER_BASE, &pr);
     char own[512], partner[512];
     recipe_fields(&r, own, sizeof own);

@@ -143,6 +143,7 @@ class Ref:
         T[0, 2] = rec["translate"][0] * size[0]
         T[1, 2] = rec["translate"][1] * size[1]
         M = T @ S @ R @ P @ C
+        self.last_warp = (None, M, size)
         persp = rec["perspective"][0] != 0 or rec["perspective"][1] != 0
         if persp:
             out = cv2.warpPerspective(img, M, dsize=size, borderValue=(114, 114, 114))
@@ -257,6 +258,137 @@ class Ref:
         return self.perspective(img, c, b, kp, rec, border)
 
 
+class SegRef(Ref):
+    """The reference for polygon labels (the segment task): polygons resampled
+    as YOLODataset.update_labels_info does, moved with the boxes, boxes from
+    the polygons in RandomPerspective, and Format's overlap masks (ratio 4).
+    The polygons ride in the keypoint slot of the base class's tuples."""
+
+    def labels(self, path):
+        np = self.np
+        lp = "/labels/".join(path.rsplit("/images/", 1)).rsplit(".", 1)[0] + ".txt"
+        rows = [x.split() for x in open(lp).read().strip().splitlines() if len(x)]
+        c = np.array([r[0] for r in rows], np.float32).reshape(-1, 1)
+        segs = [np.array(r[1:], dtype=np.float32).reshape(-1, 2) for r in rows]
+        boxes = np.array([[s[:, 0].min(), s[:, 1].min(), s[:, 0].max(), s[:, 1].max()]
+                          for s in segs], np.float32).reshape(-1, 4)
+        n = 1000
+        if segs:
+            longest = max(len(s) for s in segs)
+            n = longest + 1 if n < longest else n
+            segs = np.stack(self.resample(segs, n), 0)
+        else:
+            segs = np.zeros((0, n, 2), np.float32)
+        return c, self.xyxy2xywh(boxes), segs
+
+    def resample(self, segments, n):
+        np = self.np  # ultralytics/utils/ops.py resample_segments (2025)
+        for i, s in enumerate(segments):
+            if len(s) == n:
+                continue
+            s = np.concatenate((s, s[0:1, :]), axis=0)
+            x = np.linspace(0, len(s) - 1, n - len(s) if len(s) < n else n)
+            xp = np.arange(len(s))
+            x = np.insert(x, np.searchsorted(x, xp), xp) if len(s) < n else x
+            segments[i] = np.concatenate([np.interp(x, xp, s[:, k]) for k in range(2)],
+                                         dtype=np.float32).reshape(2, -1).T
+        return segments
+
+    def to_abs(self, boxes, seg, w, h, padw, padh, r=None):
+        b, _ = Ref.to_abs(self, boxes, None, w, h, padw, padh, r)
+        seg = seg.copy()
+        seg[..., 0] *= w
+        seg[..., 1] *= h
+        if r is not None:
+            seg[..., 0] *= r
+            seg[..., 1] *= r
+        seg[..., 0] += padw
+        seg[..., 1] += padh
+        return b, seg
+
+    def clip(self, b, seg, w, h):
+        Ref.clip(self, b, None, w, h)
+        if seg is not None:
+            seg[..., 0] = seg[..., 0].clip(0, w)
+            seg[..., 1] = seg[..., 1].clip(0, h)
+
+    def mosaic(self, tiles, xc, yc):
+        np, s = self.np, self.s
+        img4, pads = ou.mosaic_canvas(np, [img for img, _ in tiles], s, xc, yc)
+        cls, boxes, segs = [], [], []
+        for (img, (c, b, seg)), (padw, padh) in zip(tiles, pads):
+            h, w = img.shape[:2]
+            bb, ss = self.to_abs(b, seg, w, h, padw, padh)
+            cls.append(c)
+            boxes.append(bb)
+            segs.append(ss)
+        c, b, seg = (np.concatenate(x, 0) for x in (cls, boxes, segs))
+        self.clip(b, seg, 2 * s, 2 * s)
+        good = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) > 0
+        return img4, c[good], b[good], seg[good]
+
+    def perspective(self, img, c, b, seg, rec, border):
+        np = self.np
+        out, _, nb, _ = Ref.perspective(self, img, c, b, None, rec, border)
+        _, M, size = self.last_warp
+        if len(seg):
+            n, num = seg.shape[:2]
+            xy = np.ones((n * num, 3), dtype=seg.dtype)
+            xy[:, :2] = seg.reshape(-1, 2)
+            xy = xy @ M.T
+            seg = (xy[:, :2] / xy[:, 2:3]).reshape(n, -1, 2)
+            nb = []
+            for pts in seg:  # segment2box
+                x, y = pts.T
+                inside = (x >= 0) & (y >= 0) & (x <= size[0]) & (y <= size[1])
+                x, y = x[inside], y[inside]
+                nb.append(np.array([x.min(), y.min(), x.max(), y.max()], dtype=pts.dtype)
+                          if any(x) else np.zeros(4, dtype=pts.dtype))
+            nb = np.stack(nb, 0)
+            seg[..., 0] = seg[..., 0].clip(nb[:, 0:1], nb[:, 2:3])
+            seg[..., 1] = seg[..., 1].clip(nb[:, 1:2], nb[:, 3:4])
+        self.clip(nb, seg, size[0], size[1])
+        b1 = b.copy()
+        b1 *= rec["scale"]
+        w1, h1 = b1[:, 2] - b1[:, 0], b1[:, 3] - b1[:, 1]
+        w2, h2 = nb[:, 2] - nb[:, 0], nb[:, 3] - nb[:, 1]
+        eps = 1e-16
+        ar = np.maximum(w2 / (h2 + eps), h2 / (w2 + eps))
+        thr = 0.01 if len(seg) else 0.1
+        keep = (w2 > 2) & (h2 > 2) & (w2 * h2 / (w1 * h1 + eps) > thr) & (ar < 100)
+        return out, c[keep], nb[keep], seg[keep]
+
+    def finish(self, img, c, b, seg, rec, train):
+        np, cv2 = self.np, self.cv2
+        h, w = img.shape[:2]
+        if train and rec["flipud"]:
+            seg[..., 1] = h - seg[..., 1]
+        if train and rec["fliplr"]:
+            seg[..., 0] = w - seg[..., 0]
+        img, c, b, _ = Ref.finish(self, img, c, b, None, rec, train)
+        # Format: polygons2masks_overlap((h, w), segments, downsample_ratio=4)
+        nh, nw = h // 4, w // 4
+        if len(seg) == 0:
+            self.last_mask = np.zeros((nh, nw), np.uint8)
+            return img, c, b, None
+        masks = np.zeros((nh, nw), dtype=np.int32 if len(seg) > 255 else np.uint8)
+        ms, areas = [], []
+        for si in range(len(seg)):
+            m = np.zeros((h, w), dtype=np.uint8)
+            poly = np.asarray([seg[si].reshape(-1)], dtype=np.int32).reshape(1, -1, 2)
+            cv2.fillPoly(m, poly, color=1)
+            m = cv2.resize(m, (nw, nh))
+            ms.append(m.astype(masks.dtype))
+            areas.append(m.sum())
+        index = np.argsort(-np.asarray(areas))
+        ms = np.array(ms)[index]
+        for i in range(len(seg)):
+            masks = masks + ms[i] * (i + 1)
+            masks = np.clip(masks, a_min=0, a_max=i + 1)
+        self.last_mask = masks
+        return img, c[index], b[index], None
+
+
 def image_paths(data):
     out = []
     for root, _, files in os.walk(data):
@@ -288,6 +420,18 @@ def run_case(t, d, ref, np, cv2, source, paths, index, seed, epoch, imgsz, sets,
         gk = np.array(got["keypoints"], np.float32).reshape(kp.shape) if ok else None
         ok = ok and np.array_equal(gk, kp.astype(np.float32))
     t.check(ok, f"{label}: labels differ\n  detfeed {gb.tolist()[:4]}\n  reference {b.tolist()[:4]}")
+    if isinstance(ref, SegRef):
+        m = got.get("mask", {})
+        rle = m.get("rle", [])
+        mine = np.repeat(np.array(rle[0::2], np.uint8), np.array(rle[1::2], np.int64))
+        want = ref.last_mask
+        same = (m.get("height"), m.get("width")) == want.shape and mine.size == want.size \
+            and np.array_equal(mine.reshape(want.shape), want)
+        bad = int(np.count_nonzero(mine.reshape(want.shape) != want)) if mine.size == want.size \
+            else want.size
+        ref.mask_stats[0] += want.size
+        ref.mask_stats[1] += bad
+        t.check(same, f"{label}: {bad} mask bytes differ")
     return img.size, diff, len(b)
 
 
@@ -300,12 +444,16 @@ def main():
     t = ou.Counter("test_augment_oracle")
     d, data = args.detfeed, args.data
     flip = [0, 2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11, 14, 13, 16, 15]
+    seg_ref = SegRef(cv2, np, 640)
+    seg_ref.mask_stats = [0, 0]
     cases = [
         ("coco128", Ref(cv2, np, 640), 24, ""),
         ("coco128", Ref(cv2, np, 320), 8, "mosaic=0.5,degrees=30,shear=5,scale=0.9,flipud=0.5"),
         ("coco128", Ref(cv2, np, 640), 6, "perspective=0.0008,degrees=10"),
         ("coco128", Ref(cv2, np, 320), 10, "mixup=0.7,mosaic=0.6,degrees=5"),
         ("coco8-pose/coco8-pose.yaml", Ref(cv2, np, 640, 17, 3, flip), 6, "flipud=0.5"),
+        ("coco8-seg/coco8-seg.yaml", seg_ref, 8, "degrees=25,flipud=0.5,shear=3"),
+        ("coco8-seg/coco8-seg.yaml", seg_ref, 4, "mosaic=0.5,perspective=0.0005,mixup=0.5"),
     ]
     total = differ = instances = samples = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -333,6 +481,8 @@ def main():
             instances, samples = instances + n_inst, samples + 1
     print(f"{samples} samples, {instances} instances compared; {total} image bytes "
           f"compared, {differ} differ")
+    print(f"segment masks: {seg_ref.mask_stats[0]} mask bytes compared, "
+          f"{seg_ref.mask_stats[1]} differ")
     t.check(instances > 10 * samples, "too few instances survived to test the labels")
     t.finish()
 

@@ -28,13 +28,13 @@ def check_help(t, d):
     expect(t, run(d, "help"), 0, ["commands:"], "help")
     expect(t, run(d), 2, ["usage"], "no command")
     expect(t, run(d, "frobnicate"), 2, ["unknown command 'frobnicate'"], "unknown command")
-    for cmd in ("color", "bench", "check", "sample", "synth"):
+    for cmd in ("color", "bench", "check", "sample", "synth", "replay"):
         expect(t, run(d, cmd, "--help"), 0, ["usage: detfeed " + cmd], cmd + " --help")
         expect(t, run(d, cmd, "--nope"), 2, ["unknown option '--nope'"], cmd + " --nope")
     expect(t, run(d, "version"), 0, ["detfeed 0."], "version")
     expect(t, run(d, "bench", "--imgsz", "abc"), 2, ["--imgsz"], "bench bad imgsz")
     expect(t, run(d, "bench", "--imgsz"), 2, ["needs a value"], "bench imgsz missing")
-    expect(t, run(d, "bench", "nosuch"), 2, ["unknown benchmark"], "bench unknown")
+    expect(t, run(d, "bench", "/nonexistent/data"), 1, ["/nonexistent/data"], "bench missing data")
 
 
 def check_gains(t, d, png, tmp):
@@ -100,6 +100,17 @@ def check_color(t, d, cv2, np, tmp):
                 ou.random_hsv(img.copy(), (0.01, -0.3, 0.2))), f"--isa {isa}")
 
 
+def check_loader_bench(t, d, data):
+    p = run(d, "bench", os.path.join(data, "coco8"), "--imgsz", "160", "--batch", "4",
+            "--epochs", "2", "--json")
+    try:
+        obj = json.loads(p.stdout.strip().splitlines()[-1])
+        ok = p.returncode == 0 and obj["images_per_s"] > 0 and obj["images_per_epoch"] == 8
+    except (ValueError, KeyError, IndexError):
+        ok = False
+    t.check(ok, f"bench DATA --json: {p.stdout[-300:]!r} {p.stderr!r}")
+
+
 def check_bench(t, d):
     p = run(d, "bench", "color", "--imgsz", "64", "--runs", "3", "--json")
     lines = p.stdout.strip().splitlines()
@@ -136,6 +147,26 @@ def check_synth(t, d, tmp):
     t.check(p.returncode == 1 and "cannot create folder" in p.stderr, "synth to a bad path")
 
 
+def check_replay(t, d, data):
+    src = os.path.join(data, "coco8")
+    digests = set()
+    for workers, prefetch in ((1, 1), (2, 4), (4, 2)):
+        p = run(d, "replay", src, "--epochs", "2", "--close-mosaic", "1", "--imgsz", "160",
+                "--batch", "3", "--workers", str(workers), "--prefetch", str(prefetch),
+                "--sha256")
+        lines = p.stdout.strip().splitlines()
+        ok = p.returncode == 0 and len(lines) == 2 and len(lines[1]) == 64
+        t.check(ok and "2 epochs, 6 batches, 16 images" in lines[0],
+                f"replay workers {workers}: {p.stdout!r} {p.stderr!r}")
+        if ok:
+            digests.add(lines[1])
+    t.check(len(digests) == 1, f"replay digests differ: {digests}")
+    p = run(d, "replay", src, "--imgsz", "160", "--json", "--dtype", "bf16")
+    t.check(p.returncode == 0 and '"sha256"' in p.stdout, f"replay --json: {p.stderr}")
+    p = run(d, "replay", src, "--dtype", "f64")
+    t.check(p.returncode == 2 and "--dtype" in p.stderr, "replay bad dtype")
+
+
 def main():
     args = ou.parse_args()
     ou.require_cv2()
@@ -152,6 +183,9 @@ def main():
         check_color(t, d, cv2, np, tmp)
         check_bench(t, d)
         check_synth(t, d, tmp)
+        if os.path.isdir(os.path.join(args.data, "coco8")):
+            check_replay(t, d, args.data)
+            check_loader_bench(t, d, args.data)
     t.finish()
 
 

@@ -1,0 +1,374 @@
+/*
+ * batch.c - batches: the epoch's sample order and shard, samples made on the
+ * ring's worker threads straight into their batch slot (the image converted
+ * to the consumer's layout and dtype in the same pass), and the Ultralytics
+ * label arrays assembled when the consumer takes the batch.
+ */
+#include "loader_internal.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One sample's labels and shapes in its batch slot. */
+typedef struct sample_rec {
+    uint64_t ds_index;
+    int ori_h, ori_w, res_h, res_w;
+    int n, cap;
+    float *cls, *box, *kpt;
+} sample_rec;
+
+struct detfeed_batch {
+    int n, h, w;
+    uint64_t index;
+    uint8_t *images;
+    size_t image_bytes, image_cap;
+    sample_rec *s;
+    const detfeed_dataset *ds;
+    /* the consumer's arrays, built by detfeed_loader_next */
+    int total, cap, nkpt;
+    float *cls, *box, *idx, *kpt;
+};
+
+struct detfeed__batches {
+    detfeed__ring *ring;
+    detfeed_batch *slots;
+    detfeed__scratch *scratch; /* one per worker */
+    int workers;
+    uint64_t *order, *epoch_order;
+    uint64_t total;
+    uint32_t epoch;
+    atomic_int failed_worker; /* the first worker whose sample failed, or -1 */
+    detfeed__msg err;
+};
+
+static int grow(float **p, size_t n)
+{
+    float *g = realloc(*p, (n ? n : 1) * sizeof **p);
+    if (g == NULL)
+        return DETFEED_ENOMEM;
+    *p = g;
+    return DETFEED_OK;
+}
+
+/* The shape (h, w) of the images of the batch that starts at `seq`. */
+static void batch_shape(const detfeed_loader *l, uint64_t seq, int *h, int *w)
+{
+    detfeed_loader_sample_size(l, l->batches->order[seq], w, h);
+}
+
+static int record_labels(sample_rec *r, const detfeed__sample *s, int nkpt)
+{
+    int n = s->inst->n;
+    if (n > r->cap) {
+        int cap = n + n / 2 + 8;
+        if (grow(&r->cls, (size_t)cap) || grow(&r->box, (size_t)cap * 4) ||
+            (nkpt && grow(&r->kpt, (size_t)cap * nkpt * 3)))
+            return DETFEED_ENOMEM;
+        r->cap = cap;
+    }
+    detfeed__format(s->inst, s->img->w, s->img->h, r->cls, r->box,
+                    nkpt ? r->kpt : NULL);
+    r->n = n;
+    return DETFEED_OK;
+}
+
+/* Ring callback: sample `seq` of the epoch into position `pos` of `slot`. */
+static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
+{
+    detfeed_loader *l = ctx;
+    detfeed__batches *b = l->batches;
+    detfeed_batch *bt = &b->slots[slot];
+    uint64_t index = b->order[seq];
+    int h, w, nkpt;
+    batch_shape(l, seq - (uint64_t)pos, &h, &w);
+    detfeed_dataset_kpt_shape(l->ds, &nkpt, NULL);
+    detfeed__scratch *sc = &b->scratch[worker];
+    detfeed__sample s;
+    int rc = detfeed__augment(&l->aug, sc, b->epoch, index,
+                              detfeed__loader_mosaic_on(l, b->epoch), w, h, &s);
+    size_t esize = detfeed_dtype_size(l->dtype), plane = (size_t)w * h * esize;
+    if (rc == DETFEED_OK && (s.img->w != w || s.img->h != h))
+        rc = DETFEED_EBADSTATE; /* a batch mixes shapes: cannot happen by design */
+    if (rc == DETFEED_OK)
+        rc = detfeed_convert_chw(s.img->px, (size_t)w * 3, w, h,
+                                 bt->images + (size_t)pos * 3 * plane, plane, l->dtype,
+                                 l->scale);
+    sample_rec *r = &bt->s[pos];
+    if (rc == DETFEED_OK)
+        rc = record_labels(r, &s, nkpt);
+    if (rc == DETFEED_OK) {
+        /* resized_shape: the augmented image in training (RandomPerspective
+         * sets it); the load size in validation (load_image sets it). */
+        r->ds_index = index;
+        r->ori_h = s.ori_h, r->ori_w = s.ori_w, r->res_h = h, r->res_w = w;
+        if (!l->augment)
+            detfeed_load_size(s.ori_w, s.ori_h, l->imgsz, &r->res_w, &r->res_h);
+        return DETFEED_OK;
+    }
+    int none = -1;
+    if (atomic_compare_exchange_strong(&b->failed_worker, &none, worker))
+        detfeed__fail(&b->err, rc, "sample %llu (%s): %s", (unsigned long long)index,
+                      detfeed_dataset_image_path(l->ds, (size_t)index),
+                      detfeed_codec_last_error(sc->codec)[0]
+                          ? detfeed_codec_last_error(sc->codec)
+                          : detfeed_strerror(rc));
+    return rc;
+}
+
+static void free_slot(detfeed_batch *bt, int batch)
+{
+    for (int i = 0; bt->s && i < batch; i++) {
+        free(bt->s[i].cls);
+        free(bt->s[i].box);
+        free(bt->s[i].kpt);
+    }
+    free(bt->s);
+    free(bt->images);
+    free(bt->cls);
+    free(bt->box);
+    free(bt->idx);
+    free(bt->kpt);
+}
+
+void detfeed__batches_free(detfeed_loader *l)
+{
+    detfeed__batches *b = l->batches;
+    if (b == NULL)
+        return;
+    detfeed__ring_destroy(b->ring); /* first: no worker may touch what follows */
+    for (int i = 0; b->slots && i < l->prefetch; i++)
+        free_slot(&b->slots[i], l->batch);
+    for (int i = 0; b->scratch && i < b->workers; i++)
+        detfeed__scratch_free(&b->scratch[i]);
+    free(b->slots);
+    free(b->scratch);
+    free(b->order);
+    free(b->epoch_order);
+    free(b);
+    l->batches = NULL;
+}
+
+/* Slots sized for the largest image a batch can hold. */
+static int alloc_slots(detfeed_loader *l, detfeed__batches *b)
+{
+    int side = l->augment ? l->imgsz : l->imgsz + 32;
+    size_t per = (size_t)side * side * 3 * detfeed_dtype_size(l->dtype);
+    b->slots = calloc((size_t)l->prefetch, sizeof *b->slots);
+    if (b->slots == NULL)
+        return DETFEED_ENOMEM;
+    for (int i = 0; i < l->prefetch; i++) {
+        detfeed_batch *bt = &b->slots[i];
+        bt->ds = l->ds;
+        bt->image_cap = per * (size_t)l->batch;
+        bt->images = malloc(bt->image_cap);
+        bt->s = calloc((size_t)l->batch, sizeof *bt->s);
+        if (bt->images == NULL || bt->s == NULL)
+            return DETFEED_ENOMEM;
+    }
+    return DETFEED_OK;
+}
+
+static int batches_init(detfeed_loader *l)
+{
+    detfeed__batches *b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return DETFEED_ENOMEM;
+    l->batches = b;
+    size_t n = detfeed_dataset_size(l->ds);
+    b->workers = l->workers;
+    b->scratch = calloc((size_t)b->workers, sizeof *b->scratch);
+    b->order = malloc((n ? n : 1) * sizeof *b->order);
+    b->epoch_order = malloc((n ? n : 1) * sizeof *b->epoch_order);
+    int rc =
+        b->scratch && b->order && b->epoch_order ? alloc_slots(l, b) : DETFEED_ENOMEM;
+    for (int i = 0; rc == DETFEED_OK && i < b->workers; i++)
+        rc = detfeed__scratch_init(&b->scratch[i]);
+    if (rc == DETFEED_OK)
+        rc = detfeed__ring_create(&b->ring, l->workers, l->prefetch, l->batch, produce,
+                                  l);
+    if (rc != DETFEED_OK)
+        detfeed__batches_free(l);
+    return rc;
+}
+
+size_t detfeed_loader_batch_count(const detfeed_loader *l)
+{
+    if (l == NULL || l->ds == NULL)
+        return 0;
+    size_t per =
+        detfeed_shard_size(detfeed_dataset_size(l->ds), l->rank, l->world_size);
+    return l->drop_last ? per / (size_t)l->batch
+                        : (per + (size_t)l->batch - 1) / (size_t)l->batch;
+}
+
+int detfeed_loader_start(detfeed_loader *l, uint32_t epoch)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    if (l->ds == NULL || l->cache == NULL)
+        return DETFEED_EBADSTATE;
+    if (!l->augment && l->world_size > 1)
+        return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
+                             "validation batches (rect shapes) need world_size 1");
+    if (l->batches == NULL && batches_init(l) != DETFEED_OK)
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM,
+                             "out of memory for %d batch slots", l->prefetch);
+    detfeed__batches *b = l->batches;
+    detfeed__ring_stop(b->ring);
+    size_t n = detfeed_dataset_size(l->ds);
+    if (l->augment)
+        detfeed_epoch_order(l->seed, epoch, n, b->epoch_order);
+    else
+        memcpy(b->epoch_order, l->rect_order, n * sizeof *b->epoch_order);
+    size_t per = detfeed_shard_size(n, l->rank, l->world_size);
+    free(b->order);
+    b->order = malloc((per ? per : 1) * sizeof *b->order);
+    if (b->order == NULL)
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
+    detfeed_shard(b->epoch_order, n, l->rank, l->world_size, b->order);
+    b->total = detfeed_loader_batch_count(l) * (size_t)l->batch;
+    if (b->total > per)
+        b->total = per;
+    b->epoch = epoch;
+    atomic_store(&b->failed_worker, -1);
+    detfeed__msg_clear(&b->err);
+    return detfeed__ring_start(b->ring, b->total);
+}
+
+/* The consumer's label arrays: each sample's in order, with batch_idx. */
+static int assemble(detfeed_batch *bt)
+{
+    int total = 0;
+    for (int i = 0; i < bt->n; i++)
+        total += bt->s[i].n;
+    if (total > bt->cap) {
+        int cap = total + total / 2 + 16;
+        if (grow(&bt->cls, (size_t)cap) || grow(&bt->box, (size_t)cap * 4) ||
+            grow(&bt->idx, (size_t)cap) ||
+            (bt->nkpt && grow(&bt->kpt, (size_t)cap * bt->nkpt * 3)))
+            return DETFEED_ENOMEM;
+        bt->cap = cap;
+    }
+    int k = 0;
+    for (int i = 0; i < bt->n; i++) {
+        const sample_rec *r = &bt->s[i];
+        if (r->n == 0)
+            continue; /* its arrays may not exist yet */
+        memcpy(bt->cls + k, r->cls, (size_t)r->n * sizeof *bt->cls);
+        memcpy(bt->box + 4 * (size_t)k, r->box, (size_t)r->n * 4 * sizeof *bt->box);
+        if (bt->nkpt)
+            memcpy(bt->kpt + (size_t)k * bt->nkpt * 3, r->kpt,
+                   (size_t)r->n * bt->nkpt * 3 * sizeof *bt->kpt);
+        for (int j = 0; j < r->n; j++)
+            bt->idx[k + j] = (float)i;
+        k += r->n;
+    }
+    bt->total = total;
+    return DETFEED_OK;
+}
+
+int detfeed_loader_next(detfeed_loader *l, const detfeed_batch **out)
+{
+    if (l == NULL || out == NULL)
+        return DETFEED_EINVAL;
+    *out = NULL;
+    if (l->batches == NULL)
+        return DETFEED_EBADSTATE;
+    detfeed__batches *b = l->batches;
+    int slot, count;
+    uint64_t index;
+    int rc = detfeed__ring_take(b->ring, &slot, &count, &index);
+    if (rc == 1)
+        return 1;
+    if (rc != DETFEED_OK)
+        return detfeed__fail(&l->msg, rc, "%s",
+                             b->err.text[0] ? b->err.text : detfeed_strerror(rc));
+    detfeed_batch *bt = &b->slots[slot];
+    bt->n = count;
+    bt->index = index;
+    batch_shape(l, index * (uint64_t)l->batch, &bt->h, &bt->w);
+    bt->image_bytes =
+        (size_t)count * 3 * (size_t)bt->h * bt->w * detfeed_dtype_size(l->dtype);
+    detfeed_dataset_kpt_shape(l->ds, &bt->nkpt, NULL);
+    if (assemble(bt) != DETFEED_OK) {
+        detfeed__ring_release(b->ring, slot);
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory for labels");
+    }
+    *out = bt;
+    return DETFEED_OK;
+}
+
+void detfeed_loader_release(detfeed_loader *l, const detfeed_batch *bt)
+{
+    if (l == NULL || bt == NULL || l->batches == NULL)
+        return;
+    detfeed__ring_release(l->batches->ring, (int)(bt - l->batches->slots));
+}
+
+int detfeed_batch_size(const detfeed_batch *b, int *height, int *width)
+{
+    if (height)
+        *height = b->h;
+    if (width)
+        *width = b->w;
+    return b->n;
+}
+
+uint64_t detfeed_batch_index(const detfeed_batch *b)
+{
+    return b->index;
+}
+
+const void *detfeed_batch_images(const detfeed_batch *b, size_t *bytes)
+{
+    if (bytes)
+        *bytes = b->image_bytes;
+    return b->images;
+}
+
+int detfeed_batch_instances(const detfeed_batch *b)
+{
+    return b->total;
+}
+
+const float *detfeed_batch_cls(const detfeed_batch *b)
+{
+    return b->cls;
+}
+
+const float *detfeed_batch_bboxes(const detfeed_batch *b)
+{
+    return b->box;
+}
+
+const float *detfeed_batch_batch_idx(const detfeed_batch *b)
+{
+    return b->idx;
+}
+
+const float *detfeed_batch_keypoints(const detfeed_batch *b)
+{
+    return b->nkpt ? b->kpt : NULL;
+}
+
+const char *detfeed_batch_im_file(const detfeed_batch *b, int i)
+{
+    return i >= 0 && i < b->n ? detfeed_dataset_image_path(b->ds, b->s[i].ds_index)
+                              : NULL;
+}
+
+void detfeed_batch_shapes(const detfeed_batch *b, int i, int ori_hw[2],
+                          int resized_hw[2])
+{
+    if (i < 0 || i >= b->n)
+        return;
+    if (ori_hw) {
+        ori_hw[0] = b->s[i].ori_h;
+        ori_hw[1] = b->s[i].ori_w;
+    }
+    if (resized_hw) {
+        resized_hw[0] = b->s[i].res_h;
+        resized_hw[1] = b->s[i].res_w;
+    }
+}

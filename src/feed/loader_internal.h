@@ -1,0 +1,46 @@
+/*
+ * loader_internal.h - the loader handle's layout, shared by loader.c
+ * (settings, single samples) and batch.c (batches through the ring).
+ */
+#ifndef DETFEED_LOADER_INTERNAL_H
+#define DETFEED_LOADER_INTERNAL_H
+
+#include "aug/augment.h"
+#include "core/internal.h"
+#include "ring.h"
+
+typedef struct detfeed__batches detfeed__batches;
+
+struct detfeed_loader {
+    detfeed__msg msg;
+    /* settings */
+    int imgsz, epochs, close_mosaic, workers, batch;
+    uint64_t seed;
+    int64_t cache_bytes;
+    bool augment, opened;
+    char split[8];
+    detfeed_policy policy;
+    detfeed__hyp hyp;
+    /* state */
+    detfeed_dataset *ds;
+    detfeed_cache *cache;
+    detfeed__augmenter aug;
+    detfeed__scratch scratch;
+    /* validation (rect mode): each image's batch shape, height and width */
+    int (*rect)[2];
+    uint64_t *rect_order; /* validation: dataset indices by aspect ratio */
+    /* batches (batch.c) */
+    int prefetch, rank, world_size;
+    bool drop_last;
+    detfeed_dtype dtype;
+    detfeed_scale scale;
+    detfeed__batches *batches;
+};
+
+/* Whether mosaic applies in `epoch` (close_mosaic). */
+bool detfeed__loader_mosaic_on(const detfeed_loader *l, uint32_t epoch);
+
+/* Frees the batch machinery (batch.c). */
+void detfeed__batches_free(detfeed_loader *l);
+
+#endif /* DETFEED_LOADER_INTERNAL_H */
