@@ -807,6 +807,12 @@ DETFEED_API const float *detfeed_batch_cls(const detfeed_batch *batch);
 DETFEED_API const float *detfeed_batch_bboxes(const detfeed_batch *batch);
 DETFEED_API const float *detfeed_batch_batch_idx(const detfeed_batch *batch);
 DETFEED_API const float *detfeed_batch_keypoints(const detfeed_batch *batch);
+/* Segment datasets: the overlap masks (Ultralytics' Format with mask_ratio
+ * 4), B x H/4 x W/4 uint8, instance k of image i painted k' + 1 where k' is
+ * its index within the image; the label arrays are in the same (area) order.
+ * NULL for other tasks. */
+DETFEED_API const uint8_t *detfeed_batch_masks(const detfeed_batch *batch, int *height,
+                                               int *width);
 /* Image i's file, its original (h, w) and its size after loading (h, w). */
 DETFEED_API const char *detfeed_batch_im_file(const detfeed_batch *batch, int i);
 DETFEED_API void detfeed_batch_shapes(const detfeed_batch *batch, int i, int ori_hw[2],

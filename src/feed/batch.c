@@ -6,6 +6,8 @@
  */
 #include "loader_internal.h"
 
+#include "aug/masks.h"
+
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@ struct detfeed_batch {
     uint64_t index;
     uint8_t *images;
     size_t image_bytes, image_cap;
+    uint8_t *masks; /* segment datasets: B x (h / 4) x (w / 4) overlap masks */
     sample_rec *s;
     const detfeed_dataset *ds;
     /* the consumer's arrays, built by detfeed_loader_next */
@@ -95,6 +98,10 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
                                  bt->images + (size_t)pos * 3 * plane, plane, l->dtype,
                                  l->scale);
     sample_rec *r = &bt->s[pos];
+    if (rc == DETFEED_OK && bt->masks) /* Format: masks, instances in their order */
+        rc = detfeed__format_masks(&sc->inst, w, h,
+                                   bt->masks +
+                                       (size_t)pos * (size_t)(w / 4) * (size_t)(h / 4));
     if (rc == DETFEED_OK)
         rc = record_labels(r, &s, nkpt);
     if (rc == DETFEED_OK) {
@@ -125,6 +132,7 @@ static void free_slot(detfeed_batch *bt, int batch)
     }
     free(bt->s);
     free(bt->images);
+    free(bt->masks);
     free(bt->cls);
     free(bt->box);
     free(bt->idx);
@@ -163,7 +171,11 @@ static int alloc_slots(detfeed_loader *l, detfeed__batches *b)
         bt->image_cap = per * (size_t)l->batch;
         bt->images = malloc(bt->image_cap);
         bt->s = calloc((size_t)l->batch, sizeof *bt->s);
-        if (bt->images == NULL || bt->s == NULL)
+        if (detfeed_dataset_task(l->ds) == DETFEED_TASK_SEGMENT)
+            bt->masks =
+                malloc((size_t)(side / 4) * (size_t)(side / 4) * (size_t)l->batch);
+        if (bt->images == NULL || bt->s == NULL ||
+            (detfeed_dataset_task(l->ds) == DETFEED_TASK_SEGMENT && bt->masks == NULL))
             return DETFEED_ENOMEM;
     }
     return DETFEED_OK;
@@ -371,4 +383,13 @@ void detfeed_batch_shapes(const detfeed_batch *b, int i, int ori_hw[2],
         resized_hw[0] = b->s[i].res_h;
         resized_hw[1] = b->s[i].res_w;
     }
+}
+
+const uint8_t *detfeed_batch_masks(const detfeed_batch *b, int *height, int *width)
+{
+    if (height)
+        *height = b->masks ? b->h / 4 : 0;
+    if (width)
+        *width = b->masks ? b->w / 4 : 0;
+    return b->masks;
 }

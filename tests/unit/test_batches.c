@@ -214,6 +214,57 @@ static void test_failure(void)
     detfeed_loader_destroy(l);
 }
 
+/* Segment batches: labels in the masks' area order and the masks equal the
+ * single-sample path (shared coco8-seg, when DETFEED_TEST_DATA is set). */
+static void test_segment_batches(void)
+{
+    const char *data = getenv("DETFEED_TEST_DATA");
+    char src[512];
+    if (data == NULL || access(data, R_OK) != 0) {
+        printf("note: DETFEED_TEST_DATA not set, segment batches skipped\n");
+        return;
+    }
+    snprintf(src, sizeof src, "%s/coco8-seg/coco8-seg.yaml", data);
+    detfeed_loader *l[2];
+    for (int k = 0; k < 2; k++) {
+        detfeed_loader_create(&l[k], 0);
+        detfeed_loader_set_int(l[k], DETFEED_LOADER_IMGSZ, 160);
+        detfeed_loader_set_int(l[k], DETFEED_LOADER_BATCH, 2);
+        detfeed_loader_set_int(l[k], DETFEED_LOADER_WORKERS, 2);
+        detfeed_loader_set_float(l[k], DETFEED_LOADER_DEGREES, 10);
+        CHECK_INT(detfeed_loader_open(l[k], src), 0);
+    }
+    CHECK_INT(detfeed_loader_start(l[0], 1), 0);
+    const detfeed_batch *b;
+    uint8_t img[160 * 160 * 3], mask[40 * 40];
+    float cls[256], box[1024];
+    int images = 0;
+    while (detfeed_loader_next(l[0], &b) == 0) {
+        int mh, mw, k = 0;
+        const uint8_t *bm = detfeed_batch_masks(b, &mh, &mw);
+        CHECK(bm != NULL && mh == 40 && mw == 40);
+        for (int i = 0; i < detfeed_batch_size(b, NULL, NULL); i++, images++) {
+            const detfeed_dataset *ds = detfeed_loader_dataset(l[1]);
+            size_t index = 0;
+            while (strcmp(detfeed_dataset_image_path(ds, index),
+                          detfeed_batch_im_file(b, i)))
+                index++;
+            int n;
+            CHECK_INT(
+                detfeed_loader_sample(l[1], 1, index, img, 256, &n, cls, box, NULL), 0);
+            CHECK_INT(detfeed_loader_sample_masks(l[1], 1, index, mask, NULL, NULL), 0);
+            CHECK(memcmp(mask, bm + (size_t)i * 40 * 40, sizeof mask) == 0);
+            for (int j = 0; j < n; j++, k++)
+                CHECK(detfeed_batch_cls(b)[k] == cls[j] &&
+                      memcmp(detfeed_batch_bboxes(b) + 4 * k, box + 4 * j, 16) == 0);
+        }
+        detfeed_loader_release(l[0], b);
+    }
+    CHECK_INT(images, 4);
+    detfeed_loader_destroy(l[0]);
+    detfeed_loader_destroy(l[1]);
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/detfeed-batch-XXXXXX");
@@ -225,6 +276,7 @@ int main(void)
     test_contents(DETFEED_DTYPE_BF16, 1);
     test_contents(DETFEED_DTYPE_U8, 0);
     test_shards();
+    test_segment_batches();
     test_failure();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
