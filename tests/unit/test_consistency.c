@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum { NIMG = 24, NRECT = 3, NKPT = 2, SIDE = 200 };
 #define TOL 1.5f
@@ -45,6 +46,15 @@ static bool overlaps(int placed[][4], int count, int x0, int y0, int x1, int y1)
 
 static void make_dataset(uint64_t *rng)
 {
+    /* seg/ holds the same images (a link) with polygon labels. */
+    char seg[256], link[256];
+    snprintf(seg, sizeof seg, "%s/seg", root);
+    mkdir(seg, 0755);
+    snprintf(seg, sizeof seg, "%s/seg/labels", root);
+    mkdir(seg, 0755);
+    snprintf(seg, sizeof seg, "%s/images", root);
+    snprintf(link, sizeof link, "%s/seg/images", root);
+    CHECK_INT(symlink(seg, link), 0);
     char p[256];
     snprintf(p, sizeof p, "%s/images", root);
     mkdir(p, 0755);
@@ -58,6 +68,8 @@ static void make_dataset(uint64_t *rng)
         memset(px, 60, (size_t)w * h * 3);
         snprintf(p, sizeof p, "%s/labels/im%02d.txt", root, i);
         FILE *lf = fopen(p, "w");
+        snprintf(p, sizeof p, "%s/seg/labels/im%02d.txt", root, i);
+        FILE *sf = fopen(p, "w"); /* the same rectangles as polygons */
         int placed[NRECT][4];
         for (int r = 0; r < NRECT; r++) {
             int k = i * NRECT + r;
@@ -91,8 +103,12 @@ static void make_dataset(uint64_t *rng)
             for (int j = 0; j < NKPT; j++)
                 fprintf(lf, " %.9f %.9f 2", kx[j] / w, ky[j] / h);
             fprintf(lf, "\n");
+            fprintf(sf, "%d %.9f %.9f %.9f %.9f %.9f %.9f %.9f %.9f\n", k,
+                    (double)x0 / w, (double)y0 / h, (double)x1 / w, (double)y0 / h,
+                    (double)x1 / w, (double)y1 / h, (double)x0 / w, (double)y1 / h);
         }
         fclose(lf);
+        fclose(sf);
         snprintf(p, sizeof p, "%s/images/im%02d.png", root, i);
         CHECK_INT(detfeed_codec_write_png(codec, p, px, (size_t)w * 3, w, h), 0);
         free(px);
@@ -102,6 +118,10 @@ static void make_dataset(uint64_t *rng)
     FILE *y = fopen(p, "w");
     fprintf(y, "path: .\ntrain: images\nkpt_shape: [%d, 3]\nflip_idx: [1, 0]\nnc: %d\n",
             NKPT, NIMG * NRECT);
+    fclose(y);
+    snprintf(p, sizeof p, "%s/seg/data.yaml", root);
+    y = fopen(p, "w");
+    fprintf(y, "path: .\ntrain: images\nnc: %d\n", NIMG * NRECT);
     fclose(y);
 }
 
@@ -169,8 +189,10 @@ static void check_sample(const uint8_t *img, int s, int n, const float *cls,
 static bool repeats_an_image(const char *recipe, uint64_t index)
 {
     unsigned long long p[3];
-    const char *at = strstr(recipe, "\"partners\":[");
-    if (strstr(recipe, "\"mosaic\":true") == NULL || at == NULL ||
+    /* The sample's own fields come before its mixup partner's. */
+    const char *at = strstr(recipe, "\"partners\":["),
+               *m = strstr(recipe, "\"mosaic\":");
+    if (m == NULL || strncmp(m, "\"mosaic\":true", 13) != 0 || at == NULL ||
         sscanf(at, "\"partners\":[%llu,%llu,%llu]", &p[0], &p[1], &p[2]) != 3)
         return false;
     return p[0] == index || p[1] == index || p[2] == index || p[0] == p[1] ||
@@ -231,6 +253,80 @@ static void run(const char *set_name, double degrees, double shear, double persp
     detfeed_loader_destroy(l);
 }
 
+/* Segment masks move with the pixels: every pixel of a rectangle's colour
+ * has its instance's mask value (k + 1 for the k-th label) in the 3 x 3
+ * mask cells around it (masks are at a quarter of the resolution). */
+static void run_masks(double degrees)
+{
+    enum { S = 320, M = S / 4, CAP = 64 };
+    char src[128];
+    snprintf(src, sizeof src, "%s/seg/data.yaml", root);
+    detfeed_loader *l;
+    detfeed_loader_create(&l, 0);
+    detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, S);
+    detfeed_loader_set_float(l, DETFEED_LOADER_HSV_H, 0);
+    detfeed_loader_set_float(l, DETFEED_LOADER_HSV_S, 0);
+    detfeed_loader_set_float(l, DETFEED_LOADER_HSV_V, 0);
+    detfeed_loader_set_float(l, DETFEED_LOADER_DEGREES, degrees);
+    detfeed_loader_set_float(l, DETFEED_LOADER_FLIPUD, 0.5);
+    if (!CHECK_INT(detfeed_loader_open(l, src), 0)) {
+        fprintf(stderr, "  %s\n", detfeed_loader_last_error(l));
+        detfeed_loader_destroy(l);
+        return;
+    }
+    uint8_t *img = malloc((size_t)S * S * 3), mask[M * M];
+    float cls[CAP], box[CAP * 4];
+    long pixels = 0, off = 0;
+    for (int k = 0; k < 40; k++) {
+        int n;
+        uint64_t index = (uint64_t)(k * 5) % NIMG;
+        char recipe[1024];
+        detfeed_loader_recipe_json(l, (uint32_t)k, index, recipe, sizeof recipe);
+        if (repeats_an_image(recipe, index))
+            continue;
+        if (!CHECK_INT(detfeed_loader_sample(l, (uint32_t)k, index, img, CAP, &n, cls,
+                                             box, NULL),
+                       0) ||
+            !CHECK_INT(
+                detfeed_loader_sample_masks(l, (uint32_t)k, index, mask, NULL, NULL),
+                0))
+            break;
+        for (int y = 0; y < S; y++) {
+            for (int x = 0; x < S; x++) {
+                const uint8_t *p = img + ((size_t)y * S + x) * 3;
+                int c = -1;
+                for (int q = 0; q < NIMG * NRECT && c < 0; q++) {
+                    uint8_t col[3];
+                    colour(q, col);
+                    if (memcmp(p, col, 3) == 0)
+                        c = q;
+                }
+                int j = -1;
+                for (int i = 0; i < n && c >= 0; i++)
+                    if ((int)cls[i] == c)
+                        j = i;
+                if (j < 0)
+                    continue; /* not a rectangle, or its instance was dropped */
+                bool found = false;
+                for (int dy = -1; dy <= 1 && !found; dy++)
+                    for (int dx = -1; dx <= 1 && !found; dx++) {
+                        int mx = x / 4 + dx, my = y / 4 + dy;
+                        found = mx >= 0 && my >= 0 && mx < M && my < M &&
+                                mask[my * M + mx] == j + 1;
+                    }
+                pixels++;
+                off += !found;
+            }
+        }
+    }
+    printf("masks, degrees %g: %ld rectangle pixels, %ld away from their mask\n",
+           degrees, pixels, off);
+    CHECK(pixels > 10000);
+    CHECK_INT(off, 0);
+    free(img);
+    detfeed_loader_destroy(l);
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/detfeed-consist-XXXXXX");
@@ -241,6 +337,8 @@ int main(void)
     run("scale and translate", 0, 0, 0);
     run("rotation and shear", 30, 8, 0);
     run("perspective", 10, 0, 0.0007);
+    run_masks(0);
+    run_masks(25);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     CHECK_INT(system(cmd), 0);
