@@ -7,6 +7,7 @@
 #include "aug/masks.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,12 +56,26 @@ const char *detfeed_loader_last_error(const detfeed_loader *l)
     return l ? l->msg.text : "no loader";
 }
 
-int detfeed_loader_set_int(detfeed_loader *l, detfeed_loader_param p, int64_t v)
+/* The plain integer settings: where each lives and its accepted range. */
+typedef struct int_setting {
+    detfeed_loader_param param;
+    size_t offset; /* of an int field of struct detfeed_loader */
+    int64_t min, max;
+} int_setting;
+
+static const int_setting int_settings[] = {
+    {DETFEED_LOADER_EPOCHS, offsetof(detfeed_loader, epochs), 1, 1000000},
+    {DETFEED_LOADER_CLOSE_MOSAIC, offsetof(detfeed_loader, close_mosaic), 0, 1000000},
+    {DETFEED_LOADER_WORKERS, offsetof(detfeed_loader, workers), 1, 1024},
+    {DETFEED_LOADER_BATCH, offsetof(detfeed_loader, batch), 1, 65536},
+    {DETFEED_LOADER_PREFETCH, offsetof(detfeed_loader, prefetch), 1, 1024},
+    {DETFEED_LOADER_RANK, offsetof(detfeed_loader, rank), 0, 65535},
+    {DETFEED_LOADER_WORLD_SIZE, offsetof(detfeed_loader, world_size), 1, 65536},
+};
+
+/* The settings that are not plain integers. */
+static int set_special(detfeed_loader *l, detfeed_loader_param p, int64_t v)
 {
-    if (l == NULL)
-        return DETFEED_EINVAL;
-    if (l->opened)
-        return DETFEED_EBADSTATE;
     switch (p) {
     case DETFEED_LOADER_IMGSZ:
         if (v < 32 || v > 8192 || v % 32)
@@ -70,55 +85,16 @@ int detfeed_loader_set_int(detfeed_loader *l, detfeed_loader_param p, int64_t v)
     case DETFEED_LOADER_SEED:
         l->seed = (uint64_t)v;
         return DETFEED_OK;
-    case DETFEED_LOADER_EPOCHS:
-        if (v < 1 || v > 1000000)
-            return DETFEED_EINVAL;
-        l->epochs = (int)v;
-        return DETFEED_OK;
-    case DETFEED_LOADER_CLOSE_MOSAIC:
-        if (v < 0 || v > 1000000)
-            return DETFEED_EINVAL;
-        l->close_mosaic = (int)v;
-        return DETFEED_OK;
     case DETFEED_LOADER_CACHE_BYTES:
         if (v < 0)
             return DETFEED_EINVAL;
         l->cache_bytes = v;
         return DETFEED_OK;
     case DETFEED_LOADER_AUGMENT:
-        if (v != 0 && v != 1)
-            return DETFEED_EINVAL;
-        l->augment = v == 1;
-        return DETFEED_OK;
-    case DETFEED_LOADER_WORKERS:
-        if (v < 1 || v > 1024)
-            return DETFEED_EINVAL;
-        l->workers = (int)v;
-        return DETFEED_OK;
-    case DETFEED_LOADER_BATCH:
-        if (v < 1 || v > 65536)
-            return DETFEED_EINVAL;
-        l->batch = (int)v;
-        return DETFEED_OK;
-    case DETFEED_LOADER_PREFETCH:
-        if (v < 1 || v > 1024)
-            return DETFEED_EINVAL;
-        l->prefetch = (int)v;
-        return DETFEED_OK;
-    case DETFEED_LOADER_RANK:
-        if (v < 0 || v > 65535)
-            return DETFEED_EINVAL;
-        l->rank = (int)v;
-        return DETFEED_OK;
-    case DETFEED_LOADER_WORLD_SIZE:
-        if (v < 1 || v > 65536)
-            return DETFEED_EINVAL;
-        l->world_size = (int)v;
-        return DETFEED_OK;
     case DETFEED_LOADER_DROP_LAST:
         if (v != 0 && v != 1)
             return DETFEED_EINVAL;
-        l->drop_last = v == 1;
+        *(p == DETFEED_LOADER_AUGMENT ? &l->augment : &l->drop_last) = v == 1;
         return DETFEED_OK;
     case DETFEED_LOADER_DTYPE:
         if (detfeed_dtype_size((detfeed_dtype)v) == 0)
@@ -133,6 +109,24 @@ int detfeed_loader_set_int(detfeed_loader *l, detfeed_loader_param p, int64_t v)
     default:
         return DETFEED_EINVAL;
     }
+}
+
+int detfeed_loader_set_int(detfeed_loader *l, detfeed_loader_param p, int64_t v)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return DETFEED_EBADSTATE;
+    for (size_t i = 0; i < sizeof int_settings / sizeof int_settings[0]; i++) {
+        const int_setting *s = &int_settings[i];
+        if (s->param != p)
+            continue;
+        if (v < s->min || v > s->max)
+            return DETFEED_EINVAL;
+        *(int *)((char *)l + s->offset) = (int)v;
+        return DETFEED_OK;
+    }
+    return set_special(l, p, v);
 }
 
 /* The float hyperparameters, in the order of their keys (100...). */

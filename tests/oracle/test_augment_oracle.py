@@ -15,6 +15,20 @@ sys.path.insert(0, os.path.dirname(__file__))
 import oracle_util as ou  # noqa: E402
 
 
+def points_abs(p, w, h, padw, padh, r=None):
+    """Keypoints or polygon points (x, y in the last axis) denormalized,
+    scaled and shifted in float32, as Instances does for both."""
+    p = p.copy()
+    p[..., 0] *= w
+    p[..., 1] *= h
+    if r is not None:
+        p[..., 0] *= r
+        p[..., 1] *= r
+    p[..., 0] += padw
+    p[..., 1] += padh
+    return p
+
+
 class Ref:
     """The reference pipeline for one dataset."""
 
@@ -72,16 +86,7 @@ class Ref:
             b *= r  # Bboxes.mul: column-wise float32 multiplies by r
         b[:, [0, 2]] += padw
         b[:, [1, 3]] += padh
-        if kp is not None:
-            kp = kp.copy()
-            kp[..., 0] *= w
-            kp[..., 1] *= h
-            if r is not None:
-                kp[..., 0] *= r
-                kp[..., 1] *= r
-            kp[..., 0] += padw
-            kp[..., 1] += padh
-        return b, kp
+        return b, (points_abs(kp, w, h, padw, padh, r) if kp is not None else None)
 
     def clip(self, b, kp, w, h):
         b[:, [0, 2]] = b[:, [0, 2]].clip(0, w)
@@ -296,15 +301,7 @@ class SegRef(Ref):
 
     def to_abs(self, boxes, seg, w, h, padw, padh, r=None):
         b, _ = Ref.to_abs(self, boxes, None, w, h, padw, padh, r)
-        seg = seg.copy()
-        seg[..., 0] *= w
-        seg[..., 1] *= h
-        if r is not None:
-            seg[..., 0] *= r
-            seg[..., 1] *= r
-        seg[..., 0] += padw
-        seg[..., 1] += padh
-        return b, seg
+        return b, points_abs(seg, w, h, padw, padh, r)
 
     def clip(self, b, seg, w, h):
         Ref.clip(self, b, None, w, h)
