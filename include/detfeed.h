@@ -818,6 +818,25 @@ DETFEED_API const char *detfeed_batch_im_file(const detfeed_batch *batch, int i)
 DETFEED_API void detfeed_batch_shapes(const detfeed_batch *batch, int i, int ori_hw[2],
                                       int resized_hw[2]);
 
+/* Where a loader's time goes, summed over its threads since it was opened. */
+typedef enum detfeed_stage {
+    DETFEED_STAGE_DECODE = 0,   /* decoding images not held in the RAM cache */
+    DETFEED_STAGE_RESIZE = 1,   /* resizing them to their load size */
+    DETFEED_STAGE_GEOMETRY = 2, /* mosaic or letterbox, the warp, mixup, labels alike */
+    DETFEED_STAGE_COLOUR = 3,   /* RandomHSV in the worker */
+    DETFEED_STAGE_FLIP = 4,     /* the flips */
+    DETFEED_STAGE_CONVERT = 5,  /* to the consumer's NCHW RGB dtype */
+    DETFEED_STAGE_PACK = 6,     /* labels (and masks) into the batch */
+    DETFEED_STAGE_WAIT = 7,     /* the consumer waiting in detfeed_loader_next */
+    DETFEED_STAGE_COUNT = 8
+} detfeed_stage;
+
+/* Seconds spent in `stage` so far (worker stages summed over threads); the
+ * time of filling the RAM cache in detfeed_loader_open is not included.
+ * May be read while batches are produced. */
+DETFEED_API double detfeed_loader_stage_seconds(const detfeed_loader *loader,
+                                                detfeed_stage stage);
+
 /* The random parameters of a sample as one JSON object (written to buf of
  * size bytes, NUL-terminated; DETFEED_ELIMIT if it does not fit). */
 DETFEED_API int detfeed_loader_recipe_json(const detfeed_loader *loader, uint32_t epoch,

@@ -107,7 +107,9 @@ static int configure(detfeed_loader *l, const loader_bench *o)
     if (detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, o->imgsz) ||
         detfeed_loader_set_int(l, DETFEED_LOADER_BATCH, o->batch) ||
         detfeed_loader_set_int(l, DETFEED_LOADER_WORKERS, o->workers) ||
-        detfeed_loader_set_int(l, DETFEED_LOADER_EPOCHS, o->epochs) ||
+        /* The run is Ultralytics' default length, so the timed epochs are
+         * ordinary ones (with mosaic), not close_mosaic ones. */
+        detfeed_loader_set_int(l, DETFEED_LOADER_EPOCHS, 100) ||
         detfeed_loader_set_int(l, DETFEED_LOADER_PREFETCH, o->prefetch) ||
         detfeed_loader_set_int(l, DETFEED_LOADER_SEED, o->seed) ||
         detfeed_loader_set_int(l, DETFEED_LOADER_DTYPE, dt) ||
@@ -140,6 +142,37 @@ static int run_epochs(detfeed_loader *l, long epochs, double *rate, long *images
     return CLI_OK;
 }
 
+static const char *const stage_names[DETFEED_STAGE_COUNT] = {
+    "decode", "resize", "geometry", "colour", "flip", "convert", "pack", "wait"};
+
+/* The stage table: seconds, ms per image and share of the worker stages
+ * (wait is the consumer's and is shown apart). */
+static void print_stages(const detfeed_loader *l, long images)
+{
+    double total = 0, sec[DETFEED_STAGE_COUNT];
+    for (int k = 0; k < DETFEED_STAGE_COUNT; k++) {
+        sec[k] = detfeed_loader_stage_seconds(l, (detfeed_stage)k);
+        if (k != DETFEED_STAGE_WAIT)
+            total += sec[k];
+    }
+    printf("  %-10s %10s %12s %8s\n", "stage", "seconds", "ms/image", "share");
+    for (int k = 0; k < DETFEED_STAGE_COUNT; k++)
+        printf("  %-10s %10.3f %12.3f %7.1f%%\n", stage_names[k], sec[k],
+               images ? sec[k] * 1e3 / images : 0.0,
+               k == DETFEED_STAGE_WAIT || total == 0 ? 0.0 : 100 * sec[k] / total);
+    printf("  (worker stages summed over threads: %.3f s; wait is the consumer's)\n",
+           total);
+}
+
+static void print_stages_json(const detfeed_loader *l)
+{
+    printf(",\"stages\":{");
+    for (int k = 0; k < DETFEED_STAGE_COUNT; k++)
+        printf("%s\"%s\":%.6f", k ? "," : "", stage_names[k],
+               detfeed_loader_stage_seconds(l, (detfeed_stage)k));
+    printf("}");
+}
+
 static int bench_loader(const char *data, const loader_bench *o)
 {
     detfeed_loader *l;
@@ -160,11 +193,14 @@ static int bench_loader(const char *data, const loader_bench *o)
             data, o->imgsz, o->batch, o->workers, o->dtype, o->epochs);
         printf("  open (index, decode, cache): %.2f s\n", open_s);
         printf("  %.1f images/s (median over epochs; %ld images each)\n", med, images);
-        if (o->json)
+        print_stages(l, images * o->epochs);
+        if (o->json) {
             printf("{\"bench\":\"loader\",\"imgsz\":%ld,\"batch\":%ld,\"workers\":%ld,"
-                   "\"epochs\":%ld,\"images_per_epoch\":%ld,\"open_s\":%.3f,"
-                   "\"images_per_s\":%.3f}\n",
-                   o->imgsz, o->batch, o->workers, o->epochs, images, open_s, med);
+                   "\"epochs\":%ld,\"images_per_epoch\":%ld,\"open_s\":%.3f",
+                   o->imgsz, o->batch, o->workers, o->epochs, images, open_s);
+            print_stages_json(l);
+            printf(",\"images_per_s\":%.3f}\n", med);
+        }
     }
     detfeed_loader_destroy(l);
     return rc;
@@ -240,4 +276,27 @@ int cmd_bench(int argc, char **argv)
     lb.imgsz = imgsz;
     lb.json = json;
     return npos == 1 ? bench_loader(pos[0], &lb) : bench_synthetic(&lb);
+}
+
+/* `detfeed profile DATA`: the loader benchmark, read for its stage table. */
+int cmd_profile(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0) {
+            printf(
+                "usage: detfeed profile DATA [bench options]\n\n"
+                "Runs the loader on DATA and prints where the time goes, per stage:\n"
+                "decode, resize, geometry, colour, flip, convert, pack (worker "
+                "threads)\n"
+                "and wait (the consumer). Options as for detfeed bench.\n");
+            return CLI_OK;
+        }
+    int words = 0;
+    for (int i = 1; i < argc; i++)
+        words += argv[i][0] != '-';
+    if (words == 0) {
+        cli_error("usage: detfeed profile DATA [bench options]");
+        return CLI_USAGE;
+    }
+    return cmd_bench(argc, argv);
 }

@@ -15,7 +15,9 @@ static const cli_cmd commands[] = {
     {"replay", "run every batch of some epochs; counts and a digest of all bytes",
      cmd_replay},
     {"synth", "write a synthetic detection dataset (YOLO layout)", cmd_synth},
-    {"bench", "measure detfeed's stages on generated data", cmd_bench},
+    {"bench", "loader images/s and stage times (a dataset, or generated data)",
+     cmd_bench},
+    {"profile", "where the CPU time goes, per stage, as a table", cmd_profile},
     {"version", "print the version and what this build includes", cmd_version},
     {"help", "list the commands", cmd_help},
 };

@@ -8,7 +8,15 @@
 
 #include "data/dataset_internal.h"
 
+#include <stdatomic.h>
 #include <string.h>
+
+void detfeed__stage_add(detfeed__scratch *s, detfeed_stage stage, uint64_t *t0)
+{
+    uint64_t now = detfeed__now_ns();
+    atomic_fetch_add_explicit(&s->ns[stage], now - *t0, memory_order_relaxed);
+    *t0 = now;
+}
 
 int detfeed__scratch_init(detfeed__scratch *s)
 {
@@ -41,8 +49,13 @@ static int tile(const detfeed__augmenter *a, detfeed__scratch *s, int slot,
                 uint64_t index, detfeed__tile *t, int *ow, int *oh)
 {
     const detfeed__labels *l = &detfeed__dataset_image(a->ds, (size_t)index)->labels;
-    int rc = detfeed_cache_get(a->cache, (size_t)index, s->codec, &t->px, &t->w, &t->h,
-                               ow, oh, &s->owned[slot]);
+    uint64_t ns[2] = {0, 0};
+    int rc = detfeed__cache_get_timed(a->cache, (size_t)index, s->codec, &t->px, &t->w,
+                                      &t->h, ow, oh, &s->owned[slot], ns);
+    atomic_fetch_add_explicit(&s->ns[DETFEED_STAGE_DECODE], ns[0],
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->ns[DETFEED_STAGE_RESIZE], ns[1],
+                              memory_order_relaxed);
     t->lab = (detfeed__src_labels){.n = l->n,
                                    .nkpt = l->nkpt,
                                    .cls = l->cls,
@@ -123,6 +136,20 @@ static int mixup(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoc
     return concat(&s->inst, &s->mix_inst);
 }
 
+/* The geometry's time: what passed since *t0 less the image loads (decode
+ * and resize) that happened inside it, which have their own stages. */
+static void geometry_time(detfeed__scratch *s, uint64_t *t0, uint64_t loads_before)
+{
+    uint64_t loads =
+        atomic_load_explicit(&s->ns[DETFEED_STAGE_DECODE], memory_order_relaxed) +
+        atomic_load_explicit(&s->ns[DETFEED_STAGE_RESIZE], memory_order_relaxed) -
+        loads_before;
+    uint64_t now = detfeed__now_ns(), spent = now - *t0;
+    atomic_fetch_add_explicit(&s->ns[DETFEED_STAGE_GEOMETRY],
+                              spent > loads ? spent - loads : 0, memory_order_relaxed);
+    *t0 = now;
+}
+
 int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
                      uint64_t index, bool mosaic_on, int out_w, int out_h,
                      detfeed__sample *out)
@@ -132,6 +159,10 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t 
     detfeed__recipe_make(&a->hyp, a->seed, epoch, index, n, mosaic_on, 0, &out->recipe);
     const detfeed__recipe *r = &out->recipe;
     int rc;
+    uint64_t t0 = detfeed__now_ns();
+    uint64_t loads =
+        atomic_load_explicit(&s->ns[DETFEED_STAGE_DECODE], memory_order_relaxed) +
+        atomic_load_explicit(&s->ns[DETFEED_STAGE_RESIZE], memory_order_relaxed);
     if (!a->train) {
         detfeed__tile t;
         rc = tile(a, s, 0, index, &t, &out->ori_w, &out->ori_h);
@@ -141,11 +172,13 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t 
         release_owned(s);
         if (rc == DETFEED_OK)
             detfeed__flip(&s->out, &s->inst, false, false, NULL); /* to centre xywh */
+        geometry_time(s, &t0, loads);
     } else {
         rc = train_geometry(a, s, index, r, out_w, out_h, &s->out, &s->inst,
                             &out->ori_w, &out->ori_h);
         if (rc == DETFEED_OK && r->mixup)
             rc = mixup(a, s, epoch, index, mosaic_on, out_w, out_h, r);
+        geometry_time(s, &t0, loads);
         if (rc == DETFEED_OK && r->hsv && a->apply_colour) {
             uint8_t lut[3][256];
             rc = detfeed_hsv_lut(r->gains[0], r->gains[1], r->gains[2], lut);
@@ -154,9 +187,11 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t 
                 rc = detfeed_hsv_apply(s->out.px, stride, s->out.px, stride, s->out.w,
                                        s->out.h, lut, DETFEED_ISA_AUTO);
         }
+        detfeed__stage_add(s, DETFEED_STAGE_COLOUR, &t0);
         if (rc == DETFEED_OK)
             detfeed__flip(&s->out, &s->inst, r->flipud, r->fliplr,
                           detfeed_dataset_flip_idx(a->ds));
+        detfeed__stage_add(s, DETFEED_STAGE_FLIP, &t0);
     }
     out->img = &s->out;
     out->inst = &s->inst;

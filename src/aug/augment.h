@@ -26,7 +26,13 @@ typedef struct detfeed__scratch {
     detfeed__img mix_out; /* the MixUp partner after its own geometry */
     detfeed__inst mix_inst;
     uint8_t *owned[4];
+    /* Nanoseconds per detfeed_stage, written by the owning thread only and
+     * read by others (hence atomic, with relaxed order). */
+    _Atomic uint64_t ns[DETFEED_STAGE_COUNT];
 } detfeed__scratch;
+
+/* Adds the time since *t0 to stage `stage` of the scratch; *t0 becomes now. */
+void detfeed__stage_add(detfeed__scratch *s, detfeed_stage stage, uint64_t *t0);
 
 int detfeed__scratch_init(detfeed__scratch *s);
 void detfeed__scratch_free(detfeed__scratch *s);

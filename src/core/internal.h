@@ -53,6 +53,9 @@ bool detfeed__partial_overlap(const void *a, size_t na, const void *b, size_t nb
  * `row_bytes` bytes; 0 when it would overflow. */
 size_t detfeed__image_span(size_t stride, size_t row_bytes, int height);
 
+/* A monotonic clock in nanoseconds, for the stage timings. */
+uint64_t detfeed__now_ns(void);
+
 /* The uniform double of two 32-bit words (CPython's random()). */
 double detfeed__uniform_words(uint32_t a, uint32_t b);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DETFEED__STR2(x) #x
 #define DETFEED__STR(x)  DETFEED__STR2(x)
@@ -81,4 +82,11 @@ size_t detfeed__image_span(size_t stride, size_t row_bytes, int height)
     if (rows > SIZE_MAX - row_bytes)
         return 0;
     return rows + row_bytes;
+}
+
+uint64_t detfeed__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

@@ -40,10 +40,14 @@ struct detfeed_cache {
  * buffer returned in *out. */
 static int load_image(detfeed_codec *codec, const char *path, int imgsz, uint8_t *dst,
                       int want_w, int want_h, uint8_t **out, int *w, int *h, int *ow,
-                      int *oh)
+                      int *oh, uint64_t ns[2])
 {
     uint8_t *px;
+    uint64_t t0 = ns ? detfeed__now_ns() : 0;
     int rc = detfeed_codec_decode_file(codec, path, &px, ow, oh);
+    uint64_t t1 = ns ? detfeed__now_ns() : 0;
+    if (ns)
+        ns[0] += t1 - t0;
     if (rc != DETFEED_OK)
         return rc;
     detfeed_load_size(*ow, *oh, imgsz, w, h);
@@ -67,6 +71,8 @@ static int load_image(detfeed_codec *codec, const char *path, int imgsz, uint8_t
     else
         rc = detfeed_resize_linear(px, (size_t)*ow * 3, *ow, *oh, target,
                                    (size_t)*w * 3, *w, *h, 3);
+    if (ns)
+        ns[1] += detfeed__now_ns() - t1;
     detfeed_free(px);
     if (rc != DETFEED_OK) {
         if (dst == NULL)
@@ -157,7 +163,7 @@ static void *fill_thread(void *arg)
         uint8_t *unused = NULL;
         int rc = load_image(codec, detfeed__dataset_image(c->ds, i)->path, c->imgsz,
                             c->arena + s->offset, s->width, s->height, &unused, &w, &h,
-                            &ow, &oh);
+                            &ow, &oh, NULL);
         s->state = rc == DETFEED_OK ? SLOT_CACHED : SLOT_FAILED;
         atomic_fetch_add(rc == DETFEED_OK ? &f->cached : &f->failed, 1);
     }
@@ -201,6 +207,15 @@ int detfeed_cache_get(const detfeed_cache *cache, size_t i, detfeed_codec *codec
                       const uint8_t **pixels, int *width, int *height, int *orig_width,
                       int *orig_height, uint8_t **owned)
 {
+    return detfeed__cache_get_timed(cache, i, codec, pixels, width, height, orig_width,
+                                    orig_height, owned, NULL);
+}
+
+int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec *codec,
+                             const uint8_t **pixels, int *width, int *height,
+                             int *orig_width, int *orig_height, uint8_t **owned,
+                             uint64_t ns[2])
+{
     if (cache == NULL || codec == NULL || pixels == NULL || width == NULL ||
         height == NULL || owned == NULL || i >= cache->n)
         return DETFEED_EINVAL;
@@ -214,8 +229,9 @@ int detfeed_cache_get(const detfeed_cache *cache, size_t i, detfeed_codec *codec
         ow = s->orig_width;
         oh = s->orig_height;
     } else {
-        int rc = load_image(codec, detfeed__dataset_image(cache->ds, i)->path,
-                            cache->imgsz, NULL, 0, 0, owned, width, height, &ow, &oh);
+        int rc =
+            load_image(codec, detfeed__dataset_image(cache->ds, i)->path, cache->imgsz,
+                       NULL, 0, 0, owned, width, height, &ow, &oh, ns);
         if (rc != DETFEED_OK)
             return rc;
         *pixels = *owned;

@@ -51,4 +51,11 @@ struct detfeed_dataset {
 /* Image i of the index (i < detfeed_dataset_size). */
 const detfeed__image *detfeed__dataset_image(const detfeed_dataset *ds, size_t i);
 
+/* detfeed_cache_get that also adds the nanoseconds spent decoding and
+ * resizing an image loaded on demand to ns[0] and ns[1] (ns may be NULL). */
+int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec *codec,
+                             const uint8_t **pixels, int *width, int *height,
+                             int *orig_width, int *orig_height, uint8_t **owned,
+                             uint64_t ns[2]);
+
 #endif /* DETFEED_DATASET_INTERNAL_H */

@@ -93,10 +93,12 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
     size_t esize = detfeed_dtype_size(l->dtype), plane = (size_t)w * h * esize;
     if (rc == DETFEED_OK && (s.img->w != w || s.img->h != h))
         rc = DETFEED_EBADSTATE; /* a batch mixes shapes: cannot happen by design */
+    uint64_t t0 = detfeed__now_ns();
     if (rc == DETFEED_OK)
         rc = detfeed_convert_chw(s.img->px, (size_t)w * 3, w, h,
                                  bt->images + (size_t)pos * 3 * plane, plane, l->dtype,
                                  l->scale);
+    detfeed__stage_add(sc, DETFEED_STAGE_CONVERT, &t0);
     sample_rec *r = &bt->s[pos];
     if (rc == DETFEED_OK && bt->masks) /* Format: masks, instances in their order */
         rc = detfeed__format_masks(&sc->inst, w, h,
@@ -104,6 +106,7 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
                                        (size_t)pos * (size_t)(w / 4) * (size_t)(h / 4));
     if (rc == DETFEED_OK)
         rc = record_labels(r, &s, nkpt);
+    detfeed__stage_add(sc, DETFEED_STAGE_PACK, &t0);
     if (rc == DETFEED_OK) {
         /* resized_shape: the augmented image in training (RandomPerspective
          * sets it); the load size in validation (load_image sets it). */
@@ -290,7 +293,10 @@ int detfeed_loader_next(detfeed_loader *l, const detfeed_batch **out)
     detfeed__batches *b = l->batches;
     int slot, count;
     uint64_t index;
+    uint64_t t0 = detfeed__now_ns();
     int rc = detfeed__ring_take(b->ring, &slot, &count, &index);
+    atomic_fetch_add_explicit(&l->wait_ns, detfeed__now_ns() - t0,
+                              memory_order_relaxed);
     if (rc == 1)
         return 1;
     if (rc != DETFEED_OK)
@@ -392,4 +398,17 @@ const uint8_t *detfeed_batch_masks(const detfeed_batch *b, int *height, int *wid
     if (width)
         *width = b->masks ? b->w / 4 : 0;
     return b->masks;
+}
+
+double detfeed_loader_stage_seconds(const detfeed_loader *l, detfeed_stage stage)
+{
+    if (l == NULL || (unsigned)stage >= DETFEED_STAGE_COUNT)
+        return 0.0;
+    if (stage == DETFEED_STAGE_WAIT)
+        return (double)atomic_load_explicit(&l->wait_ns, memory_order_relaxed) * 1e-9;
+    uint64_t ns = atomic_load_explicit(&l->scratch.ns[stage], memory_order_relaxed);
+    for (int i = 0; l->batches && i < l->batches->workers; i++)
+        ns += atomic_load_explicit(&l->batches->scratch[i].ns[stage],
+                                   memory_order_relaxed);
+    return (double)ns * 1e-9;
 }

@@ -35,6 +35,7 @@ struct detfeed_loader {
     detfeed_dtype dtype;
     detfeed_scale scale;
     detfeed__batches *batches;
+    _Atomic uint64_t wait_ns; /* the consumer in detfeed_loader_next */
 };
 
 /* Whether mosaic applies in `epoch` (close_mosaic). */
