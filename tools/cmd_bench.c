@@ -120,8 +120,23 @@ static int configure(detfeed_loader *l, const loader_bench *o)
     return CLI_OK;
 }
 
-/* Runs the epochs; per-epoch images/s into rate[]. */
-static int run_epochs(detfeed_loader *l, long epochs, double *rate, long *images)
+/* The process's peak resident memory in KiB (Linux /proc), or -1. */
+static long peak_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            kib = strtol(line + 6, NULL, 10);
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/* Runs the epochs; per-epoch images/s into rate[] and peak RSS into rss[]. */
+static int run_epochs(detfeed_loader *l, long epochs, double *rate, long *rss,
+                      long *images)
 {
     for (long e = 0; e < epochs; e++) {
         double t0 = cli_now();
@@ -137,6 +152,7 @@ static int run_epochs(detfeed_loader *l, long epochs, double *rate, long *images
         if (rc != 1)
             return cli_error("%s", detfeed_loader_last_error(l));
         rate[e] = n / (cli_now() - t0);
+        rss[e] = peak_rss_kib();
         *images = n;
     }
     return CLI_OK;
@@ -180,12 +196,13 @@ static int bench_loader(const char *data, const loader_bench *o)
     if (rc != DETFEED_OK)
         return cli_error("%s", detfeed_strerror(rc));
     double t0 = cli_now(), rate[64];
+    long rss[64];
     long images = 0;
     if ((rc = configure(l, o)) == CLI_OK && detfeed_loader_open(l, data) != DETFEED_OK)
         rc = cli_error("%s", detfeed_loader_last_error(l));
     double open_s = cli_now() - t0;
     if (rc == CLI_OK)
-        rc = run_epochs(l, o->epochs, rate, &images);
+        rc = run_epochs(l, o->epochs, rate, rss, &images);
     if (rc == CLI_OK) {
         double med = cli_median(rate, (int)o->epochs);
         printf(
@@ -193,13 +210,20 @@ static int bench_loader(const char *data, const loader_bench *o)
             data, o->imgsz, o->batch, o->workers, o->dtype, o->epochs);
         printf("  open (index, decode, cache): %.2f s\n", open_s);
         printf("  %.1f images/s (median over epochs; %ld images each)\n", med, images);
+        printf("  peak RSS after each epoch (MiB):");
+        for (long e = 0; e < o->epochs; e++)
+            printf(" %.1f", rss[e] / 1024.0);
+        printf("\n");
         print_stages(l, images * o->epochs);
         if (o->json) {
             printf("{\"bench\":\"loader\",\"imgsz\":%ld,\"batch\":%ld,\"workers\":%ld,"
                    "\"epochs\":%ld,\"images_per_epoch\":%ld,\"open_s\":%.3f",
                    o->imgsz, o->batch, o->workers, o->epochs, images, open_s);
             print_stages_json(l);
-            printf(",\"images_per_s\":%.3f}\n", med);
+            printf(",\"peak_rss_mib\":[");
+            for (long e = 0; e < o->epochs; e++)
+                printf("%s%.1f", e ? "," : "", rss[e] / 1024.0);
+            printf("],\"images_per_s\":%.3f}\n", med);
         }
     }
     detfeed_loader_destroy(l);
