@@ -789,6 +789,17 @@ DETFEED_API int detfeed_loader_start(detfeed_loader *loader, uint32_t epoch);
 DETFEED_API int detfeed_loader_next(detfeed_loader *loader,
                                     const detfeed_batch **batch);
 
+/*
+ * Under DETFEED_POLICY_SKIP (the default), a sample whose image cannot be
+ * read when the batch is made (damaged after indexing, unreadable, or the
+ * same for a mosaic or mixup partner) becomes the next readable image in
+ * dataset order; under DETFEED_POLICY_FAIL it ends the epoch with its
+ * message. detfeed_loader_skipped counts the replacements so far and gives
+ * the first one's message (NULL when none; valid until destroy).
+ */
+DETFEED_API int64_t detfeed_loader_skipped(const detfeed_loader *loader,
+                                           const char **first);
+
 /* Gives a batch back (in the order they were received). */
 DETFEED_API void detfeed_loader_release(detfeed_loader *loader,
                                         const detfeed_batch *batch);

@@ -76,6 +76,45 @@ static int record_labels(sample_rec *r, const detfeed__sample *s, int nkpt)
     return DETFEED_OK;
 }
 
+/* Errors that mean "this image cannot be used", as opposed to a bug or a
+ * lack of memory. */
+static bool skippable(int rc)
+{
+    return rc == DETFEED_ECORRUPT || rc == DETFEED_EFORMAT || rc == DETFEED_EIO ||
+           rc == DETFEED_ENOTSUPPORTED || rc == DETFEED_ELIMIT;
+}
+
+/* Counts a replaced sample and keeps the first one's message. */
+static void note_skip(detfeed_loader *l, const detfeed__scratch *sc)
+{
+    atomic_fetch_add_explicit(&l->skipped, 1, memory_order_relaxed);
+    int none = 0;
+    if (atomic_compare_exchange_strong(&l->skip_state, &none, 1)) {
+        detfeed__fail(&l->skip_msg, DETFEED_OK, "%s",
+                      detfeed_codec_last_error(sc->codec));
+        atomic_store_explicit(&l->skip_state, 2, memory_order_release);
+    }
+}
+
+/* The sample at *index; under the skip policy an image that cannot be read
+ * (its own or a mosaic or mixup partner's) makes the sample the next
+ * dataset image that can, in dataset order, and is counted. */
+static int augment_or_skip(detfeed_loader *l, detfeed__scratch *sc, uint64_t *index,
+                           int w, int h, detfeed__sample *s)
+{
+    detfeed__batches *b = l->batches;
+    uint64_t n = detfeed_dataset_size(l->ds);
+    for (uint64_t tries = 0;; tries++) {
+        int rc = detfeed__augment(&l->aug, sc, b->epoch, *index,
+                                  detfeed__loader_mosaic_on(l, b->epoch), w, h, s);
+        if (rc == DETFEED_OK || l->policy != DETFEED_POLICY_SKIP || !skippable(rc) ||
+            tries + 1 >= n)
+            return rc;
+        note_skip(l, sc);
+        *index = (*index + 1) % n;
+    }
+}
+
 /* Ring callback: sample `seq` of the epoch into position `pos` of `slot`. */
 static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
 {
@@ -88,8 +127,7 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
     detfeed_dataset_kpt_shape(l->ds, &nkpt, NULL);
     detfeed__scratch *sc = &b->scratch[worker];
     detfeed__sample s;
-    int rc = detfeed__augment(&l->aug, sc, b->epoch, index,
-                              detfeed__loader_mosaic_on(l, b->epoch), w, h, &s);
+    int rc = augment_or_skip(l, sc, &index, w, h, &s);
     size_t esize = detfeed_dtype_size(l->dtype), plane = (size_t)w * h * esize;
     if (rc == DETFEED_OK && (s.img->w != w || s.img->h != h))
         rc = DETFEED_EBADSTATE; /* a batch mixes shapes: cannot happen by design */
@@ -411,4 +449,15 @@ double detfeed_loader_stage_seconds(const detfeed_loader *l, detfeed_stage stage
         ns += atomic_load_explicit(&l->batches->scratch[i].ns[stage],
                                    memory_order_relaxed);
     return (double)ns * 1e-9;
+}
+
+int64_t detfeed_loader_skipped(const detfeed_loader *l, const char **first)
+{
+    if (l == NULL)
+        return -1;
+    if (first)
+        *first = atomic_load_explicit(&l->skip_state, memory_order_acquire) == 2
+                     ? l->skip_msg.text
+                     : NULL;
+    return (int64_t)atomic_load_explicit(&l->skipped, memory_order_relaxed);
 }

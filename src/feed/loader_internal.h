@@ -36,6 +36,11 @@ struct detfeed_loader {
     detfeed_scale scale;
     detfeed__batches *batches;
     _Atomic uint64_t wait_ns; /* the consumer in detfeed_loader_next */
+    /* samples replaced under the skip policy, and the first one's message
+     * (skip_state: 0 none, 1 being written, 2 written) */
+    _Atomic uint64_t skipped;
+    _Atomic int skip_state;
+    detfeed__msg skip_msg;
 };
 
 /* Whether mosaic applies in `epoch` (close_mosaic). */

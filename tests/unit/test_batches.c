@@ -191,26 +191,66 @@ static void test_shards(void)
     CHECK_INT(twice, 1);
 }
 
+/* An image damaged after indexing: skipped (replaced and counted) by
+ * default, the end of the epoch with its name under the fail policy. */
 static void test_failure(void)
 {
-    char p[256];
-    detfeed_loader *l;
-    char src[128];
+    char p[256], src[128];
     snprintf(src, sizeof src, "%s/images", root);
-    detfeed_loader_create(&l, 0);
-    detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, S);
-    detfeed_loader_set_int(l, DETFEED_LOADER_BATCH, B);
-    detfeed_loader_set_int(l, DETFEED_LOADER_WORKERS, 2);
-    CHECK_INT(detfeed_loader_open(l, src), 0); /* no cache: images decoded on demand */
     snprintf(p, sizeof p, "%s/images/07.png", root);
+    detfeed_loader *l[2];
+    for (int k = 0; k < 2; k++) {
+        detfeed_loader_create(&l[k], 0);
+        detfeed_loader_set_int(l[k], DETFEED_LOADER_IMGSZ, S);
+        detfeed_loader_set_int(l[k], DETFEED_LOADER_BATCH, B);
+        detfeed_loader_set_int(l[k], DETFEED_LOADER_WORKERS, 2);
+        detfeed_loader_set_policy(l[k], k ? DETFEED_POLICY_FAIL : DETFEED_POLICY_SKIP);
+        CHECK_INT(detfeed_loader_open(l[k], src), 0); /* no cache: decoded on demand */
+    }
     CHECK_INT(truncate(p, 30), 0);
+    const detfeed_batch *b;
+    int rc, images = 0;
+    CHECK_INT(detfeed_loader_start(l[0], 0), 0);
+    while ((rc = detfeed_loader_next(l[0], &b)) == 0) {
+        images += detfeed_batch_size(b, NULL, NULL);
+        for (int i = 0; i < detfeed_batch_size(b, NULL, NULL); i++)
+            CHECK(strstr(detfeed_batch_im_file(b, i), "07.png") == NULL);
+        detfeed_loader_release(l[0], b);
+    }
+    const char *first = NULL;
+    CHECK_INT(rc, 1);
+    CHECK_INT(images, NIMG);
+    CHECK(detfeed_loader_skipped(l[0], &first) >= 1 && first &&
+          strstr(first, "07.png"));
+    CHECK_INT(detfeed_loader_start(l[1], 0), 0);
+    while ((rc = detfeed_loader_next(l[1], &b)) == 0)
+        detfeed_loader_release(l[1], b);
+    CHECK(rc < 0);
+    CHECK(strstr(detfeed_loader_last_error(l[1]), "07.png") != NULL);
+    CHECK_INT(detfeed_loader_skipped(l[1], &first), 0);
+    CHECK(first == NULL);
+    detfeed_loader_destroy(l[0]);
+    detfeed_loader_destroy(l[1]);
+}
+
+/* Destroying a loader in the middle of an epoch, with batches held and
+ * more being made, returns promptly and frees everything (ASan, TSan). */
+static void test_destroy_mid_epoch(void)
+{
+    detfeed_loader *l = make(4, 4, 1, 0, 1, DETFEED_DTYPE_F32);
     CHECK_INT(detfeed_loader_start(l, 0), 0);
     const detfeed_batch *b;
-    int rc;
-    while ((rc = detfeed_loader_next(l, &b)) == 0)
+    CHECK_INT(detfeed_loader_next(l, &b), 0);
+    detfeed_loader_destroy(l);
+    l = make(2, 2, 1, 0, 1, DETFEED_DTYPE_U8);
+    CHECK_INT(detfeed_loader_start(l, 0), 0);
+    CHECK_INT(detfeed_loader_start(l, 1), 0); /* restart before taking anything */
+    int n = 0;
+    while (detfeed_loader_next(l, &b) == 0) {
+        n++;
         detfeed_loader_release(l, b);
-    CHECK(rc < 0 && rc != 1);
-    CHECK(strstr(detfeed_loader_last_error(l), "07.png") != NULL);
+    }
+    CHECK_INT(n, (NIMG + B - 1) / B);
     detfeed_loader_destroy(l);
 }
 
@@ -277,6 +317,7 @@ int main(void)
     test_contents(DETFEED_DTYPE_U8, 0);
     test_shards();
     test_segment_batches();
+    test_destroy_mid_epoch();
     test_failure();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
