@@ -800,6 +800,12 @@ DETFEED_API int detfeed_loader_next(detfeed_loader *loader,
 DETFEED_API int64_t detfeed_loader_skipped(const detfeed_loader *loader,
                                            const char **first);
 
+/* 1 when the batch slots are in page-locked (pinned) memory: a CUDA build
+ * with a device (cudaHostAlloc). 0 when they are pageable, with the reason
+ * in *why (no CUDA build, no device, the allocation failed). Known after
+ * the first detfeed_loader_start. */
+DETFEED_API int detfeed_loader_pinned(const detfeed_loader *loader, const char **why);
+
 /* Gives a batch back (in the order they were received). */
 DETFEED_API void detfeed_loader_release(detfeed_loader *loader,
                                         const detfeed_batch *batch);

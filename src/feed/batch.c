@@ -7,6 +7,7 @@
 #include "loader_internal.h"
 
 #include "aug/masks.h"
+#include "cuda/cuda_host.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ struct detfeed_batch {
     uint64_t index;
     uint8_t *images;
     size_t image_bytes, image_cap;
+    bool pinned;    /* images in page-locked memory (cudaHostAlloc) */
     uint8_t *masks; /* segment datasets: B x (h / 4) x (w / 4) overlap masks */
     sample_rec *s;
     const detfeed_dataset *ds;
@@ -172,7 +174,10 @@ static void free_slot(detfeed_batch *bt, int batch)
         free(bt->s[i].kpt);
     }
     free(bt->s);
-    free(bt->images);
+    if (bt->pinned)
+        detfeed__cuda_host_free(bt->images);
+    else
+        free(bt->images);
     free(bt->masks);
     free(bt->cls);
     free(bt->box);
@@ -210,7 +215,11 @@ static int alloc_slots(detfeed_loader *l, detfeed__batches *b)
         detfeed_batch *bt = &b->slots[i];
         bt->ds = l->ds;
         bt->image_cap = per * (size_t)l->batch;
-        bt->images = malloc(bt->image_cap);
+        /* Page-locked when a CUDA device is there (asynchronous copies),
+         * else pageable; the loader reports which (detfeed_loader_pinned). */
+        void *p = NULL;
+        bt->pinned = detfeed__cuda_host_alloc(&p, bt->image_cap, &l->pinned_why) == 0;
+        bt->images = bt->pinned ? p : malloc(bt->image_cap);
         bt->s = calloc((size_t)l->batch, sizeof *bt->s);
         if (detfeed_dataset_task(l->ds) == DETFEED_TASK_SEGMENT)
             bt->masks =
@@ -460,4 +469,17 @@ int64_t detfeed_loader_skipped(const detfeed_loader *l, const char **first)
                      ? l->skip_msg.text
                      : NULL;
     return (int64_t)atomic_load_explicit(&l->skipped, memory_order_relaxed);
+}
+
+int detfeed_loader_pinned(const detfeed_loader *l, const char **why)
+{
+    if (l == NULL || l->batches == NULL) {
+        if (why)
+            *why = "no batches have been made yet";
+        return 0;
+    }
+    int pinned = l->batches->slots[0].pinned;
+    if (why)
+        *why = pinned ? NULL : l->pinned_why;
+    return pinned;
 }

@@ -41,6 +41,7 @@ struct detfeed_loader {
     _Atomic uint64_t skipped;
     _Atomic int skip_state;
     detfeed__msg skip_msg;
+    const char *pinned_why; /* why the batch slots are not page-locked */
 };
 
 /* Whether mosaic applies in `epoch` (close_mosaic). */

@@ -157,6 +157,11 @@ static void test_contents(detfeed_dtype dtype, int augment)
     }
     CHECK_INT(batches, (NIMG + B - 1) / B);
     CHECK_INT(detfeed_loader_batch_count(l), (NIMG + B - 1) / B);
+    /* Without a CUDA device the slots are pageable, and the loader says why. */
+    const char *why = NULL;
+    int pinned = detfeed_loader_pinned(l, &why);
+    CHECK(pinned == (detfeed_cuda_device_count(NULL) > 0));
+    CHECK(pinned || (why && *why));
     free(img);
     free(conv);
     detfeed_loader_destroy(l);
