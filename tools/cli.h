@@ -61,6 +61,19 @@ double cli_median(double *v, int n);
 int cli_isa_option(const char *s, detfeed_isa *out);
 const char *cli_isa_name(detfeed_isa isa);
 
+/* A progress bar on stderr, shown only when stderr is a terminal and the
+ * work has taken more than a second. */
+typedef struct cli_progress {
+    double start, last;
+    bool tty, shown;
+    const char *what;
+} cli_progress;
+
+void cli_progress_init(cli_progress *p, const char *what);
+void cli_progress_update(cli_progress *p, long done, long total);
+/* Clears the bar's line if it was shown. */
+void cli_progress_end(cli_progress *p);
+
 /* Writes s as a JSON string literal (quoted, escaped). */
 void cli_json_string(FILE *out, const char *s);
 

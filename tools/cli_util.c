@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int cli_error(const char *fmt, ...)
 {
@@ -196,4 +197,36 @@ void cli_json_string(FILE *out, const char *s)
             fputc(c, out);
     }
     fputc('"', out);
+}
+
+void cli_progress_init(cli_progress *p, const char *what)
+{
+    p->start = p->last = cli_now();
+    p->tty = isatty(2);
+    p->shown = false;
+    p->what = what;
+}
+
+void cli_progress_update(cli_progress *p, long done, long total)
+{
+    double now = cli_now();
+    if (!p->tty || now - p->start < 1.0 || (now - p->last < 0.1 && done < total))
+        return;
+    p->last = now;
+    p->shown = true;
+    int width = 30, fill = total > 0 ? (int)(width * done / total) : 0;
+    char bar[31];
+    for (int i = 0; i < width; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[width] = '\0';
+    fprintf(stderr, "\r%s [%s] %ld/%ld %.1f s", p->what, bar, done, total,
+            now - p->start);
+    fflush(stderr);
+}
+
+void cli_progress_end(cli_progress *p)
+{
+    if (p->shown)
+        fprintf(stderr, "\r%*s\r", 70, "");
+    p->shown = false;
 }

@@ -145,10 +145,15 @@ static int run_epochs(detfeed_loader *l, long epochs, double *rate, long *rss,
             return cli_error("%s", detfeed_loader_last_error(l));
         const detfeed_batch *b;
         int rc;
+        cli_progress bar;
+        cli_progress_init(&bar, "bench");
+        long per = (long)detfeed_loader_batch_count(l), done = 0;
         while ((rc = detfeed_loader_next(l, &b)) == DETFEED_OK) {
             n += detfeed_batch_size(b, NULL, NULL);
             detfeed_loader_release(l, b);
+            cli_progress_update(&bar, e * per + ++done, epochs * per);
         }
+        cli_progress_end(&bar);
         if (rc != 1)
             return cli_error("%s", detfeed_loader_last_error(l));
         rate[e] = n / (cli_now() - t0);

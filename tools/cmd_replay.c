@@ -90,11 +90,16 @@ static int replay(detfeed_loader *l, const replay_opts *o)
             return cli_error("%s", detfeed_loader_last_error(l));
         const detfeed_batch *b;
         int rc;
+        cli_progress bar;
+        cli_progress_init(&bar, "replay");
+        long per = (long)detfeed_loader_batch_count(l), done = 0;
         while ((rc = detfeed_loader_next(l, &b)) == DETFEED_OK) {
             hash_batch(&ctx, b, nkpt, &images, &instances);
             batches++;
             detfeed_loader_release(l, b);
+            cli_progress_update(&bar, e * per + ++done, o->epochs * per);
         }
+        cli_progress_end(&bar);
         if (rc != 1)
             return cli_error("%s", detfeed_loader_last_error(l));
     }
