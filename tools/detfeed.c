@@ -12,6 +12,8 @@ static const cli_cmd commands[] = {
     {"check", "scan a dataset and report what it holds and what is skipped", cmd_check},
     {"color", "apply the RandomHSV colour operation to a PNG", cmd_color},
     {"sample", "one augmented sample as a PNG, with its recipe and labels", cmd_sample},
+    {"grid", "one augmented batch drawn with boxes, class names and keypoints",
+     cmd_grid},
     {"replay", "run every batch of some epochs; counts and a digest of all bytes",
      cmd_replay},
     {"synth", "write a synthetic detection dataset (YOLO layout)", cmd_synth},

@@ -28,7 +28,9 @@ def check_help(t, d):
     expect(t, run(d, "help"), 0, ["commands:"], "help")
     expect(t, run(d), 2, ["usage"], "no command")
     expect(t, run(d, "frobnicate"), 2, ["unknown command 'frobnicate'"], "unknown command")
-    for cmd in ("color", "bench", "check", "sample", "synth", "replay"):
+    expect(t, run(d, "profile"), 2, ["usage: detfeed profile DATA"], "profile without DATA")
+    expect(t, run(d, "profile", "--help"), 0, ["usage: detfeed profile"], "profile --help")
+    for cmd in ("color", "bench", "check", "sample", "synth", "replay", "grid"):
         expect(t, run(d, cmd, "--help"), 0, ["usage: detfeed " + cmd], cmd + " --help")
         expect(t, run(d, cmd, "--nope"), 2, ["unknown option '--nope'"], cmd + " --nope")
     expect(t, run(d, "version"), 0, ["detfeed 0."], "version")
@@ -98,6 +100,21 @@ def check_color(t, d, cv2, np, tmp):
         p = run(d, "color", "--isa", isa, "--gains", "0.01,-0.3,0.2", src, out)
         t.check(p.returncode == 0 and np.array_equal(cv2.imread(out),
                 ou.random_hsv(img.copy(), (0.01, -0.3, 0.2))), f"--isa {isa}")
+
+
+def check_grid(t, d, data, tmp):
+    import struct
+    out = os.path.join(tmp, "grid.png")
+    p = run(d, "grid", os.path.join(data, "coco8-pose", "coco8-pose.yaml"), "--out", out,
+            "--batch", "4", "--imgsz", "160")
+    ok = p.returncode == 0 and os.path.exists(out)
+    if ok:
+        w, h = struct.unpack(">II", open(out, "rb").read()[16:24])
+        ok = (w, h) == (2 * 162 + 2, 2 * 162 + 2)  # 2 x 2 tiles of 160 and 2-pixel gaps
+    t.check(ok, f"grid: {p.stdout!r} {p.stderr!r}")
+    expect(t, run(d, "grid", os.path.join(data, "coco8")), 2, ["usage"], "grid without --out")
+    expect(t, run(d, "grid", os.path.join(data, "coco8"), "--out", out, "--index", "99"), 1,
+           ["--index 99"], "grid past the epoch")
 
 
 def check_loader_bench(t, d, data):
@@ -186,6 +203,7 @@ def main():
         if os.path.isdir(os.path.join(args.data, "coco8")):
             check_replay(t, d, args.data)
             check_loader_bench(t, d, args.data)
+            check_grid(t, d, args.data, tmp)
     t.finish()
 
 
