@@ -86,12 +86,20 @@ static int bench_color(long imgsz, long runs, long warmup, detfeed_isa isa, bool
 /* The loader benchmark's settings. */
 typedef struct loader_bench {
     long imgsz, batch, workers, epochs, prefetch, seed;
-    const char *cache, *dtype;
+    const char *cache, *dtype, *route;
     bool json;
 } loader_bench;
 
 static int configure(detfeed_loader *l, const loader_bench *o)
 {
+    if (strcmp(o->route, "worker") != 0 && strcmp(o->route, "device") != 0) {
+        cli_error("--route takes worker or device");
+        return CLI_USAGE;
+    }
+    if (strcmp(o->route, "device") == 0)
+        fprintf(stderr,
+                "detfeed: the device colour route is not in this build; the worker "
+                "route gives the same bytes\n");
     detfeed_dtype dt;
     if (detfeed_dtype_parse(o->dtype, &dt) != DETFEED_OK) {
         cli_error("--dtype: '%s' is not u8, f32, f16 or bf16", o->dtype);
@@ -279,6 +287,8 @@ int cmd_bench(int argc, char **argv)
         {"dtype", CLI_STRING, &lb.dtype, "T", "loader: f32 (default), u8, f16, bf16", 0,
          0},
         {"seed", CLI_INT, &lb.seed, "S", "loader: seed (default 0)", 0, 1L << 62},
+        {"route", CLI_STRING, &lb.route, "R",
+         "loader: colour route, worker (default) or device", 0, 0},
         {"runs", CLI_INT, &runs, "N", "color: timed runs (default 50)", 1, 100000},
         {"warmup", CLI_INT, &warmup, "N", "color: untimed runs first (default 5)", 0,
          100000},
