@@ -74,6 +74,11 @@ void cli_progress_update(cli_progress *p, long done, long total);
 /* Clears the bar's line if it was shown. */
 void cli_progress_end(cli_progress *p);
 
+/* The --route option: "worker" or "device". The device route is not in this
+ * build yet: it says so and the worker route runs (same bytes). Returns
+ * CLI_OK, or CLI_USAGE after printing the problem. */
+int cli_route_option(const char *route);
+
 /* Writes s as a JSON string literal (quoted, escaped). */
 void cli_json_string(FILE *out, const char *s);
 

@@ -230,3 +230,16 @@ void cli_progress_end(cli_progress *p)
         fprintf(stderr, "\r%*s\r", 70, "");
     p->shown = false;
 }
+
+int cli_route_option(const char *route)
+{
+    if (strcmp(route, "worker") != 0 && strcmp(route, "device") != 0) {
+        cli_error("--route takes worker or device");
+        return CLI_USAGE;
+    }
+    if (strcmp(route, "device") == 0)
+        fprintf(stderr,
+                "detfeed: the device colour route is not in this build; the worker "
+                "route gives the same bytes\n");
+    return CLI_OK;
+}

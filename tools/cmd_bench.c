@@ -92,14 +92,8 @@ typedef struct loader_bench {
 
 static int configure(detfeed_loader *l, const loader_bench *o)
 {
-    if (strcmp(o->route, "worker") != 0 && strcmp(o->route, "device") != 0) {
-        cli_error("--route takes worker or device");
+    if (cli_route_option(o->route) != CLI_OK)
         return CLI_USAGE;
-    }
-    if (strcmp(o->route, "device") == 0)
-        fprintf(stderr,
-                "detfeed: the device colour route is not in this build; the worker "
-                "route gives the same bytes\n");
     detfeed_dtype dt;
     if (detfeed_dtype_parse(o->dtype, &dt) != DETFEED_OK) {
         cli_error("--dtype: '%s' is not u8, f32, f16 or bf16", o->dtype);
@@ -271,7 +265,8 @@ int cmd_bench(int argc, char **argv)
                        .epochs = 2,
                        .prefetch = 4,
                        .cache = "ram",
-                       .dtype = "f32"};
+                       .dtype = "f32",
+                       .route = "worker"};
     bool json = false;
     const char *isa_name = "auto";
     const cli_opt opts[] = {

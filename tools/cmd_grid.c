@@ -257,10 +257,8 @@ int cmd_grid(int argc, char **argv)
         cli_error("usage: %s", usage);
         return CLI_USAGE;
     }
-    if (strcmp(route, "worker") != 0 && strcmp(route, "device") != 0) {
-        cli_error("--route takes worker or device");
+    if (cli_route_option(route) != CLI_OK)
         return CLI_USAGE;
-    }
     detfeed_loader *l;
     if ((rc = detfeed_loader_create(&l, 0)) != DETFEED_OK)
         return cli_error("%s", detfeed_strerror(rc));

@@ -66,14 +66,8 @@ static int configure(detfeed_loader *l, const replay_opts *o)
         cli_error("--split takes train, val or test");
         return CLI_USAGE;
     }
-    if (strcmp(o->route, "worker") != 0 && strcmp(o->route, "device") != 0) {
-        cli_error("--route takes worker or device");
+    if (cli_route_option(o->route) != CLI_OK)
         return CLI_USAGE;
-    }
-    if (strcmp(o->route, "device") == 0)
-        fprintf(stderr,
-                "detfeed: the device colour route is not in this build; the worker "
-                "route gives the same bytes\n");
     return o->set ? cli_set_hyps(l, o->set) : CLI_OK;
 }
 
