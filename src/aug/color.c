@@ -8,12 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-/* OpenCV's float constants, as the bit patterns it computes them to:
- * hscale = 6.0f / 180.0f, K = 1.0f / 255.0f, and 1.0f / 6.0f. */
-#define HSCALE 0x1.111112p-5f
-#define K255   0x1.010102p-8f
-#define SIXTH  0x1.555556p-3f
-
 /* NumPy's float remainder (npy_divmod): fmod, then moved into the sign of
  * the divisor; a zero result is +0. */
 static double floor_mod(double a, double b)
@@ -54,29 +48,15 @@ int detfeed_hsv_lut(double dh, double ds, double dv, uint8_t lut[3][256])
     return DETFEED_OK;
 }
 
-/* Hue byte -> (f, tap selection) exactly as OpenCV's SIMD block derives
- * them from h: x = h * hscale, pre = trunc(x), f = x - pre, sector = pre -
- * trunc(pre / 6) * 6 (the division written as OpenCV writes it). */
-static void plan_hue(detfeed__hsv_plan *plan, int i, int hue)
-{
-    float x = (float)hue * HSCALE;
-    float pre = truncf(x);
-    float q = truncf(pre * SIXTH);
-    int sector = (int)(pre - q * 6.0f);
-    const uint8_t *taps = detfeed__hsv_sector_taps[sector];
-    plan->f[i] = x - pre;
-    plan->sel[i] = taps[0] | taps[1] << 2 | taps[2] << 4;
-}
-
 void detfeed__hsv_plan_build(detfeed__hsv_plan *plan, const uint8_t lut[3][256])
 {
     for (int i = 0; i < 256; i++) {
         int h = lut ? lut[DETFEED_LUT_H][i] : i;
         int s = lut ? lut[DETFEED_LUT_S][i] : i;
         int v = lut ? lut[DETFEED_LUT_V][i] : i;
-        plan_hue(plan, i, h);
-        plan->s[i] = (float)s * K255;
-        plan->v[i] = (float)v * K255;
+        detfeed__hue_entry(h, &plan->f[i], &plan->sel[i]);
+        plan->s[i] = detfeed__unit_entry(s);
+        plan->v[i] = detfeed__unit_entry(v);
     }
 }
 

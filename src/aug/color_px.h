@@ -24,8 +24,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A tap index per output channel: which of t0..t3 is B, G and R, packed as
- * two bits each (B in bits 0-1, G in 2-3, R in 4-5). */
+/* The per-pixel steps below are also compiled into the CUDA kernel
+ * (src/cuda), which must compute the same bytes: DETFEED__HD makes them
+ * host and device functions there, and plain static inline functions here. */
+#ifdef __CUDACC__
+#define DETFEED__HD __host__ __device__ __forceinline__
+#else
+#define DETFEED__HD
+#endif
+
+/* OpenCV's float constants, as the bit patterns it computes them to:
+ * hscale = 6.0f / 180.0f, K = 1.0f / 255.0f, and 1.0f / 6.0f. */
+#define DETFEED__HSCALE 0x1.111112p-5f
+#define DETFEED__K255   0x1.010102p-8f
+#define DETFEED__SIXTH  0x1.555556p-3f
+
+/* OpenCV's sector table: for sectors 0..5, which of the taps t0..t3 become
+ * (b, g, r), packed as two bits each (B in bits 0-1, G in 2-3, R in 4-5):
+ * {1,3,0} {1,0,2} {3,0,1} {0,2,1} {0,1,3} {2,1,0}, i.e. 13, 33, 19, 24, 52
+ * and 6, six bits per sector. */
+#define DETFEED__SECTOR_SELS 0x1b461384dull
+
 typedef struct detfeed__hsv_plan {
     float f[256];     /* fractional hue position f, indexed by the input H */
     float s[256];     /* saturation as float, indexed by the input S */
@@ -33,20 +52,19 @@ typedef struct detfeed__hsv_plan {
     int32_t sel[256]; /* tap selection by sector, indexed by the input H */
 } detfeed__hsv_plan;
 
-/* OpenCV's sector table: for sectors 0..5, the taps that become (b, g, r). */
-static const uint8_t detfeed__hsv_sector_taps[6][3] = {{1, 3, 0}, {1, 0, 2}, {3, 0, 1},
-                                                       {0, 2, 1}, {0, 1, 3}, {2, 1, 0}};
-
 /* Floor division by 4096 of a signed value: OpenCV's arithmetic >> 12,
  * written so that it does not rely on implementation-defined shifts. */
-static inline int32_t detfeed__asr12(int32_t x)
+static inline DETFEED__HD int32_t detfeed__asr12(int32_t x)
 {
     return x >= 0 ? x >> 12 : ~(~x >> 12);
 }
 
-/* OpenCV RGB2HSV_b for one pixel, hue range 180. */
-static inline void detfeed__bgr2hsv_px(int32_t b, int32_t g, int32_t r, int32_t *H,
-                                       int32_t *S, int32_t *V)
+/* OpenCV RGB2HSV_b for one pixel, hue range 180, with its tables sdiv and
+ * hdiv (hsv_tables.h). */
+static inline DETFEED__HD void detfeed__bgr2hsv_q12(int32_t b, int32_t g, int32_t r,
+                                                    const int32_t *sdiv,
+                                                    const int32_t *hdiv, int32_t *H,
+                                                    int32_t *S, int32_t *V)
 {
     int32_t v = b > g ? b : g;
     v = v > r ? v : r;
@@ -55,37 +73,68 @@ static inline void detfeed__bgr2hsv_px(int32_t b, int32_t g, int32_t r, int32_t 
     int32_t diff = v - vmin;
     int32_t vr = v == r ? -1 : 0;
     int32_t vg = v == g ? -1 : 0;
-    int32_t s = (diff * detfeed__sdiv[v] + 2048) >> 12;
+    int32_t s = (diff * sdiv[v] + 2048) >> 12;
     int32_t h = (vr & (g - b)) +
                 (~vr & ((vg & (b - r + 2 * diff)) + (~vg & (r - g + 4 * diff))));
-    h = detfeed__asr12(h * detfeed__hdiv180[diff] + 2048);
+    h = detfeed__asr12(h * hdiv[diff] + 2048);
     h += h < 0 ? 180 : 0;
     *H = h;
     *S = s;
     *V = v;
 }
 
+/* Hue byte -> (f, tap selection) exactly as OpenCV's SIMD block derives
+ * them from h: x = h * hscale, pre = trunc(x), f = x - pre, sector = pre -
+ * trunc(pre / 6) * 6 (the division written as OpenCV writes it). */
+static inline DETFEED__HD void detfeed__hue_entry(int32_t hue, float *f, int32_t *sel)
+{
+    float x = (float)hue * DETFEED__HSCALE;
+    float pre = truncf(x);
+    float q = truncf(pre * DETFEED__SIXTH);
+    int32_t sector = (int32_t)(pre - q * 6.0f);
+    *f = x - pre;
+    *sel = (int32_t)((DETFEED__SECTOR_SELS >> (6 * sector)) & 63u);
+}
+
+/* A saturation or value byte as OpenCV's float: x * (1.0f / 255). */
+static inline DETFEED__HD float detfeed__unit_entry(int32_t x)
+{
+    return (float)x * DETFEED__K255;
+}
+
 /* c * 255 truncated and saturated to a code, as v_trunc + v_pack_u. */
-static inline uint8_t detfeed__f2code(float c)
+static inline DETFEED__HD uint8_t detfeed__f2code(float c)
 {
     int32_t q = (int32_t)truncf(c * 255.0f);
     return (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
 }
 
-/* HSV->BGR for one pixel given its plan entries. */
-static inline void detfeed__hsv2bgr_px(const detfeed__hsv_plan *p, int32_t H, int32_t S,
-                                       int32_t V, uint8_t out[3])
+/* HSV->BGR for one pixel given its plan entries f, s, v and sel. */
+static inline DETFEED__HD void detfeed__hsv2bgr_taps(float f, float s, float v,
+                                                     int32_t sel, uint8_t out[3])
 {
-    float f = p->f[H], s = p->s[S], v = p->v[V];
     float t[4];
     t[0] = v;
     t[1] = v * (1.0f - s);
     t[2] = v * fmaf(-s, f, 1.0f);
     t[3] = v * fmaf(-s, 1.0f - f, 1.0f);
-    int32_t sel = p->sel[H];
     out[0] = detfeed__f2code(t[sel & 3]);
     out[1] = detfeed__f2code(t[(sel >> 2) & 3]);
     out[2] = detfeed__f2code(t[(sel >> 4) & 3]);
+}
+
+#ifndef __CUDACC__
+/* The same steps with the host tables and a plan. */
+static inline void detfeed__bgr2hsv_px(int32_t b, int32_t g, int32_t r, int32_t *H,
+                                       int32_t *S, int32_t *V)
+{
+    detfeed__bgr2hsv_q12(b, g, r, detfeed__sdiv, detfeed__hdiv180, H, S, V);
+}
+
+static inline void detfeed__hsv2bgr_px(const detfeed__hsv_plan *p, int32_t H, int32_t S,
+                                       int32_t V, uint8_t out[3])
+{
+    detfeed__hsv2bgr_taps(p->f[H], p->s[S], p->v[V], p->sel[H], out);
 }
 
 /* Builds the plan for the tables `lut` (NULL: identity, i.e. plain HSV->BGR). */
@@ -105,5 +154,7 @@ void detfeed__hsv_rows_avx512(const uint8_t *src, size_t src_stride, uint8_t *ds
                               const detfeed__hsv_plan *plan,
                               const detfeed__hsv_plan *hue_plan,
                               const uint8_t lut[3][256]);
+
+#endif /* !__CUDACC__ */
 
 #endif /* DETFEED_COLOR_PX_H */

@@ -26,9 +26,8 @@ mutations=(
   "src/aug/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Hq), _mm512_set1_ps(0x1.111112p-5f))|_mm512_div_ps(_mm512_cvtepi32_ps(Hq), _mm512_set1_ps(30.0f))"
   "src/aug/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Sq), k)|_mm512_div_ps(_mm512_cvtepi32_ps(Sq), _mm512_set1_ps(255.0f))"
   "src/aug/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Vq), k)|_mm512_div_ps(_mm512_cvtepi32_ps(Vq), _mm512_set1_ps(255.0f))"
-  "src/aug/color.c|(float)hue * HSCALE|(float)hue / 30.0f"
-  "src/aug/color.c|plan->s[i] = (float)s * K255;|plan->s[i] = (float)s / 255.0f;"
-  "src/aug/color.c|plan->v[i] = (float)v * K255;|plan->v[i] = (float)v / 255.0f;"
+  "src/aug/color_px.h|(float)hue * DETFEED__HSCALE|(float)hue / 30.0f"
+  "src/aug/color_px.h|(float)x * DETFEED__K255|(float)x / 255.0f"
 )
 
 build_and_run() { # $1 = source root to build from; prints the test's verdict
