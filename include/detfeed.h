@@ -668,6 +668,24 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  */
 typedef struct detfeed_loader detfeed_loader;
 
+/* Where batch images are delivered (DESIGN §2.1). */
+typedef enum detfeed_output {
+    DETFEED_OUTPUT_HOST = 0, /* host memory (page-locked when a CUDA device is there) */
+    DETFEED_OUTPUT_CUDA = 1  /* device memory of the loader's CUDA device */
+} detfeed_output;
+
+/*
+ * Where the colour step (RandomHSV) runs (DESIGN §2.5). Both give the same
+ * bytes. DEVICE is honoured only with CUDA output of a float dtype in
+ * training: the workers then only draw the gains, and the kernel that
+ * converts the batch applies them. Anything else runs the WORKER route, and
+ * detfeed_loader_route says why.
+ */
+typedef enum detfeed_route {
+    DETFEED_ROUTE_WORKER = 0, /* in the worker threads, 8-bit, before conversion */
+    DETFEED_ROUTE_DEVICE = 1  /* in the CUDA kernel that converts the batch */
+} detfeed_route;
+
 typedef enum detfeed_loader_param {
     DETFEED_LOADER_IMGSZ = 0,        /* int, 32..8192, multiple of 32; default 640 */
     DETFEED_LOADER_SEED = 1,         /* int, any 64-bit value; default 0 */
@@ -683,6 +701,9 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_DROP_LAST = 11,   /* int 0/1: drop a last short batch; default 0 */
     DETFEED_LOADER_DTYPE = 12,       /* detfeed_dtype of batch images; default F32 */
     DETFEED_LOADER_VALUE_SCALE = 13, /* detfeed_scale of float images; QUOTIENT */
+    DETFEED_LOADER_OUTPUT = 14,      /* detfeed_output: batch images on; HOST */
+    DETFEED_LOADER_COLOR = 15,       /* detfeed_route: where colour runs; WORKER */
+    DETFEED_LOADER_CUDA_DEVICE = 16, /* int >= 0: the CUDA device of CUDA output; 0 */
     DETFEED_LOADER_HSV_H = 100,      /* float hyperparameters, Ultralytics names */
     DETFEED_LOADER_HSV_S = 101,      /* and defaults: 0.015, 0.7, 0.4, */
     DETFEED_LOADER_HSV_V = 102,
@@ -806,6 +827,33 @@ DETFEED_API int64_t detfeed_loader_skipped(const detfeed_loader *loader,
  * the first detfeed_loader_start. */
 DETFEED_API int detfeed_loader_pinned(const detfeed_loader *loader, const char **why);
 
+/*
+ * The output and colour route in effect (known after the first
+ * detfeed_loader_start). When they differ from what was asked for, *why
+ * (else NULL; valid until destroy) says why in one line: no CUDA build or
+ * device (CUDA output falls back to host memory, with the same bytes), u8
+ * output, host output or validation (colour stays in the workers). Any
+ * output pointer may be NULL.
+ */
+DETFEED_API int detfeed_loader_route(const detfeed_loader *loader,
+                                     detfeed_output *output, detfeed_route *route,
+                                     const char **why);
+
+/*
+ * CUDA output: the consumer's stream (a cudaStream_t; NULL, the default,
+ * is the legacy default stream). Each batch detfeed_loader_next returns is
+ * ordered before the work submitted on that stream afterwards, and
+ * detfeed_loader_release lets the loader reuse the batch's device buffer
+ * only after the work submitted on it before the release. May be changed
+ * between batches; a consumer on other streams orders itself with
+ * detfeed_batch_cuda_event.
+ */
+DETFEED_API int detfeed_loader_set_cuda_stream(detfeed_loader *loader, void *stream);
+
+/* Bytes of device memory the loader holds (CUDA output: one input buffer
+ * and `prefetch` output tensors; 0 otherwise). */
+DETFEED_API uint64_t detfeed_loader_device_bytes(const detfeed_loader *loader);
+
 /* Gives a batch back (in the order they were received). */
 DETFEED_API void detfeed_loader_release(detfeed_loader *loader,
                                         const detfeed_batch *batch);
@@ -814,8 +862,19 @@ DETFEED_API void detfeed_loader_release(detfeed_loader *loader,
 DETFEED_API int detfeed_batch_size(const detfeed_batch *batch, int *height, int *width);
 /* The batch's position in its epoch. */
 DETFEED_API uint64_t detfeed_batch_index(const detfeed_batch *batch);
-/* The image tensor (B x 3 x H x W of the loader's dtype) and its bytes. */
+/* The image tensor (B x 3 x H x W of the loader's dtype) and its bytes, in
+ * host memory; NULL with CUDA output. */
 DETFEED_API const void *detfeed_batch_images(const detfeed_batch *batch, size_t *bytes);
+/* The same tensor in device memory with CUDA output (NULL otherwise), and
+ * the cudaEvent_t recorded when it is complete. The buffer belongs to the
+ * loader and is reused after detfeed_loader_release. */
+DETFEED_API const void *detfeed_batch_cuda_images(const detfeed_batch *batch,
+                                                  size_t *bytes);
+DETFEED_API void *detfeed_batch_cuda_event(const detfeed_batch *batch);
+/* Copies the image tensor, wherever it is, to host memory dst of `bytes`
+ * (at least the tensor's bytes); waits for the device when needed. */
+DETFEED_API int detfeed_batch_copy_images(const detfeed_batch *batch, void *dst,
+                                          size_t bytes);
 /* Instances in the batch (N) and their arrays: cls [N], bboxes [N][4]
  * (normalized centre x, y, w, h), batch_idx [N] (as float, Ultralytics'
  * type), keypoints [N][K][3] (NULL without keypoints). */
@@ -894,6 +953,29 @@ DETFEED_API int detfeed_cuda_built(void);
  * NULL and the answer is 0 it receives a static one-line reason.
  */
 DETFEED_API int detfeed_cuda_device_count(const char **why);
+
+/*
+ * The device route's kernel on its own (the loader's CUDA output uses it):
+ * n images of width x height, HWC BGR 8-bit, contiguous at `src` (device
+ * memory), each optionally coloured with its RandomHSV tables and converted
+ * to NCHW RGB of `dtype` (scale as detfeed_scale) at `dst` (device memory,
+ * n x 3 x height x width elements). `params` (device memory, or NULL for
+ * no colour at all) holds DETFEED_CUDA_PARAM_STRIDE bytes per image: its
+ * three tables as detfeed_hsv_lut writes them (H, S, V, 256 bytes each),
+ * then at DETFEED_CUDA_PARAM_FLAG a byte, 1 to colour the image, 0 to
+ * convert it only. The result is byte for byte detfeed_hsv_apply (where the
+ * flag is 1) followed by detfeed_convert_chw. When width * height is a
+ * multiple of 4, src must be 4-byte and dst (4 * element size)-byte
+ * aligned (cudaMalloc's are). Enqueued on `stream` (a cudaStream_t; NULL:
+ * the legacy default stream) and returns at once: DETFEED_ECUDA when the
+ * launch fails, DETFEED_ENOTSUPPORTED without CUDA.
+ */
+#define DETFEED_CUDA_PARAM_STRIDE 1024
+#define DETFEED_CUDA_PARAM_FLAG   768
+DETFEED_API int detfeed_cuda_color_convert(const uint8_t *src, int n, int width,
+                                           int height, const uint8_t *params, void *dst,
+                                           detfeed_dtype dtype, detfeed_scale scale,
+                                           void *stream);
 
 #ifdef __cplusplus
 }

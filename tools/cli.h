@@ -74,10 +74,19 @@ void cli_progress_update(cli_progress *p, long done, long total);
 /* Clears the bar's line if it was shown. */
 void cli_progress_end(cli_progress *p);
 
-/* The --route option: "worker" or "device". The device route is not in this
- * build yet: it says so and the worker route runs (same bytes). Returns
- * CLI_OK, or CLI_USAGE after printing the problem. */
-int cli_route_option(const char *route);
+/* The --route and --output options: sets the loader's colour route
+ * ("worker" or "device") and output ("host", "cuda", or "auto": CUDA for
+ * the device route, host for the worker route). Returns CLI_OK, or
+ * CLI_USAGE after printing the problem. */
+#define CLI_ROUTE_HELP "colour route: worker (default) or device (CUDA)"
+#define CLI_OUTPUT_HELP                                                                \
+    "batches in host or cuda memory (default: cuda for --route device)"
+int cli_route_set(detfeed_loader *l, const char *route, const char *output);
+/* After the first detfeed_loader_start: one line on stderr when the loader
+ * runs another route or output than asked for, and why. */
+void cli_route_note(const detfeed_loader *l);
+/* "worker/host", "device/cuda", ...: the route and output in effect. */
+const char *cli_route_name(const detfeed_loader *l);
 
 /* Writes s as a JSON string literal (quoted, escaped). */
 void cli_json_string(FILE *out, const char *s);

@@ -231,15 +231,44 @@ void cli_progress_end(cli_progress *p)
     p->shown = false;
 }
 
-int cli_route_option(const char *route)
+int cli_route_set(detfeed_loader *l, const char *route, const char *output)
 {
-    if (strcmp(route, "worker") != 0 && strcmp(route, "device") != 0) {
+    bool device = strcmp(route, "device") == 0;
+    if (!device && strcmp(route, "worker") != 0) {
         cli_error("--route takes worker or device");
         return CLI_USAGE;
     }
-    if (strcmp(route, "device") == 0)
-        fprintf(stderr,
-                "detfeed: the device colour route is not in this build; the worker "
-                "route gives the same bytes\n");
+    if (output == NULL || strcmp(output, "auto") == 0)
+        output = device ? "cuda" : "host";
+    bool cuda = strcmp(output, "cuda") == 0;
+    if (!cuda && strcmp(output, "host") != 0) {
+        cli_error("--output takes host, cuda or auto");
+        return CLI_USAGE;
+    }
+    if (detfeed_loader_set_int(l, DETFEED_LOADER_COLOR,
+                               device ? DETFEED_ROUTE_DEVICE : DETFEED_ROUTE_WORKER) ||
+        detfeed_loader_set_int(l, DETFEED_LOADER_OUTPUT,
+                               cuda ? DETFEED_OUTPUT_CUDA : DETFEED_OUTPUT_HOST)) {
+        cli_error("%s", detfeed_loader_last_error(l));
+        return CLI_USAGE;
+    }
     return CLI_OK;
+}
+
+const char *cli_route_name(const detfeed_loader *l)
+{
+    detfeed_output out = DETFEED_OUTPUT_HOST;
+    detfeed_route route = DETFEED_ROUTE_WORKER;
+    detfeed_loader_route(l, &out, &route, NULL);
+    static const char *const names[2][2] = {{"worker/host", "worker/cuda"},
+                                            {"device/host", "device/cuda"}};
+    return names[route == DETFEED_ROUTE_DEVICE][out == DETFEED_OUTPUT_CUDA];
+}
+
+void cli_route_note(const detfeed_loader *l)
+{
+    const char *why = NULL;
+    if (detfeed_loader_route(l, NULL, NULL, &why) == DETFEED_OK && why != NULL)
+        fprintf(stderr, "detfeed: %s: running %s (the same bytes)\n", why,
+                cli_route_name(l));
 }

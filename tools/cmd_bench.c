@@ -86,13 +86,13 @@ static int bench_color(long imgsz, long runs, long warmup, detfeed_isa isa, bool
 /* The loader benchmark's settings. */
 typedef struct loader_bench {
     long imgsz, batch, workers, epochs, prefetch, seed;
-    const char *cache, *dtype, *route;
+    const char *cache, *dtype, *route, *output;
     bool json;
 } loader_bench;
 
 static int configure(detfeed_loader *l, const loader_bench *o)
 {
-    if (cli_route_option(o->route) != CLI_OK)
+    if (cli_route_set(l, o->route, o->output) != CLI_OK)
         return CLI_USAGE;
     detfeed_dtype dt;
     if (detfeed_dtype_parse(o->dtype, &dt) != DETFEED_OK) {
@@ -145,6 +145,8 @@ static int run_epochs(detfeed_loader *l, long epochs, double *rate, long *rss,
         long n = 0;
         if (detfeed_loader_start(l, (uint32_t)e) != DETFEED_OK)
             return cli_error("%s", detfeed_loader_last_error(l));
+        if (e == 0)
+            cli_route_note(l);
         const detfeed_batch *b;
         int rc;
         cli_progress bar;
@@ -212,9 +214,12 @@ static int bench_loader(const char *data, const loader_bench *o)
         rc = run_epochs(l, o->epochs, rate, rss, &images);
     if (rc == CLI_OK) {
         double med = cli_median(rate, (int)o->epochs);
-        printf(
-            "loader: %s, imgsz %ld, batch %ld, %ld workers, dtype %s, %ld epoch(s)\n",
-            data, o->imgsz, o->batch, o->workers, o->dtype, o->epochs);
+        printf("loader: %s, imgsz %ld, batch %ld, %ld workers, dtype %s, route %s, %ld "
+               "epoch(s)\n",
+               data, o->imgsz, o->batch, o->workers, o->dtype, cli_route_name(l),
+               o->epochs);
+        printf("  device memory held by the loader: %.1f MiB\n",
+               detfeed_loader_device_bytes(l) / 1048576.0);
         printf("  open (index, decode, cache): %.2f s\n", open_s);
         printf("  %.1f images/s (median over epochs; %ld images each)\n", med, images);
         printf("  peak RSS after each epoch (MiB):");
@@ -224,8 +229,11 @@ static int bench_loader(const char *data, const loader_bench *o)
         print_stages(l, images * o->epochs);
         if (o->json) {
             printf("{\"bench\":\"loader\",\"imgsz\":%ld,\"batch\":%ld,\"workers\":%ld,"
+                   "\"dtype\":\"%s\",\"route\":\"%s\",\"device_mib\":%.1f,"
                    "\"epochs\":%ld,\"images_per_epoch\":%ld,\"open_s\":%.3f",
-                   o->imgsz, o->batch, o->workers, o->epochs, images, open_s);
+                   o->imgsz, o->batch, o->workers, o->dtype, cli_route_name(l),
+                   detfeed_loader_device_bytes(l) / 1048576.0, o->epochs, images,
+                   open_s);
             print_stages_json(l);
             printf(",\"peak_rss_mib\":[");
             for (long e = 0; e < o->epochs; e++)
@@ -282,8 +290,8 @@ int cmd_bench(int argc, char **argv)
         {"dtype", CLI_STRING, &lb.dtype, "T", "loader: f32 (default), u8, f16, bf16", 0,
          0},
         {"seed", CLI_INT, &lb.seed, "S", "loader: seed (default 0)", 0, 1L << 62},
-        {"route", CLI_STRING, &lb.route, "R",
-         "loader: colour route, worker (default) or device", 0, 0},
+        {"route", CLI_STRING, &lb.route, "R", "loader: " CLI_ROUTE_HELP, 0, 0},
+        {"output", CLI_STRING, &lb.output, "O", "loader: " CLI_OUTPUT_HELP, 0, 0},
         {"runs", CLI_INT, &runs, "N", "color: timed runs (default 50)", 1, 100000},
         {"warmup", CLI_INT, &warmup, "N", "color: untimed runs first (default 5)", 0,
          100000},

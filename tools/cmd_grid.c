@@ -198,8 +198,10 @@ static int draw_batch(detfeed_loader *l, const detfeed_batch *b, long max_side,
     memset(c.px, 255, (size_t)c.w * c.h * 3);
     const detfeed_dataset *ds = detfeed_loader_dataset(l);
     detfeed_dataset_kpt_shape(ds, &nkpt, NULL);
-    const uint8_t *img = detfeed_batch_images(b, NULL);
-    int rc = DETFEED_OK;
+    size_t bytes;
+    detfeed_batch_images(b, &bytes);
+    uint8_t *img = malloc(bytes); /* the batch may be in device memory */
+    int rc = img ? detfeed_batch_copy_images(b, img, bytes) : DETFEED_ENOMEM;
     for (int i = 0; i < n && rc == DETFEED_OK; i++) {
         int ox = gap + (i % cols) * (tw + gap), oy = gap + (i / cols) * (th + gap);
         rc = paste(&c, img + (size_t)i * 3 * w * h, w, h, tw, th, ox, oy);
@@ -218,6 +220,7 @@ static int draw_batch(detfeed_loader *l, const detfeed_batch *b, long max_side,
                detfeed_batch_instances(b), c.w, c.h);
     detfeed_codec_destroy(codec);
     free(c.px);
+    free(img);
     return status;
 }
 
@@ -225,7 +228,8 @@ int cmd_grid(int argc, char **argv)
 {
     long batch = 16, imgsz = 640, seed = 0, epoch = 0, workers = 2, prefetch = 2,
          augment = 1, max_side = 1920, index = 0;
-    const char *out = NULL, *set = NULL, *split = "train", *route = "worker";
+    const char *out = NULL, *set = NULL, *split = "train", *route = "worker",
+               *output = NULL;
     const cli_opt opts[] = {
         {"out", CLI_STRING, &out, "FILE.png", "the picture to write (required)", 0, 0},
         {"batch", CLI_INT, &batch, "N", "images in the batch (default 16)", 1, 1024},
@@ -236,8 +240,8 @@ int cmd_grid(int argc, char **argv)
         {"imgsz", CLI_INT, &imgsz, "N", "image size (default 640)", 32, 8192},
         {"workers", CLI_INT, &workers, "N", "worker threads (default 2)", 1, 1024},
         {"prefetch", CLI_INT, &prefetch, "N", "batches ahead (default 2)", 1, 1024},
-        {"route", CLI_STRING, &route, "R", "colour route: worker (default) or device",
-         0, 0},
+        {"route", CLI_STRING, &route, "R", CLI_ROUTE_HELP, 0, 0},
+        {"output", CLI_STRING, &output, "O", CLI_OUTPUT_HELP, 0, 0},
         {"augment", CLI_INT, &augment, "0|1", "training (1) or validation (0)", 0, 1},
         {"split", CLI_STRING, &split, "NAME", "split of a YAML (default train)", 0, 0},
         {"set", CLI_STRING, &set, "K=V,...", "hyperparameters, e.g. mosaic=0.5", 0, 0},
@@ -257,11 +261,13 @@ int cmd_grid(int argc, char **argv)
         cli_error("usage: %s", usage);
         return CLI_USAGE;
     }
-    if (cli_route_option(route) != CLI_OK)
-        return CLI_USAGE;
     detfeed_loader *l;
     if ((rc = detfeed_loader_create(&l, 0)) != DETFEED_OK)
         return cli_error("%s", detfeed_strerror(rc));
+    if (cli_route_set(l, route, output) != CLI_OK) {
+        detfeed_loader_destroy(l);
+        return CLI_USAGE;
+    }
     int bad = detfeed_loader_set_int(l, DETFEED_LOADER_BATCH, batch) ||
               detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, imgsz) ||
               detfeed_loader_set_int(l, DETFEED_LOADER_SEED, seed) ||
@@ -280,6 +286,8 @@ int cmd_grid(int argc, char **argv)
     if (status == CLI_OK && (detfeed_loader_open(l, pos[0]) != DETFEED_OK ||
                              detfeed_loader_start(l, (uint32_t)epoch) != DETFEED_OK))
         status = cli_error("%s", detfeed_loader_last_error(l));
+    if (status == CLI_OK)
+        cli_route_note(l);
     const detfeed_batch *b = NULL;
     for (long k = 0; status == CLI_OK && k <= index; k++) {
         if (b)

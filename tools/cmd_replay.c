@@ -6,21 +6,41 @@
  */
 #include "cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct replay_opts {
     long epochs, workers, prefetch, batch, imgsz, seed, close, augment;
-    const char *route, *dtype, *set, *split;
+    const char *route, *output, *dtype, *set, *split;
     bool sha, json;
 } replay_opts;
 
+/* A host copy of each batch's images (which may be in device memory). */
+typedef struct host_images {
+    void *buf;
+    size_t cap;
+} host_images;
+
 /* Hashes one batch: images, then cls, bboxes, batch_idx and keypoints
  * (float32, host byte order). */
-static void hash_batch(detfeed_sha256 *ctx, const detfeed_batch *b, int nkpt,
-                       long *images, long *instances)
+static int hash_batch(detfeed_sha256 *ctx, const detfeed_batch *b, int nkpt,
+                      host_images *h, long *images, long *instances)
 {
     size_t bytes;
     const void *img = detfeed_batch_images(b, &bytes);
+    if (img == NULL) { /* CUDA output */
+        if (bytes > h->cap) {
+            free(h->buf);
+            h->cap = 0;
+            if ((h->buf = malloc(bytes)) == NULL)
+                return DETFEED_ENOMEM;
+            h->cap = bytes;
+        }
+        int rc = detfeed_batch_copy_images(b, h->buf, h->cap);
+        if (rc != DETFEED_OK)
+            return rc;
+        img = h->buf;
+    }
     int n = detfeed_batch_instances(b);
     detfeed_sha256_update(ctx, img, bytes);
     if (n > 0) {
@@ -35,6 +55,7 @@ static void hash_batch(detfeed_sha256 *ctx, const detfeed_batch *b, int nkpt,
     }
     *images += detfeed_batch_size(b, NULL, NULL);
     *instances += n;
+    return DETFEED_OK;
 }
 
 static int configure(detfeed_loader *l, const replay_opts *o)
@@ -66,12 +87,12 @@ static int configure(detfeed_loader *l, const replay_opts *o)
         cli_error("--split takes train, val or test");
         return CLI_USAGE;
     }
-    if (cli_route_option(o->route) != CLI_OK)
+    if (cli_route_set(l, o->route, o->output) != CLI_OK)
         return CLI_USAGE;
     return o->set ? cli_set_hyps(l, o->set) : CLI_OK;
 }
 
-static int replay(detfeed_loader *l, const replay_opts *o)
+static int replay(detfeed_loader *l, const replay_opts *o, host_images *h)
 {
     detfeed_sha256 ctx;
     detfeed_sha256_init(&ctx);
@@ -82,15 +103,19 @@ static int replay(detfeed_loader *l, const replay_opts *o)
     for (long e = 0; e < o->epochs; e++) {
         if (detfeed_loader_start(l, (uint32_t)e) != DETFEED_OK)
             return cli_error("%s", detfeed_loader_last_error(l));
+        if (e == 0)
+            cli_route_note(l);
         const detfeed_batch *b;
         int rc;
         cli_progress bar;
         cli_progress_init(&bar, "replay");
         long per = (long)detfeed_loader_batch_count(l), done = 0;
         while ((rc = detfeed_loader_next(l, &b)) == DETFEED_OK) {
-            hash_batch(&ctx, b, nkpt, &images, &instances);
+            int hr = hash_batch(&ctx, b, nkpt, h, &images, &instances);
             batches++;
             detfeed_loader_release(l, b);
+            if (hr != DETFEED_OK)
+                return cli_error("batch %ld: %s", batches - 1, detfeed_strerror(hr));
             cli_progress_update(&bar, e * per + ++done, o->epochs * per);
         }
         cli_progress_end(&bar);
@@ -102,8 +127,8 @@ static int replay(detfeed_loader *l, const replay_opts *o)
     detfeed_sha256_hex(&ctx, hex);
     if (o->json)
         printf("{\"epochs\":%ld,\"batches\":%ld,\"images\":%ld,\"instances\":%ld,"
-               "\"seconds\":%.3f,\"sha256\":\"%s\"}\n",
-               o->epochs, batches, images, instances, secs, hex);
+               "\"seconds\":%.3f,\"route\":\"%s\",\"sha256\":\"%s\"}\n",
+               o->epochs, batches, images, instances, secs, cli_route_name(l), hex);
     else if (o->sha)
         printf("%ld epochs, %ld batches, %ld images, %ld instances, %.2f s\n%s\n",
                o->epochs, batches, images, instances, secs, hex);
@@ -137,8 +162,8 @@ int cmd_replay(int argc, char **argv)
          "epochs without mosaic at the end (10)", 0, 1000000},
         {"augment", CLI_INT, &o.augment, "0|1", "training (1, default) or validation",
          0, 1},
-        {"route", CLI_STRING, &o.route, "R", "colour route: worker (default) or device",
-         0, 0},
+        {"route", CLI_STRING, &o.route, "R", CLI_ROUTE_HELP, 0, 0},
+        {"output", CLI_STRING, &o.output, "O", CLI_OUTPUT_HELP, 0, 0},
         {"dtype", CLI_STRING, &o.dtype, "T",
          "image dtype: f32 (default), u8, f16, bf16", 0, 0},
         {"split", CLI_STRING, &o.split, "NAME", "split of a YAML (default train)", 0,
@@ -171,8 +196,10 @@ int cmd_replay(int argc, char **argv)
     rc = configure(l, &o);
     if (rc == CLI_OK && detfeed_loader_open(l, pos[0]) != DETFEED_OK)
         rc = cli_error("%s", detfeed_loader_last_error(l));
+    host_images h = {0};
     if (rc == CLI_OK)
-        rc = replay(l, &o);
+        rc = replay(l, &o, &h);
     detfeed_loader_destroy(l);
+    free(h.buf);
     return rc;
 }

@@ -179,7 +179,7 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t 
         if (rc == DETFEED_OK && r->mixup)
             rc = mixup(a, s, epoch, index, mosaic_on, out_w, out_h, r);
         geometry_time(s, &t0, loads);
-        if (rc == DETFEED_OK && r->hsv && a->apply_colour) {
+        if (rc == DETFEED_OK && r->hsv && !s->defer_colour) {
             uint8_t lut[3][256];
             rc = detfeed_hsv_lut(r->gains[0], r->gains[1], r->gains[2], lut);
             size_t stride = (size_t)s->out.w * 3;

@@ -14,8 +14,7 @@ typedef struct detfeed__augmenter {
     const detfeed_cache *cache;
     detfeed__hyp hyp;
     uint64_t seed;
-    bool train;        /* training transforms; false: validation letterbox only */
-    bool apply_colour; /* worker route: colour the pixels here */
+    bool train; /* training transforms; false: validation letterbox only */
 } detfeed__augmenter;
 
 /* Per-thread buffers, reused from sample to sample. */
@@ -26,6 +25,9 @@ typedef struct detfeed__scratch {
     detfeed__img mix_out; /* the MixUp partner after its own geometry */
     detfeed__inst mix_inst;
     uint8_t *owned[4];
+    /* Device colour route: leave the colour to the CUDA kernel (the recipe
+     * carries the gains); false colours the pixels here. */
+    bool defer_colour;
     /* Nanoseconds per detfeed_stage, written by the owning thread only and
      * read by others (hence atomic, with relaxed order). */
     _Atomic uint64_t ns[DETFEED_STAGE_COUNT];

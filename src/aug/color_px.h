@@ -28,7 +28,7 @@
  * (src/cuda), which must compute the same bytes: DETFEED__HD makes them
  * host and device functions there, and plain static inline functions here. */
 #ifdef __CUDACC__
-#define DETFEED__HD __host__ __device__ __forceinline__
+#define DETFEED__HD __host__ __device__
 #else
 #define DETFEED__HD
 #endif
@@ -109,18 +109,23 @@ static inline DETFEED__HD uint8_t detfeed__f2code(float c)
     return (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
 }
 
+/* Tap i of t0..t3 (a choice, not an array index: no stack array on a GPU). */
+static inline DETFEED__HD float detfeed__tap(float t0, float t1, float t2, float t3,
+                                             int32_t i)
+{
+    return i == 0 ? t0 : i == 1 ? t1 : i == 2 ? t2 : t3;
+}
+
 /* HSV->BGR for one pixel given its plan entries f, s, v and sel. */
 static inline DETFEED__HD void detfeed__hsv2bgr_taps(float f, float s, float v,
                                                      int32_t sel, uint8_t out[3])
 {
-    float t[4];
-    t[0] = v;
-    t[1] = v * (1.0f - s);
-    t[2] = v * fmaf(-s, f, 1.0f);
-    t[3] = v * fmaf(-s, 1.0f - f, 1.0f);
-    out[0] = detfeed__f2code(t[sel & 3]);
-    out[1] = detfeed__f2code(t[(sel >> 2) & 3]);
-    out[2] = detfeed__f2code(t[(sel >> 4) & 3]);
+    float t1 = v * (1.0f - s);
+    float t2 = v * fmaf(-s, f, 1.0f);
+    float t3 = v * fmaf(-s, 1.0f - f, 1.0f);
+    out[0] = detfeed__f2code(detfeed__tap(v, t1, t2, t3, sel & 3));
+    out[1] = detfeed__f2code(detfeed__tap(v, t1, t2, t3, (sel >> 2) & 3));
+    out[2] = detfeed__f2code(detfeed__tap(v, t1, t2, t3, (sel >> 4) & 3));
 }
 
 #ifndef __CUDACC__

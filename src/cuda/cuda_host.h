@@ -6,6 +6,8 @@
 #ifndef DETFEED_CUDA_HOST_H
 #define DETFEED_CUDA_HOST_H
 
+#include "detfeed.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -16,6 +18,45 @@ extern "C" {
  * static reason when it fails (no CUDA build, no device, out of memory). */
 int detfeed__cuda_host_alloc(void **out, size_t bytes, const char **why);
 void detfeed__cuda_host_free(void *p);
+
+/*
+ * The device side of a loader's CUDA output: its own stream, one device
+ * input buffer (a batch's colour parameters and 8-bit images, as one copy),
+ * and per batch slot an output buffer and three events (copied, ready,
+ * consumed). Every function makes `device` current for its calls and puts
+ * the caller's current device back.
+ */
+typedef struct detfeed__cuda_route detfeed__cuda_route;
+
+/* Creates it on `device` for `slots` slots of in_bytes in and out_bytes out.
+ * On failure *why (static) says why: no CUDA build, no such device, out of
+ * device memory. */
+int detfeed__cuda_route_create(detfeed__cuda_route **out, int device, int slots,
+                               size_t in_bytes, size_t out_bytes, const char **why);
+void detfeed__cuda_route_destroy(detfeed__cuda_route *r);
+
+/* Batch `slot`: one asynchronous copy of `bytes` from the page-locked host
+ * memory `host` (colour parameters for up to `capacity` images, then the n
+ * images of h x w, HWC BGR), the kernel into the slot's output buffer
+ * (waiting for the consumer's release of it first), the events; `consumer`
+ * (a cudaStream_t, NULL: the legacy default stream) waits for the result.
+ * *dev receives the output, *ready the event that marks it done. */
+int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot, const void *host,
+                               size_t bytes, int capacity, int n, int h, int w,
+                               detfeed_dtype dtype, detfeed_scale scale, void *consumer,
+                               void **dev, void **ready);
+
+/* Waits until slot's copy has read the host memory (before it is refilled),
+ * then records that the slot's output may be overwritten once the work
+ * submitted on `consumer` so far is done. */
+int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot, void *consumer);
+
+/* Copies `bytes` of slot's output to host memory `dst`, once it is ready. */
+int detfeed__cuda_route_to_host(detfeed__cuda_route *r, int slot, void *dst,
+                                size_t bytes);
+
+/* The reason of the last failed call (static), for error messages. */
+const char *detfeed__cuda_route_error(const detfeed__cuda_route *r);
 
 #ifdef __cplusplus
 }

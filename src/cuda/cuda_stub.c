@@ -32,3 +32,56 @@ void detfeed__cuda_host_free(void *p)
 {
     (void)p;
 }
+
+int detfeed_cuda_color_convert(const uint8_t *src, int n, int width, int height,
+                               const uint8_t *params, void *dst, detfeed_dtype dtype,
+                               detfeed_scale scale, void *stream)
+{
+    (void)src, (void)n, (void)width, (void)height, (void)params, (void)dst, (void)dtype,
+        (void)scale, (void)stream;
+    return DETFEED_ENOTSUPPORTED;
+}
+
+int detfeed__cuda_route_create(detfeed__cuda_route **out, int device, int slots,
+                               size_t in_bytes, size_t out_bytes, const char **why)
+{
+    (void)device, (void)slots, (void)in_bytes, (void)out_bytes;
+    *out = NULL;
+    *why = "this build of detfeed has no CUDA support";
+    return DETFEED_ENOTSUPPORTED;
+}
+
+/* Unreachable without a route; present so that the library links. */
+void detfeed__cuda_route_destroy(detfeed__cuda_route *r)
+{
+    (void)r;
+}
+
+int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot, const void *host,
+                               size_t bytes, int capacity, int n, int h, int w,
+                               detfeed_dtype dtype, detfeed_scale scale, void *consumer,
+                               void **dev, void **ready)
+{
+    (void)r, (void)slot, (void)host, (void)bytes, (void)capacity, (void)n, (void)h,
+        (void)w, (void)dtype, (void)scale, (void)consumer, (void)dev, (void)ready;
+    return DETFEED_ENOTSUPPORTED;
+}
+
+int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot, void *consumer)
+{
+    (void)r, (void)slot, (void)consumer;
+    return DETFEED_ENOTSUPPORTED;
+}
+
+int detfeed__cuda_route_to_host(detfeed__cuda_route *r, int slot, void *dst,
+                                size_t bytes)
+{
+    (void)r, (void)slot, (void)dst, (void)bytes;
+    return DETFEED_ENOTSUPPORTED;
+}
+
+const char *detfeed__cuda_route_error(const detfeed__cuda_route *r)
+{
+    (void)r;
+    return "this build of detfeed has no CUDA support";
+}

@@ -26,7 +26,14 @@ struct detfeed_batch {
     uint64_t index;
     uint8_t *images;
     size_t image_bytes, image_cap;
-    bool pinned;    /* images in page-locked memory (cudaHostAlloc) */
+    bool pinned; /* images in page-locked memory (cudaHostAlloc) */
+    /* CUDA output: `images` holds the colour parameters of `batch` images,
+     * then the 8-bit HWC BGR images; the tensor is at dev_images once
+     * `event` completes. */
+    const void *dev_images;
+    void *event;
+    detfeed__cuda_route *route;
+    int slot;
     uint8_t *masks; /* segment datasets: B x (h / 4) x (w / 4) overlap masks */
     sample_rec *s;
     const detfeed_dataset *ds;
@@ -43,7 +50,8 @@ struct detfeed__batches {
     uint64_t *order, *epoch_order;
     uint64_t total;
     uint32_t epoch;
-    atomic_int failed_worker; /* the first worker whose sample failed, or -1 */
+    atomic_int failed_worker;   /* the first worker whose sample failed, or -1 */
+    detfeed__cuda_route *route; /* CUDA output */
     detfeed__msg err;
 };
 
@@ -117,6 +125,29 @@ static int augment_or_skip(detfeed_loader *l, detfeed__scratch *sc, uint64_t *in
     }
 }
 
+/* CUDA output: bytes of a slot's colour parameters, which come first. */
+static size_t param_bytes(const detfeed_loader *l)
+{
+    return (size_t)l->batch * DETFEED_CUDA_PARAM_STRIDE;
+}
+
+/* CUDA output: the sample's 8-bit image into the slot as it is, and its
+ * colour parameters: on the device route the tables of its gains, flagged
+ * when colour applies (the worker left it undone); else no colour. */
+static int stage_for_device(const detfeed_loader *l, detfeed_batch *bt, int pos,
+                            const detfeed__sample *s)
+{
+    size_t bytes = (size_t)s->img->w * s->img->h * 3;
+    memcpy(bt->images + param_bytes(l) + (size_t)pos * bytes, s->img->px, bytes);
+    uint8_t *p = bt->images + (size_t)pos * DETFEED_CUDA_PARAM_STRIDE;
+    p[DETFEED_CUDA_PARAM_FLAG] = 0;
+    if (l->eff_route != DETFEED_ROUTE_DEVICE || !s->recipe.hsv)
+        return DETFEED_OK;
+    p[DETFEED_CUDA_PARAM_FLAG] = 1;
+    return detfeed_hsv_lut(s->recipe.gains[0], s->recipe.gains[1], s->recipe.gains[2],
+                           (uint8_t(*)[256])p);
+}
+
 /* Ring callback: sample `seq` of the epoch into position `pos` of `slot`. */
 static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
 {
@@ -134,7 +165,9 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
     if (rc == DETFEED_OK && (s.img->w != w || s.img->h != h))
         rc = DETFEED_EBADSTATE; /* a batch mixes shapes: cannot happen by design */
     uint64_t t0 = detfeed__now_ns();
-    if (rc == DETFEED_OK)
+    if (rc == DETFEED_OK && l->eff_output == DETFEED_OUTPUT_CUDA)
+        rc = stage_for_device(l, bt, pos, &s);
+    else if (rc == DETFEED_OK)
         rc = detfeed_convert_chw(s.img->px, (size_t)w * 3, w, h,
                                  bt->images + (size_t)pos * 3 * plane, plane, l->dtype,
                                  l->scale);
@@ -190,7 +223,8 @@ void detfeed__batches_free(detfeed_loader *l)
     detfeed__batches *b = l->batches;
     if (b == NULL)
         return;
-    detfeed__ring_destroy(b->ring); /* first: no worker may touch what follows */
+    detfeed__ring_destroy(b->ring);        /* first: no worker may touch what follows */
+    detfeed__cuda_route_destroy(b->route); /* then no copy may */
     for (int i = 0; b->slots && i < l->prefetch; i++)
         free_slot(&b->slots[i], l->batch);
     for (int i = 0; b->scratch && i < b->workers; i++)
@@ -203,18 +237,73 @@ void detfeed__batches_free(detfeed_loader *l)
     l->batches = NULL;
 }
 
+/* The largest image side a batch can hold. */
+static int max_side(const detfeed_loader *l)
+{
+    return l->augment ? l->imgsz : l->imgsz + 32;
+}
+
+/* Bytes of a batch's image tensor at most. */
+static size_t tensor_bytes(const detfeed_loader *l)
+{
+    size_t side = (size_t)max_side(l);
+    return side * side * 3 * detfeed_dtype_size(l->dtype) * (size_t)l->batch;
+}
+
+/* Bytes of a slot in host memory: the tensor, or with CUDA output the
+ * colour parameters and the 8-bit images. */
+static size_t slot_bytes(const detfeed_loader *l)
+{
+    size_t side = (size_t)max_side(l);
+    if (l->eff_output == DETFEED_OUTPUT_CUDA)
+        return param_bytes(l) + side * side * 3 * (size_t)l->batch;
+    return tensor_bytes(l);
+}
+
+/* Decides the output and colour route in effect (DESIGN §2.5) and, for
+ * CUDA output, sets up the device side. */
+static int open_route(detfeed_loader *l, detfeed__batches *b)
+{
+    l->eff_output = DETFEED_OUTPUT_HOST;
+    l->eff_route = DETFEED_ROUTE_WORKER;
+    l->route_why = NULL;
+    if (l->output == DETFEED_OUTPUT_CUDA) {
+        l->eff_output = DETFEED_OUTPUT_CUDA; /* for slot_bytes */
+        int rc =
+            detfeed__cuda_route_create(&b->route, l->cuda_device, l->prefetch,
+                                       slot_bytes(l), tensor_bytes(l), &l->route_why);
+        if (rc == DETFEED_ENOMEM)
+            return rc;
+        if (rc != DETFEED_OK)
+            l->eff_output = DETFEED_OUTPUT_HOST; /* the same bytes, in host memory */
+    }
+    if (l->colour != DETFEED_ROUTE_DEVICE || l->route_why != NULL)
+        return DETFEED_OK;
+    if (l->eff_output != DETFEED_OUTPUT_CUDA)
+        l->route_why = "the device colour route needs CUDA output";
+    else if (l->dtype == DETFEED_DTYPE_U8)
+        l->route_why = "the device colour route needs a float dtype (u8 output is "
+                       "coloured in the workers)";
+    else if (!l->augment)
+        l->route_why = "validation samples take no colour";
+    else
+        l->eff_route = DETFEED_ROUTE_DEVICE;
+    return DETFEED_OK;
+}
+
 /* Slots sized for the largest image a batch can hold. */
 static int alloc_slots(detfeed_loader *l, detfeed__batches *b)
 {
-    int side = l->augment ? l->imgsz : l->imgsz + 32;
-    size_t per = (size_t)side * side * 3 * detfeed_dtype_size(l->dtype);
+    int side = max_side(l);
     b->slots = calloc((size_t)l->prefetch, sizeof *b->slots);
     if (b->slots == NULL)
         return DETFEED_ENOMEM;
     for (int i = 0; i < l->prefetch; i++) {
         detfeed_batch *bt = &b->slots[i];
         bt->ds = l->ds;
-        bt->image_cap = per * (size_t)l->batch;
+        bt->route = b->route;
+        bt->slot = i;
+        bt->image_cap = slot_bytes(l);
         /* Page-locked when a CUDA device is there (asynchronous copies),
          * else pageable; the loader reports which (detfeed_loader_pinned). */
         void *p = NULL;
@@ -243,9 +332,13 @@ static int batches_init(detfeed_loader *l)
     b->order = malloc((n ? n : 1) * sizeof *b->order);
     b->epoch_order = malloc((n ? n : 1) * sizeof *b->epoch_order);
     int rc =
-        b->scratch && b->order && b->epoch_order ? alloc_slots(l, b) : DETFEED_ENOMEM;
-    for (int i = 0; rc == DETFEED_OK && i < b->workers; i++)
+        b->scratch && b->order && b->epoch_order ? open_route(l, b) : DETFEED_ENOMEM;
+    if (rc == DETFEED_OK)
+        rc = alloc_slots(l, b);
+    for (int i = 0; rc == DETFEED_OK && i < b->workers; i++) {
         rc = detfeed__scratch_init(&b->scratch[i]);
+        b->scratch[i].defer_colour = l->eff_route == DETFEED_ROUTE_DEVICE;
+    }
     if (rc == DETFEED_OK)
         rc = detfeed__ring_create(&b->ring, l->workers, l->prefetch, l->batch, produce,
                                   l);
@@ -360,6 +453,20 @@ int detfeed_loader_next(detfeed_loader *l, const detfeed_batch **out)
         detfeed__ring_release(b->ring, slot);
         return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory for labels");
     }
+    if (l->eff_output == DETFEED_OUTPUT_CUDA) {
+        size_t bytes = param_bytes(l) + (size_t)count * bt->h * bt->w * 3;
+        void *dev = NULL;
+        rc = detfeed__cuda_route_submit(b->route, slot, bt->images, bytes, l->batch,
+                                        count, bt->h, bt->w, l->dtype, l->scale,
+                                        l->cuda_stream, &dev, &bt->event);
+        if (rc != DETFEED_OK) {
+            detfeed__ring_release(b->ring, slot);
+            return detfeed__fail(&l->msg, rc, "batch %llu to the CUDA device: %s",
+                                 (unsigned long long)index,
+                                 detfeed__cuda_route_error(b->route));
+        }
+        bt->dev_images = dev;
+    }
     *out = bt;
     return DETFEED_OK;
 }
@@ -368,7 +475,43 @@ void detfeed_loader_release(detfeed_loader *l, const detfeed_batch *bt)
 {
     if (l == NULL || bt == NULL || l->batches == NULL)
         return;
-    detfeed__ring_release(l->batches->ring, (int)(bt - l->batches->slots));
+    int slot = (int)(bt - l->batches->slots);
+    /* The copy must have read the slot before the workers refill it; an
+     * error here is sticky and surfaces at the next submit. */
+    if (l->eff_output == DETFEED_OUTPUT_CUDA)
+        (void)detfeed__cuda_route_release(l->batches->route, slot, l->cuda_stream);
+    detfeed__ring_release(l->batches->ring, slot);
+}
+
+int detfeed_loader_route(const detfeed_loader *l, detfeed_output *output,
+                         detfeed_route *route, const char **why)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    if (l->batches == NULL)
+        return DETFEED_EBADSTATE;
+    if (output)
+        *output = l->eff_output;
+    if (route)
+        *route = l->eff_route;
+    if (why)
+        *why = l->route_why;
+    return DETFEED_OK;
+}
+
+uint64_t detfeed_loader_device_bytes(const detfeed_loader *l)
+{
+    if (l == NULL || l->batches == NULL || l->eff_output != DETFEED_OUTPUT_CUDA)
+        return 0;
+    return (uint64_t)slot_bytes(l) + (uint64_t)l->prefetch * tensor_bytes(l);
+}
+
+int detfeed_loader_set_cuda_stream(detfeed_loader *l, void *stream)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    l->cuda_stream = stream;
+    return DETFEED_OK;
 }
 
 int detfeed_batch_size(const detfeed_batch *b, int *height, int *width)
@@ -389,7 +532,30 @@ const void *detfeed_batch_images(const detfeed_batch *b, size_t *bytes)
 {
     if (bytes)
         *bytes = b->image_bytes;
-    return b->images;
+    return b->dev_images ? NULL : b->images;
+}
+
+const void *detfeed_batch_cuda_images(const detfeed_batch *b, size_t *bytes)
+{
+    if (bytes)
+        *bytes = b->image_bytes;
+    return b->dev_images;
+}
+
+void *detfeed_batch_cuda_event(const detfeed_batch *b)
+{
+    return b->dev_images ? b->event : NULL;
+}
+
+int detfeed_batch_copy_images(const detfeed_batch *b, void *dst, size_t bytes)
+{
+    if (b == NULL || dst == NULL || bytes < b->image_bytes)
+        return DETFEED_EINVAL;
+    if (b->dev_images == NULL) {
+        memcpy(dst, b->images, b->image_bytes);
+        return DETFEED_OK;
+    }
+    return detfeed__cuda_route_to_host(b->route, b->slot, dst, b->image_bytes);
 }
 
 int detfeed_batch_instances(const detfeed_batch *b)

@@ -71,6 +71,9 @@ static const int_setting int_settings[] = {
     {DETFEED_LOADER_PREFETCH, offsetof(detfeed_loader, prefetch), 1, 1024},
     {DETFEED_LOADER_RANK, offsetof(detfeed_loader, rank), 0, 65535},
     {DETFEED_LOADER_WORLD_SIZE, offsetof(detfeed_loader, world_size), 1, 65536},
+    {DETFEED_LOADER_OUTPUT, offsetof(detfeed_loader, output), 0, DETFEED_OUTPUT_CUDA},
+    {DETFEED_LOADER_COLOR, offsetof(detfeed_loader, colour), 0, DETFEED_ROUTE_DEVICE},
+    {DETFEED_LOADER_CUDA_DEVICE, offsetof(detfeed_loader, cuda_device), 0, 1023},
 };
 
 /* The settings that are not plain integers. */
@@ -287,8 +290,7 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
                                   .cache = l->cache,
                                   .hyp = l->hyp,
                                   .seed = l->seed,
-                                  .train = l->augment,
-                                  .apply_colour = true};
+                                  .train = l->augment};
     return rc;
 }
 

@@ -34,6 +34,12 @@ struct detfeed_loader {
     bool drop_last;
     detfeed_dtype dtype;
     detfeed_scale scale;
+    int output, colour, cuda_device; /* detfeed_output, detfeed_route asked for */
+    /* in effect (batch.c decides when the batches are first made) */
+    detfeed_output eff_output;
+    detfeed_route eff_route;
+    const char *route_why; /* why they differ from the request, or NULL */
+    void *cuda_stream;     /* the consumer's cudaStream_t */
     detfeed__batches *batches;
     _Atomic uint64_t wait_ns; /* the consumer in detfeed_loader_next */
     /* samples replaced under the skip policy, and the first one's message

@@ -14,8 +14,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 mutations=(
-  "src/aug/color_px.h|t[2] = v * fmaf(-s, f, 1.0f);|t[2] = v * (1.0f - s * f);"
-  "src/aug/color_px.h|t[3] = v * fmaf(-s, 1.0f - f, 1.0f);|t[3] = v * (1.0f - s * (1.0f - f));"
+  "src/aug/color_px.h|float t2 = v * fmaf(-s, f, 1.0f);|float t2 = v * (1.0f - s * f);"
+  "src/aug/color_px.h|float t3 = v * fmaf(-s, 1.0f - f, 1.0f);|float t3 = v * (1.0f - s * (1.0f - f));"
   "src/aug/color_px.h|truncf(c * 255.0f)|rintf(c * 255.0f)"
   "src/aug/color_avx2.c|_mm256_fnmadd_ps(s, f, one)|_mm256_sub_ps(one, _mm256_mul_ps(s, f))"
   "src/aug/color_avx2.c|_mm256_fnmadd_ps(s, _mm256_sub_ps(one, f), one)|_mm256_sub_ps(one, _mm256_mul_ps(s, _mm256_sub_ps(one, f)))"

@@ -1,0 +1,183 @@
+/*
+ * color_kernel.cu - the device route's kernel: one launch per batch turns
+ * n HWC BGR 8-bit images into NCHW RGB of the consumer's dtype, applying
+ * each image's RandomHSV tables on the way (DESIGN §2.1, §2.2, §2.5).
+ *
+ * Exactness: the per-pixel steps are the CPU core's own (aug/color_px.h,
+ * compiled here as device functions) and the dtype is a lookup in the
+ * table detfeed_dtype_table builds on the host, so the bytes are those of
+ * detfeed_hsv_apply followed by detfeed_convert_chw. This file must be
+ * compiled with -fmad=false and without fast math (CMakeLists.txt);
+ * tests/mutation/run_cuda.sh shows the captured pixels fail otherwise.
+ *
+ * Work: blockIdx.y is the image; its blocks (blockIdx.x) first build the
+ * image's colour plan and the dtype table in shared memory, 256 entries, one
+ * per thread, then stride over the image four pixels per thread: three
+ * 32-bit loads, three 4-element stores (one per plane).
+ */
+#include "aug/color_px.h"
+#include "aug/hsv_tables.h"
+#include "cuda_host.h"
+#include "detfeed.h"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+/* OpenCV's BGR->HSV reciprocal tables (read-only data, not state). */
+__device__ const int32_t detfeed__d_sdiv[256] = DETFEED__SDIV_VALUES;
+__device__ const int32_t detfeed__d_hdiv[256] = DETFEED__HDIV180_VALUES;
+
+/* The dtype table, passed by value as a kernel parameter. */
+struct dtype_table {
+    uint32_t v[256];
+};
+
+/* One block's tables. */
+template <typename T> struct block_tables {
+    float f[256], s[256], v[256];
+    int32_t sdiv[256], hdiv[256];
+    int32_t sel[256];
+    T out[256];
+};
+
+/* The consumer's value of code c: the host-built table (DESIGN §2.1). */
+template <typename T> __device__ __forceinline__ T out_value(const dtype_table &tab, int c)
+{
+    return (T)tab.v[c];
+}
+
+template <typename T>
+__device__ void tables_init(block_tables<T> *t, const dtype_table &tab, const uint8_t *lut)
+{
+    int i = threadIdx.x;
+    t->out[i] = out_value<T>(tab, i);
+    if (lut != nullptr) {
+        detfeed__hue_entry(lut[DETFEED_LUT_H * 256 + i], &t->f[i], &t->sel[i]);
+        t->s[i] = detfeed__unit_entry(lut[DETFEED_LUT_S * 256 + i]);
+        t->v[i] = detfeed__unit_entry(lut[DETFEED_LUT_V * 256 + i]);
+        t->sdiv[i] = detfeed__d_sdiv[i];
+        t->hdiv[i] = detfeed__d_hdiv[i];
+    }
+}
+
+/* RandomHSV on one pixel, in place, with the block's plan. */
+template <typename T>
+__device__ __forceinline__ void colour_px(const block_tables<T> *t, uint8_t px[3])
+{
+    int32_t H, S, V;
+    detfeed__bgr2hsv_q12(px[0], px[1], px[2], t->sdiv, t->hdiv, &H, &S, &V);
+    detfeed__hsv2bgr_taps(t->f[H], t->s[S], t->v[V], t->sel[H], px);
+}
+
+/* Four consecutive elements of a plane (16-byte, 8-byte or 4-byte store). */
+__device__ __forceinline__ void store4(uint32_t *d, uint32_t a, uint32_t b, uint32_t c,
+                                       uint32_t e)
+{
+    *reinterpret_cast<uint4 *>(d) = make_uint4(a, b, c, e);
+}
+__device__ __forceinline__ void store4(uint16_t *d, uint16_t a, uint16_t b, uint16_t c,
+                                       uint16_t e)
+{
+    *reinterpret_cast<uint2 *>(d) = make_uint2(a | (uint32_t)b << 16, c | (uint32_t)e << 16);
+}
+__device__ __forceinline__ void store4(uint8_t *d, uint8_t a, uint8_t b, uint8_t c,
+                                       uint8_t e)
+{
+    *reinterpret_cast<uint32_t *>(d) =
+        a | (uint32_t)b << 8 | (uint32_t)c << 16 | (uint32_t)e << 24;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(256)
+    colour_convert(const uint8_t *__restrict__ src, const uint8_t *__restrict__ params,
+                   T *__restrict__ dst, int64_t hw, dtype_table tab)
+{
+    __shared__ block_tables<T> t;
+    int64_t img = blockIdx.y;
+    const uint8_t *p = params ? params + img * DETFEED_CUDA_PARAM_STRIDE : nullptr;
+    bool colour = p != nullptr && p[DETFEED_CUDA_PARAM_FLAG] != 0;
+    tables_init(&t, tab, colour ? p : nullptr);
+    __syncthreads();
+    const uint8_t *in = src + img * hw * 3;
+    T *r = dst + img * 3 * hw, *g = r + hw, *b = g + hw;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (hw % 4 == 0) { /* 4 pixels = 12 bytes, 4-byte aligned */
+        for (int64_t q = first; q < hw / 4; q += step) {
+            const uint32_t *w = reinterpret_cast<const uint32_t *>(in + q * 12);
+            uint32_t word[3] = {w[0], w[1], w[2]};
+            uint8_t px[12];
+            for (int k = 0; k < 12; k++)
+                px[k] = (uint8_t)(word[k / 4] >> (8 * (k % 4)));
+            if (colour)
+                for (int k = 0; k < 4; k++)
+                    colour_px(&t, px + 3 * k);
+            store4(b + 4 * q, t.out[px[0]], t.out[px[3]], t.out[px[6]], t.out[px[9]]);
+            store4(g + 4 * q, t.out[px[1]], t.out[px[4]], t.out[px[7]], t.out[px[10]]);
+            store4(r + 4 * q, t.out[px[2]], t.out[px[5]], t.out[px[8]], t.out[px[11]]);
+        }
+        return;
+    }
+    for (int64_t i = first; i < hw; i += step) {
+        uint8_t px[3] = {in[3 * i], in[3 * i + 1], in[3 * i + 2]};
+        if (colour)
+            colour_px(&t, px);
+        b[i] = t.out[px[0]];
+        g[i] = t.out[px[1]];
+        r[i] = t.out[px[2]];
+    }
+}
+
+/* Blocks per image: enough for about eight per multiprocessor over the
+ * batch, no more than the image has 1024-pixel pieces. */
+static unsigned blocks_per_image(int n, int64_t hw, int sms)
+{
+    int64_t want = ((int64_t)sms * 8 + n - 1) / n;
+    int64_t most = (hw + 1023) / 1024;
+    int64_t k = want < most ? want : most;
+    return (unsigned)(k < 1 ? 1 : k > 65535 ? 65535 : k);
+}
+
+template <typename T>
+static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *params,
+                          void *dst, const dtype_table &tab, cudaStream_t stream)
+{
+    int dev = 0, sms = 132;
+    if (cudaGetDevice(&dev) == cudaSuccess)
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    dim3 grid(blocks_per_image(n, hw, sms), (unsigned)n);
+    colour_convert<T><<<grid, 256, 0, stream>>>(src, params, (T *)dst, hw, tab);
+    return cudaGetLastError();
+}
+
+extern "C" int detfeed_cuda_color_convert(const uint8_t *src, int n, int width, int height,
+                                          const uint8_t *params, void *dst,
+                                          detfeed_dtype dtype, detfeed_scale scale,
+                                          void *stream)
+{
+    size_t esize = detfeed_dtype_size(dtype);
+    if (src == nullptr || dst == nullptr || n < 1 || n > 65535 || width < 1 ||
+        height < 1 || esize == 0 || (uintptr_t)dst % esize != 0)
+        return DETFEED_EINVAL;
+    int64_t hw = (int64_t)width * height;
+    if (hw > INT64_MAX / 12 / n)
+        return DETFEED_EOVERFLOW;
+    if (hw % 4 == 0 && ((uintptr_t)src % 4 != 0 || (uintptr_t)dst % (4 * esize) != 0))
+        return DETFEED_EINVAL; /* the vector path needs aligned buffers */
+    dtype_table tab = {};
+    unsigned char bytes[256 * 4];
+    int rc = detfeed_dtype_table(dtype, scale, bytes);
+    if (rc != DETFEED_OK)
+        return rc;
+    for (int c = 0; c < 256; c++) {
+        uint32_t v = 0;
+        memcpy(&v, bytes + (size_t)c * esize, esize); /* little-endian host */
+        tab.v[c] = v;
+    }
+    cudaStream_t s = (cudaStream_t)stream;
+    cudaError_t e = esize == 4   ? launch<uint32_t>(src, n, hw, params, dst, tab, s)
+                    : esize == 2 ? launch<uint16_t>(src, n, hw, params, dst, tab, s)
+                                 : launch<uint8_t>(src, n, hw, params, dst, tab, s);
+    return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
+}

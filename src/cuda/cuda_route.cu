@@ -1,0 +1,225 @@
+/*
+ * cuda_route.cu - the device side of a loader's CUDA output (see
+ * cuda_host.h): its stream, buffers and the events that order the copy, the
+ * kernel and the consumer's stream. Nothing is allocated per batch.
+ */
+#include "cuda_host.h"
+
+#include <cuda_runtime.h>
+#include <stdlib.h>
+
+typedef struct route_slot {
+    void *out;
+    cudaEvent_t copied, ready, consumed;
+    bool submitted;
+} route_slot;
+
+struct detfeed__cuda_route {
+    int device, slots;
+    size_t in_bytes, out_bytes;
+    cudaStream_t stream;
+    uint8_t *in;
+    route_slot *slot;
+    const char *error;
+};
+
+/* Makes r's device current for the scope of one call. */
+typedef struct device_scope {
+    int previous;
+    bool restore;
+} device_scope;
+
+static cudaError_t enter(const detfeed__cuda_route *r, device_scope *d)
+{
+    d->restore = cudaGetDevice(&d->previous) == cudaSuccess && d->previous != r->device;
+    return d->restore ? cudaSetDevice(r->device) : cudaSuccess;
+}
+
+static void leave(const device_scope *d)
+{
+    if (d->restore)
+        cudaSetDevice(d->previous);
+}
+
+/* Records a failed CUDA call's reason; returns DETFEED_ECUDA. */
+static int failed(detfeed__cuda_route *r, cudaError_t e)
+{
+    (void)cudaGetLastError(); /* clear a non-sticky error */
+    r->error = cudaGetErrorString(e);
+    return DETFEED_ECUDA;
+}
+
+extern "C" const char *detfeed__cuda_route_error(const detfeed__cuda_route *r)
+{
+    return r && r->error ? r->error : "no CUDA error";
+}
+
+static cudaError_t slot_init(route_slot *s, size_t out_bytes)
+{
+    cudaError_t e = cudaMalloc(&s->out, out_bytes);
+    unsigned flags = cudaEventDisableTiming;
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&s->copied, flags);
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&s->ready, flags);
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&s->consumed, flags);
+    return e;
+}
+
+static void slot_free(route_slot *s)
+{
+    if (s->out)
+        cudaFree(s->out);
+    if (s->copied)
+        cudaEventDestroy(s->copied);
+    if (s->ready)
+        cudaEventDestroy(s->ready);
+    if (s->consumed)
+        cudaEventDestroy(s->consumed);
+}
+
+extern "C" void detfeed__cuda_route_destroy(detfeed__cuda_route *r)
+{
+    if (r == nullptr)
+        return;
+    device_scope d;
+    enter(r, &d);
+    if (r->stream)
+        cudaStreamSynchronize(r->stream);
+    for (int i = 0; r->slot && i < r->slots; i++)
+        slot_free(&r->slot[i]);
+    if (r->in)
+        cudaFree(r->in);
+    if (r->stream)
+        cudaStreamDestroy(r->stream);
+    leave(&d);
+    free(r->slot);
+    free(r);
+}
+
+/* Whether `device` names a usable device; *why says why not. */
+static bool device_ok(int device, const char **why)
+{
+    int n = detfeed_cuda_device_count(why);
+    if (n == 0)
+        return false;
+    if (device < 0 || device >= n) {
+        *why = "the CUDA device asked for does not exist";
+        return false;
+    }
+    return true;
+}
+
+extern "C" int detfeed__cuda_route_create(detfeed__cuda_route **out, int device, int slots,
+                                          size_t in_bytes, size_t out_bytes,
+                                          const char **why)
+{
+    *out = nullptr;
+    if (!device_ok(device, why))
+        return DETFEED_ENOTSUPPORTED;
+    detfeed__cuda_route *r = (detfeed__cuda_route *)calloc(1, sizeof *r);
+    route_slot *sl = (route_slot *)calloc((size_t)slots, sizeof *sl);
+    if (r == nullptr || sl == nullptr) {
+        free(r);
+        free(sl);
+        *why = "out of memory";
+        return DETFEED_ENOMEM;
+    }
+    r->device = device;
+    r->slots = slots;
+    r->in_bytes = in_bytes;
+    r->out_bytes = out_bytes;
+    r->slot = sl;
+    device_scope d;
+    cudaError_t e = enter(r, &d);
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&r->in, in_bytes);
+    for (int i = 0; e == cudaSuccess && i < slots; i++)
+        e = slot_init(&r->slot[i], out_bytes);
+    leave(&d);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        *why = e == cudaErrorMemoryAllocation ? "out of CUDA device memory"
+                                              : cudaGetErrorString(e);
+        detfeed__cuda_route_destroy(r);
+        return DETFEED_ECUDA;
+    }
+    *out = r;
+    return DETFEED_OK;
+}
+
+extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
+                                          const void *host, size_t bytes, int capacity,
+                                          int n, int h, int w, detfeed_dtype dtype,
+                                          detfeed_scale scale, void *consumer, void **dev,
+                                          void **ready)
+{
+    size_t params = (size_t)capacity * DETFEED_CUDA_PARAM_STRIDE;
+    if (slot < 0 || slot >= r->slots || bytes > r->in_bytes || bytes < params)
+        return DETFEED_EINVAL;
+    route_slot *s = &r->slot[slot];
+    device_scope d;
+    cudaError_t e = enter(r, &d);
+    if (e == cudaSuccess) /* the consumer is done with this output buffer */
+        e = cudaStreamWaitEvent(r->stream, s->consumed, 0);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(r->in, host, bytes, cudaMemcpyHostToDevice, r->stream);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(s->copied, r->stream);
+    int rc = e == cudaSuccess
+                 ? detfeed_cuda_color_convert(r->in + params, n, w, h, r->in, s->out,
+                                              dtype, scale, r->stream)
+                 : DETFEED_ECUDA;
+    if (rc == DETFEED_OK)
+        e = cudaEventRecord(s->ready, r->stream);
+    if (rc == DETFEED_OK && e == cudaSuccess)
+        e = cudaStreamWaitEvent((cudaStream_t)consumer, s->ready, 0);
+    leave(&d);
+    if (e != cudaSuccess)
+        return failed(r, e);
+    if (rc != DETFEED_OK) {
+        if (rc == DETFEED_ECUDA)
+            r->error = "the colour kernel could not be launched";
+        return rc;
+    }
+    s->submitted = true;
+    *dev = s->out;
+    *ready = (void *)s->ready;
+    return DETFEED_OK;
+}
+
+extern "C" int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot,
+                                           void *consumer)
+{
+    route_slot *s = &r->slot[slot];
+    if (!s->submitted)
+        return DETFEED_OK;
+    device_scope d;
+    cudaError_t e = enter(r, &d);
+    if (e == cudaSuccess)
+        e = cudaEventSynchronize(s->copied);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(s->consumed, (cudaStream_t)consumer);
+    leave(&d);
+    s->submitted = false;
+    return e == cudaSuccess ? DETFEED_OK : failed(r, e);
+}
+
+extern "C" int detfeed__cuda_route_to_host(detfeed__cuda_route *r, int slot, void *dst,
+                                           size_t bytes)
+{
+    if (bytes > r->out_bytes)
+        return DETFEED_EINVAL;
+    route_slot *s = &r->slot[slot];
+    device_scope d;
+    cudaError_t e = enter(r, &d);
+    if (e == cudaSuccess)
+        e = cudaEventSynchronize(s->ready);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(dst, s->out, bytes, cudaMemcpyDeviceToHost);
+    leave(&d);
+    return e == cudaSuccess ? DETFEED_OK : failed(r, e);
+}
