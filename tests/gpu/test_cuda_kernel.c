@@ -1,0 +1,244 @@
+/*
+ * test_cuda_kernel.c - the device route's kernel against the CPU core, on a
+ * CUDA device (exit 77, skipped, without one).
+ *
+ *   test_cuda_kernel             captured pixels, dtype tables, and all 2^24
+ *                                BGR triples under several gains in all four
+ *                                dtypes (plus per-image gains in one launch)
+ *   test_cuda_kernel --captured  the first two only (tests/mutation/run_cuda.sh)
+ *
+ * The reference is detfeed_hsv_apply followed by detfeed_convert_chw; every
+ * byte of the kernel's output is compared and the differing bytes counted.
+ */
+#include "testutil.h"
+
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CUDA_OK(call) CHECK_INT((long long)(call), (long long)cudaSuccess)
+
+/* The captured pixels of tests/unit/test_captured.c: OpenCV's RandomHSV
+ * output for gains (0.01, -0.3, 0.2). */
+static const struct {
+    uint8_t in[3], out[3];
+} captured[] = {
+    {{62, 188, 73}, {120, 225, 126}},
+    {{80, 82, 188}, {135, 140, 225}},
+};
+
+/* Device buffers of one run. */
+typedef struct dev_bufs {
+    uint8_t *src, *params;
+    void *dst;
+} dev_bufs;
+
+/* Runs the kernel on n images of w x h from host memory, with per-image
+ * params (NULL: none), and copies the result into out. */
+static int run_kernel(const uint8_t *src, int n, int w, int h, const uint8_t *params,
+                      void *out, detfeed_dtype dt, detfeed_scale scale)
+{
+    size_t px = (size_t)n * w * h, esize = detfeed_dtype_size(dt);
+    dev_bufs d = {0};
+    int rc = DETFEED_ECUDA;
+    if (cudaMalloc((void **)&d.src, px * 3) == cudaSuccess &&
+        cudaMalloc(&d.dst, px * 3 * esize) == cudaSuccess &&
+        (params == NULL ||
+         cudaMalloc((void **)&d.params, (size_t)n * DETFEED_CUDA_PARAM_STRIDE) == cudaSuccess) &&
+        cudaMemcpy(d.src, src, px * 3, cudaMemcpyHostToDevice) == cudaSuccess &&
+        (params == NULL || cudaMemcpy(d.params, params, (size_t)n * DETFEED_CUDA_PARAM_STRIDE,
+                                      cudaMemcpyHostToDevice) == cudaSuccess)) {
+        rc = detfeed_cuda_color_convert(d.src, n, w, h, d.params, d.dst, dt, scale, NULL);
+        if (rc == DETFEED_OK && (cudaDeviceSynchronize() != cudaSuccess ||
+                                 cudaMemcpy(out, d.dst, px * 3 * esize,
+                                            cudaMemcpyDeviceToHost) != cudaSuccess))
+            rc = DETFEED_ECUDA;
+    }
+    cudaFree(d.src);
+    cudaFree(d.dst);
+    cudaFree(d.params);
+    return rc;
+}
+
+/* One image's params: its tables for the gains, and the colour flag. */
+static void make_params(uint8_t *p, const double g[3], int colour)
+{
+    memset(p, 0, DETFEED_CUDA_PARAM_STRIDE);
+    CHECK_INT(detfeed_hsv_lut(g[0], g[1], g[2], (uint8_t(*)[256])p), 0);
+    p[DETFEED_CUDA_PARAM_FLAG] = (uint8_t)colour;
+}
+
+/* The captured pixels through the kernel: a row of 64 (the 4-pixel path)
+ * and a single pixel (the 1-pixel path), as codes and as f32. */
+static void test_captured(void)
+{
+    static const double g[3] = {0.01, -0.3, 0.2};
+    uint8_t params[DETFEED_CUDA_PARAM_STRIDE];
+    make_params(params, g, 1);
+    for (int width = 64; width >= 1; width -= 63) {
+        uint8_t row[64 * 3], codes[64 * 3];
+        float vals[64 * 3];
+        for (int i = 0; i < width; i++)
+            memcpy(row + 3 * i, captured[i % 2].in, 3);
+        CHECK_INT(run_kernel(row, 1, width, 1, params, codes, DETFEED_DTYPE_U8,
+                             DETFEED_SCALE_QUOTIENT),
+                  0);
+        CHECK_INT(run_kernel(row, 1, width, 1, params, vals, DETFEED_DTYPE_F32,
+                             DETFEED_SCALE_QUOTIENT),
+                  0);
+        int bad = 0;
+        for (int i = 0; i < width; i++)
+            for (int c = 0; c < 3; c++) { /* plane c is R, G, B: BGR byte 2 - c */
+                uint8_t want = captured[i % 2].out[2 - c];
+                bad += codes[c * width + i] != want;
+                bad += vals[c * width + i] != (float)want / 255.0f;
+            }
+        printf("captured pixels, width %d: %d wrong values\n", width, bad);
+        CHECK_INT(bad, 0);
+    }
+}
+
+/* Every code converted only: the f32 values are the quotient (or the
+ * reciprocal product), f16 and bf16 the library's tables, u8 the code. */
+static void test_tables(void)
+{
+    uint8_t img[256 * 3];
+    for (int c = 0; c < 256; c++)
+        img[3 * c] = img[3 * c + 1] = img[3 * c + 2] = (uint8_t)c;
+    for (int scale = 0; scale <= 1; scale++) {
+        float vals[256 * 3];
+        CHECK_INT(run_kernel(img, 1, 16, 16, NULL, vals, DETFEED_DTYPE_F32,
+                             (detfeed_scale)scale),
+                  0);
+        int bad = 0;
+        for (int i = 0; i < 256 * 3; i++) {
+            int c = i % 256;
+            float want = scale ? (float)c * (1.0f / 255.0f) : (float)c / 255.0f;
+            bad += memcmp(&vals[i], &want, 4) != 0;
+        }
+        printf("f32 values of all codes (%s): %d wrong\n",
+               scale ? "reciprocal" : "quotient", bad);
+        CHECK_INT(bad, 0);
+    }
+    for (int dt = DETFEED_DTYPE_U8; dt <= DETFEED_DTYPE_BF16; dt++) {
+        uint8_t table[256 * 4], out[256 * 3 * 4];
+        size_t es = detfeed_dtype_size((detfeed_dtype)dt);
+        CHECK_INT(detfeed_dtype_table((detfeed_dtype)dt, DETFEED_SCALE_QUOTIENT, table), 0);
+        CHECK_INT(run_kernel(img, 1, 256, 1, NULL, out, (detfeed_dtype)dt,
+                             DETFEED_SCALE_QUOTIENT),
+                  0);
+        int bad = 0;
+        for (int i = 0; i < 256 * 3; i++)
+            bad += memcmp(out + i * es, table + (i % 256) * es, es) != 0;
+        CHECK_INT(bad, 0);
+    }
+}
+
+/* The reference for n images: colour (where flagged) then conversion. */
+static void reference(const uint8_t *src, int n, int w, int h, const uint8_t *params,
+                      uint8_t *tmp, uint8_t *out, detfeed_dtype dt, detfeed_scale scale)
+{
+    size_t one = (size_t)w * h * 3, es = detfeed_dtype_size(dt);
+    for (int i = 0; i < n; i++) {
+        const uint8_t *p = params + (size_t)i * DETFEED_CUDA_PARAM_STRIDE;
+        const uint8_t *img = src + i * one;
+        if (p[DETFEED_CUDA_PARAM_FLAG]) {
+            CHECK_INT(detfeed_hsv_apply(img, (size_t)w * 3, tmp, (size_t)w * 3, w, h,
+                                        (const uint8_t(*)[256])p, DETFEED_ISA_AUTO),
+                      0);
+            img = tmp;
+        }
+        CHECK_INT(detfeed_convert_chw(img, (size_t)w * 3, w, h, out + i * one * es,
+                                      (size_t)w * h * es, dt, scale),
+                  0);
+    }
+}
+
+static size_t count_diff(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    size_t d = 0;
+    for (size_t i = 0; i < n; i++)
+        d += a[i] != b[i];
+    return d;
+}
+
+/* All 2^24 triples as 16 images of 1024 x 1024 (pixel k = (k >> 16,
+ * (k >> 8) & 255, k & 255)) under each gain set, and once with a different
+ * gain set per image (some not coloured at all). */
+static void test_all_triples(void)
+{
+    static const double gains[][3] = {
+        {0, 0, 0},                 /* colour with identity tables: not a no-op */
+        {0.01, -0.3, 0.2},         /* the captured case */
+        {0.015, 0.7, 0.4},         /* Ultralytics' default maxima */
+        {-0.015, -0.7, -0.4},      /* and minima */
+        {0.0149, 0.0, 0.0},        /* hue wraps past 179 */
+        {-0.0149, 0.0, 0.0},       /* hue wraps below 0 */
+        {0.5, -1.0, 1.0},          /* extremes */
+        {-0.5, 1.0, -1.0},
+        {0.9999, 3.0, -0.999},
+    };
+    const int ng = sizeof gains / sizeof gains[0], n = 16, w = 1024, h = 1024;
+    size_t px = (size_t)n * w * h;
+    uint8_t *src = malloc(px * 3), *tmp = malloc((size_t)w * h * 3);
+    uint8_t *want = malloc(px * 3 * 4), *got = malloc(px * 3 * 4);
+    uint8_t *params = malloc((size_t)n * DETFEED_CUDA_PARAM_STRIDE);
+    CHECK(src && tmp && want && got && params);
+    if (!(src && tmp && want && got && params))
+        return;
+    for (size_t k = 0; k < px; k++) {
+        src[3 * k] = (uint8_t)(k >> 16);
+        src[3 * k + 1] = (uint8_t)(k >> 8);
+        src[3 * k + 2] = (uint8_t)k;
+    }
+    size_t compared = 0, differ = 0;
+    for (int gi = 0; gi <= ng; gi++) { /* gi == ng: mixed, per image */
+        for (int i = 0; i < n; i++)
+            make_params(params + (size_t)i * DETFEED_CUDA_PARAM_STRIDE,
+                        gains[gi < ng ? gi : i % ng], gi < ng || i % 5 != 4);
+        for (int dt = DETFEED_DTYPE_U8; dt <= DETFEED_DTYPE_BF16; dt++) {
+            for (int scale = 0; scale <= (dt == DETFEED_DTYPE_F32); scale++) {
+                size_t bytes = px * 3 * detfeed_dtype_size((detfeed_dtype)dt);
+                reference(src, n, w, h, params, tmp, want, (detfeed_dtype)dt,
+                          (detfeed_scale)scale);
+                CHECK_INT(run_kernel(src, n, w, h, params, got, (detfeed_dtype)dt,
+                                     (detfeed_scale)scale),
+                          0);
+                size_t d = count_diff(want, got, bytes);
+                compared += bytes;
+                differ += d;
+                if (gi < ng)
+                    printf("gains (%g, %g, %g)", gains[gi][0], gains[gi][1], gains[gi][2]);
+                else
+                    printf("per-image gains   ");
+                printf(" %-4s %-10s: %zu bytes compared, %zu differ\n",
+                       detfeed_dtype_name((detfeed_dtype)dt),
+                       scale ? "reciprocal" : "quotient", bytes, d);
+                CHECK_INT((long long)d, 0);
+            }
+        }
+    }
+    printf("all 2^24 triples: %zu bytes compared, %zu differ\n", compared, differ);
+    free(src);
+    free(tmp);
+    free(want);
+    free(got);
+    free(params);
+}
+
+int main(int argc, char **argv)
+{
+    const char *why = NULL;
+    if (detfeed_cuda_device_count(&why) == 0) {
+        printf("test_cuda_kernel: skipped: %s\n", why);
+        return 77;
+    }
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
+        printf("device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
+    test_captured();
+    test_tables();
+    if (argc < 2 || strcmp(argv[1], "--captured") != 0)
+        test_all_triples();
+    return tu_finish("test_cuda_kernel");
+}
