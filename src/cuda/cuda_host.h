@@ -51,6 +51,9 @@ int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot, const void *hos
  * submitted on `consumer` so far is done. */
 int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot, void *consumer);
 
+/* Waits for everything submitted (a new epoch refills every slot). */
+int detfeed__cuda_route_sync(detfeed__cuda_route *r);
+
 /* Copies `bytes` of slot's output to host memory `dst`, once it is ready. */
 int detfeed__cuda_route_to_host(detfeed__cuda_route *r, int slot, void *dst,
                                 size_t bytes);

@@ -208,6 +208,18 @@ extern "C" int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot,
     return e == cudaSuccess ? DETFEED_OK : failed(r, e);
 }
 
+extern "C" int detfeed__cuda_route_sync(detfeed__cuda_route *r)
+{
+    device_scope d;
+    cudaError_t e = enter(r, &d);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(r->stream);
+    leave(&d);
+    for (int i = 0; i < r->slots; i++)
+        r->slot[i].submitted = false;
+    return e == cudaSuccess ? DETFEED_OK : failed(r, e);
+}
+
 extern "C" int detfeed__cuda_route_to_host(detfeed__cuda_route *r, int slot, void *dst,
                                            size_t bytes)
 {

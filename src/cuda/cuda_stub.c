@@ -73,6 +73,12 @@ int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot, void *consumer
     return DETFEED_ENOTSUPPORTED;
 }
 
+int detfeed__cuda_route_sync(detfeed__cuda_route *r)
+{
+    (void)r;
+    return DETFEED_ENOTSUPPORTED;
+}
+
 int detfeed__cuda_route_to_host(detfeed__cuda_route *r, int slot, void *dst,
                                 size_t bytes)
 {

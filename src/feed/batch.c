@@ -371,6 +371,11 @@ int detfeed_loader_start(detfeed_loader *l, uint32_t epoch)
                              "out of memory for %d batch slots", l->prefetch);
     detfeed__batches *b = l->batches;
     detfeed__ring_stop(b->ring);
+    /* Batches still held from an earlier epoch: their copies must be done
+     * before the workers refill the slots. */
+    if (b->route && detfeed__cuda_route_sync(b->route) != DETFEED_OK)
+        return detfeed__fail(&l->msg, DETFEED_ECUDA, "CUDA: %s",
+                             detfeed__cuda_route_error(b->route));
     size_t n = detfeed_dataset_size(l->ds);
     if (l->augment)
         detfeed_epoch_order(l->seed, epoch, n, b->epoch_order);

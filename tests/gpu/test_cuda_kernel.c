@@ -44,11 +44,14 @@ static int run_kernel(const uint8_t *src, int n, int w, int h, const uint8_t *pa
     if (cudaMalloc((void **)&d.src, px * 3) == cudaSuccess &&
         cudaMalloc(&d.dst, px * 3 * esize) == cudaSuccess &&
         (params == NULL ||
-         cudaMalloc((void **)&d.params, (size_t)n * DETFEED_CUDA_PARAM_STRIDE) == cudaSuccess) &&
+         cudaMalloc((void **)&d.params, (size_t)n * DETFEED_CUDA_PARAM_STRIDE) ==
+             cudaSuccess) &&
         cudaMemcpy(d.src, src, px * 3, cudaMemcpyHostToDevice) == cudaSuccess &&
-        (params == NULL || cudaMemcpy(d.params, params, (size_t)n * DETFEED_CUDA_PARAM_STRIDE,
-                                      cudaMemcpyHostToDevice) == cudaSuccess)) {
-        rc = detfeed_cuda_color_convert(d.src, n, w, h, d.params, d.dst, dt, scale, NULL);
+        (params == NULL ||
+         cudaMemcpy(d.params, params, (size_t)n * DETFEED_CUDA_PARAM_STRIDE,
+                    cudaMemcpyHostToDevice) == cudaSuccess)) {
+        rc = detfeed_cuda_color_convert(d.src, n, w, h, d.params, d.dst, dt, scale,
+                                        NULL);
         if (rc == DETFEED_OK && (cudaDeviceSynchronize() != cudaSuccess ||
                                  cudaMemcpy(out, d.dst, px * 3 * esize,
                                             cudaMemcpyDeviceToHost) != cudaSuccess))
@@ -123,7 +126,8 @@ static void test_tables(void)
     for (int dt = DETFEED_DTYPE_U8; dt <= DETFEED_DTYPE_BF16; dt++) {
         uint8_t table[256 * 4], out[256 * 3 * 4];
         size_t es = detfeed_dtype_size((detfeed_dtype)dt);
-        CHECK_INT(detfeed_dtype_table((detfeed_dtype)dt, DETFEED_SCALE_QUOTIENT, table), 0);
+        CHECK_INT(detfeed_dtype_table((detfeed_dtype)dt, DETFEED_SCALE_QUOTIENT, table),
+                  0);
         CHECK_INT(run_kernel(img, 1, 256, 1, NULL, out, (detfeed_dtype)dt,
                              DETFEED_SCALE_QUOTIENT),
                   0);
@@ -168,13 +172,13 @@ static size_t count_diff(const uint8_t *a, const uint8_t *b, size_t n)
 static void test_all_triples(void)
 {
     static const double gains[][3] = {
-        {0, 0, 0},                 /* colour with identity tables: not a no-op */
-        {0.01, -0.3, 0.2},         /* the captured case */
-        {0.015, 0.7, 0.4},         /* Ultralytics' default maxima */
-        {-0.015, -0.7, -0.4},      /* and minima */
-        {0.0149, 0.0, 0.0},        /* hue wraps past 179 */
-        {-0.0149, 0.0, 0.0},       /* hue wraps below 0 */
-        {0.5, -1.0, 1.0},          /* extremes */
+        {0, 0, 0},            /* colour with identity tables: not a no-op */
+        {0.01, -0.3, 0.2},    /* the captured case */
+        {0.015, 0.7, 0.4},    /* Ultralytics' default maxima */
+        {-0.015, -0.7, -0.4}, /* and minima */
+        {0.0149, 0.0, 0.0},   /* hue wraps past 179 */
+        {-0.0149, 0.0, 0.0},  /* hue wraps below 0 */
+        {0.5, -1.0, 1.0},     /* extremes */
         {-0.5, 1.0, -1.0},
         {0.9999, 3.0, -0.999},
     };
@@ -208,7 +212,8 @@ static void test_all_triples(void)
                 compared += bytes;
                 differ += d;
                 if (gi < ng)
-                    printf("gains (%g, %g, %g)", gains[gi][0], gains[gi][1], gains[gi][2]);
+                    printf("gains (%g, %g, %g)", gains[gi][0], gains[gi][1],
+                           gains[gi][2]);
                 else
                     printf("per-image gains   ");
                 printf(" %-4s %-10s: %zu bytes compared, %zu differ\n",

@@ -50,7 +50,8 @@ static void check_route(const detfeed_loader *l, int have_device, detfeed_dtype 
 }
 
 /* Compares one batch of `a` (the reference, host output) with `b`. */
-static void compare_batch(const detfeed_batch *a, const detfeed_batch *b, int have_device)
+static void compare_batch(const detfeed_batch *a, const detfeed_batch *b,
+                          int have_device)
 {
     size_t na, nb;
     const void *ha = detfeed_batch_images(a, &na);
@@ -77,8 +78,10 @@ static void compare_batch(const detfeed_batch *a, const detfeed_batch *b, int ha
 static void compare_epochs(const char *data, int have_device, detfeed_dtype dt,
                            int augment)
 {
-    detfeed_loader *ref = make(data, DETFEED_OUTPUT_HOST, DETFEED_ROUTE_WORKER, dt, augment);
-    detfeed_loader *dev = make(data, DETFEED_OUTPUT_CUDA, DETFEED_ROUTE_DEVICE, dt, augment);
+    detfeed_loader *ref =
+        make(data, DETFEED_OUTPUT_HOST, DETFEED_ROUTE_WORKER, dt, augment);
+    detfeed_loader *dev =
+        make(data, DETFEED_OUTPUT_CUDA, DETFEED_ROUTE_DEVICE, dt, augment);
     CHECK_INT(detfeed_loader_route(dev, NULL, NULL, NULL), DETFEED_EBADSTATE);
     for (uint32_t e = 0; e < 2; e++) {
         CHECK_INT(detfeed_loader_start(ref, e), 0);
@@ -114,7 +117,8 @@ static void check_settings(const char *data)
     CHECK_INT(detfeed_loader_create(&l, 0), 0);
     CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_OUTPUT, 2), DETFEED_EINVAL);
     CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_COLOR, -1), DETFEED_EINVAL);
-    CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_CUDA_DEVICE, -1), DETFEED_EINVAL);
+    CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_CUDA_DEVICE, -1),
+              DETFEED_EINVAL);
     CHECK_INT(detfeed_loader_set_cuda_stream(NULL, NULL), DETFEED_EINVAL);
     CHECK_INT(detfeed_loader_device_bytes(l), 0);
     detfeed_loader_destroy(l);
@@ -146,15 +150,16 @@ int main(void)
 {
     const char *why = NULL;
     int have_device = detfeed_cuda_device_count(&why) > 0;
-    printf("test_route: %s\n", have_device ? "a CUDA device is present: the kernel's route"
-                                           : why);
+    printf("test_route: %s\n",
+           have_device ? "a CUDA device is present: the kernel's route" : why);
     const char *root = getenv("DETFEED_TEST_DATA");
     char data[4096];
     if (root)
         snprintf(data, sizeof data, "%s/coco8/coco8.yaml", root);
     check_settings(root ? data : NULL);
     if (root == NULL) {
-        printf("test_route: DETFEED_TEST_DATA not set; the batch comparison is skipped\n");
+        printf(
+            "test_route: DETFEED_TEST_DATA not set; the batch comparison is skipped\n");
         return tu_finish("test_route");
     }
     for (int dt = DETFEED_DTYPE_U8; dt <= DETFEED_DTYPE_BF16; dt++)

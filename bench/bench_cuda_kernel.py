@@ -1,0 +1,153 @@
+"""The device route's kernel (detfeed_cuda_color_convert) at 640x640 on the
+GPU, against the device's measured copy bandwidth and, in the same run,
+against the PyTorch float HSV expressions that do the same work (the obvious
+way to defer colour to the GPU: uint8 BGR in, colour, NCHW RGB float out).
+
+    python3 bench/bench_cuda_kernel.py --lib build/libdetfeed.so [--out bench/results]
+
+Timing: CUDA events around each launch after a warm-up, medians; also the
+mean of a back-to-back run of launches (launch overhead amortised). Bytes
+counted per pixel: 3 read, 3 x dtype size written (the parameters, 1 KiB per
+image, are left out). Copy bandwidth: device-to-device copy of 2 GiB,
+counted as bytes read plus bytes written.
+"""
+import argparse
+import ctypes
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import finish, machine_info, median  # noqa: E402
+
+DTYPES = {"u8": (0, torch.uint8), "f32": (1, torch.float32), "f16": (2, torch.float16),
+          "bf16": (3, torch.bfloat16)}
+PARAM_STRIDE, PARAM_FLAG = 1024, 768
+
+
+def event_times(fn, warmup, runs):
+    """Milliseconds of each of `runs` calls of fn, timed with CUDA events."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return times
+
+
+def back_to_back(fn, n):
+    """Mean milliseconds per call over n calls in a row."""
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn()
+    a.record()
+    for _ in range(n):
+        fn()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b) / n
+
+
+def copy_bandwidth(runs):
+    x = torch.empty(1 << 31, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    ms = median(event_times(lambda: y.copy_(x), 3, runs))
+    return 2 * x.numel() / (ms * 1e-3) / 1e9
+
+
+def torch_hsv(img, gains):
+    """Float HSV jitter on a B x H x W x 3 uint8 BGR batch: to float, BGR->HSV,
+    gains, HSV->RGB, NCHW float32 (what a PyTorch user would write)."""
+    x = img.permute(0, 3, 1, 2).float() / 255
+    b, g, r = x[:, 0], x[:, 1], x[:, 2]
+    mx, _ = x.max(1)
+    mn, _ = x.min(1)
+    d = mx - mn
+    dz = torch.where(d == 0, torch.ones_like(d), d)
+    h = torch.where(mx == r, (g - b) / dz % 6, torch.where(mx == g, (b - r) / dz + 2,
+                                                          (r - g) / dz + 4)) / 6
+    h = torch.where(d == 0, torch.zeros_like(h), h)
+    s = torch.where(mx == 0, torch.zeros_like(d), d / torch.where(mx == 0, torch.ones_like(mx), mx))
+    gh, gs, gv = gains[:, 0, None, None], gains[:, 1, None, None], gains[:, 2, None, None]
+    h = (h + gh) % 1
+    s = (s * (1 + gs)).clamp(0, 1)
+    v = (mx * (1 + gv)).clamp(0, 1)
+    out = []
+    for n in (5, 3, 1):  # R, G, B
+        k = (n + h * 6) % 6
+        out.append(v - v * s * torch.clamp(torch.minimum(k, 4 - k), 0, 1))
+    return torch.stack(out, 1).contiguous()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--lib", required=True, help="path to libdetfeed.so")
+    ap.add_argument("--size", type=int, default=640)
+    ap.add_argument("--batches", default="8,64")
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--out", help="folder for the JSON result")
+    a = ap.parse_args()
+    lib = ctypes.CDLL(a.lib)
+    lib.detfeed_cuda_color_convert.argtypes = [
+        ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+        ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+    lib.detfeed_hsv_lut.argtypes = [ctypes.c_double] * 3 + [ctypes.c_void_p]
+    torch.manual_seed(0)
+    bw = copy_bandwidth(20)
+    print(f"device copy bandwidth: {bw:.0f} GB/s (read + write)")
+    s = a.size
+    rows = []
+    for B in [int(x) for x in a.batches.split(",")]:
+        img = torch.randint(0, 256, (B, s, s, 3), dtype=torch.uint8, device="cuda")
+        gains = (torch.rand(B, 3, dtype=torch.float64) * 2 - 1) * torch.tensor(
+            [0.015, 0.7, 0.4], dtype=torch.float64)
+        params = torch.zeros(B, PARAM_STRIDE, dtype=torch.uint8)
+        for i in range(B):
+            lib.detfeed_hsv_lut(*[float(g) for g in gains[i]], params[i].data_ptr())
+            params[i, PARAM_FLAG] = 1
+        params = params.cuda()
+        stream = torch.cuda.current_stream().cuda_stream
+        for name, (code, tdt) in DTYPES.items():
+            out = torch.empty(B, 3, s, s, dtype=tdt, device="cuda")
+
+            def run():
+                rc = lib.detfeed_cuda_color_convert(img.data_ptr(), B, s, s, params.data_ptr(),
+                                                    out.data_ptr(), code, 0, stream)
+                assert rc == 0, rc
+
+            times = event_times(run, 10, a.runs)
+            ms, b2b = median(times), back_to_back(run, a.runs)
+            nbytes = B * s * s * (3 + 3 * out.element_size())
+            row = {"batch": B, "dtype": name, "kernel_ms_median": ms, "kernel_ms_min": min(times),
+                   "kernel_ms_max": max(times), "kernel_ms_back_to_back": b2b,
+                   "bytes": nbytes, "gb_per_s": nbytes / (b2b * 1e-3) / 1e9,
+                   "share_of_copy_bandwidth": nbytes / (b2b * 1e-3) / 1e9 / bw}
+            if name == "f32":
+                g = gains.to("cuda", torch.float32)
+                tt = event_times(lambda: torch_hsv(img, g), 5, max(10, a.runs // 5))
+                row["torch_float_hsv_ms_median"] = median(tt)
+                row["speedup_vs_torch"] = median(tt) / ms
+            rows.append(row)
+            print(f"batch {B:3d} {name:4s}: {ms * 1e3:7.1f} us/launch (events), "
+                  f"{b2b * 1e3:7.1f} us back to back, {row['gb_per_s']:6.0f} GB/s = "
+                  f"{100 * row['share_of_copy_bandwidth']:.0f}% of copy"
+                  + (f"; torch float HSV {row['torch_float_hsv_ms_median'] * 1e3:.0f} us "
+                     f"({row['speedup_vs_torch']:.0f}x)" if name == "f32" else ""))
+    res = {"bench": "cuda_kernel", "size": s, "copy_gb_per_s": bw, "rows": rows,
+           "machine": machine_info({"gpu": torch.cuda.get_device_name(0),
+                                    "torch": torch.__version__,
+                                    "cuda": torch.version.cuda,
+                                    "input": "uniform random uint8 BGR (worst case for "
+                                             "the table reads)",
+                                    "command": "python3 bench/bench_cuda_kernel.py --lib "
+                                               "build/libdetfeed.so --out bench/results"})}
+    finish(res, a.out, "cuda-kernel")
+
+
+if __name__ == "__main__":
+    main()
