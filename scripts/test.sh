@@ -14,7 +14,7 @@ scripts/deps.sh test
 jobs=$(nproc)
 
 echo "== format"
-files=$(git ls-files 'include/*.h' 'src/*.c' 'src/*.h' 'tools/*.c' 'tools/*.h' 'tests/*.c' 'tests/*.h' | grep -v hsv_tables.h)
+files=$(git ls-files 'include/*.h' 'src/*.c' 'src/*.h' 'src/*.cu' 'tools/*.c' 'tools/*.h' 'tests/*.c' 'tests/*.h' | grep -v hsv_tables.h)
 clang-format --dry-run -Werror $files
 
 echo "== release build, -Werror"

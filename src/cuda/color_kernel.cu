@@ -42,13 +42,15 @@ template <typename T> struct block_tables {
 };
 
 /* The consumer's value of code c: the host-built table (DESIGN §2.1). */
-template <typename T> __device__ __forceinline__ T out_value(const dtype_table &tab, int c)
+template <typename T>
+__device__ __forceinline__ T out_value(const dtype_table &tab, int c)
 {
     return (T)tab.v[c];
 }
 
 template <typename T>
-__device__ void tables_init(block_tables<T> *t, const dtype_table &tab, const uint8_t *lut)
+__device__ void tables_init(block_tables<T> *t, const dtype_table &tab,
+                            const uint8_t *lut)
 {
     int i = threadIdx.x;
     t->out[i] = out_value<T>(tab, i);
@@ -79,7 +81,8 @@ __device__ __forceinline__ void store4(uint32_t *d, uint32_t a, uint32_t b, uint
 __device__ __forceinline__ void store4(uint16_t *d, uint16_t a, uint16_t b, uint16_t c,
                                        uint16_t e)
 {
-    *reinterpret_cast<uint2 *>(d) = make_uint2(a | (uint32_t)b << 16, c | (uint32_t)e << 16);
+    *reinterpret_cast<uint2 *>(d) =
+        make_uint2(a | (uint32_t)b << 16, c | (uint32_t)e << 16);
 }
 __device__ __forceinline__ void store4(uint8_t *d, uint8_t a, uint8_t b, uint8_t c,
                                        uint8_t e)
@@ -151,8 +154,8 @@ static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *
     return cudaGetLastError();
 }
 
-extern "C" int detfeed_cuda_color_convert(const uint8_t *src, int n, int width, int height,
-                                          const uint8_t *params, void *dst,
+extern "C" int detfeed_cuda_color_convert(const uint8_t *src, int n, int width,
+                                          int height, const uint8_t *params, void *dst,
                                           detfeed_dtype dtype, detfeed_scale scale,
                                           void *stream)
 {

@@ -7,7 +7,10 @@
 
 #include <cuda_runtime.h>
 
-extern "C" int detfeed_cuda_built(void) { return 1; }
+extern "C" int detfeed_cuda_built(void)
+{
+    return 1;
+}
 
 extern "C" int detfeed_cuda_device_count(const char **why)
 {
@@ -16,11 +19,10 @@ extern "C" int detfeed_cuda_device_count(const char **why)
     if (e != cudaSuccess) {
         (void)cudaGetLastError(); /* clear the sticky error */
         if (why)
-            *why = e == cudaErrorNoDevice
-                       ? "no CUDA device found"
-                       : e == cudaErrorInsufficientDriver
-                             ? "the CUDA driver is missing or too old"
-                             : "the CUDA runtime could not be initialised";
+            *why = e == cudaErrorNoDevice ? "no CUDA device found"
+                   : e == cudaErrorInsufficientDriver
+                       ? "the CUDA driver is missing or too old"
+                       : "the CUDA runtime could not be initialised";
         return 0;
     }
     if (n == 0 && why)

@@ -111,8 +111,8 @@ static bool device_ok(int device, const char **why)
     return true;
 }
 
-extern "C" int detfeed__cuda_route_create(detfeed__cuda_route **out, int device, int slots,
-                                          size_t in_bytes, size_t out_bytes,
+extern "C" int detfeed__cuda_route_create(detfeed__cuda_route **out, int device,
+                                          int slots, size_t in_bytes, size_t out_bytes,
                                           const char **why)
 {
     *out = nullptr;
@@ -154,8 +154,8 @@ extern "C" int detfeed__cuda_route_create(detfeed__cuda_route **out, int device,
 extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
                                           const void *host, size_t bytes, int capacity,
                                           int n, int h, int w, detfeed_dtype dtype,
-                                          detfeed_scale scale, void *consumer, void **dev,
-                                          void **ready)
+                                          detfeed_scale scale, void *consumer,
+                                          void **dev, void **ready)
 {
     size_t params = (size_t)capacity * DETFEED_CUDA_PARAM_STRIDE;
     if (slot < 0 || slot >= r->slots || bytes > r->in_bytes || bytes < params)
