@@ -5,8 +5,11 @@ way to defer colour to the GPU: uint8 BGR in, colour, NCHW RGB float out).
 
     python3 bench/bench_cuda_kernel.py --lib build/libdetfeed.so [--out bench/results]
 
-Timing: CUDA events around each launch after a warm-up, medians; also the
-mean of a back-to-back run of launches (launch overhead amortised). Bytes
+Timing: CUDA events around each launch after a warm-up, medians, with the
+GPU kept busy (torch.cuda._sleep) while the events and the launch are
+queued, so that the host's launch overhead is not counted; also the mean of
+a back-to-back run of launches. Inputs: uniform random bytes (the worst case
+for the kernel's table reads) and, with --images, real photos letterboxed. Bytes
 counted per pixel: 3 read, 3 x dtype size written (the parameters, 1 KiB per
 image, are left out). Copy bandwidth: device-to-device copy of 2 GiB,
 counted as bytes read plus bytes written.
@@ -33,6 +36,7 @@ def event_times(fn, warmup, runs):
     times = []
     for _ in range(runs):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(2_000_000)  # about 1 ms: the launch is queued meanwhile
         a.record()
         fn()
         b.record()
@@ -84,12 +88,23 @@ def torch_hsv(img, gains):
     return torch.stack(out, 1).contiguous()
 
 
+def load_photos(folder, size):
+    """The folder's images, letterboxed to size x size, as one uint8 tensor."""
+    import cv2
+    import numpy as np
+    from bench_util import letterbox
+    names = sorted(f for f in os.listdir(folder) if f.lower().endswith((".jpg", ".png")))
+    imgs = [letterbox(cv2, np, cv2.imread(os.path.join(folder, f)), size) for f in names[:64]]
+    return torch.from_numpy(np.stack(imgs))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lib", required=True, help="path to libdetfeed.so")
     ap.add_argument("--size", type=int, default=640)
     ap.add_argument("--batches", default="8,64")
     ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--images", help="a folder of photos for the real-image rows")
     ap.add_argument("--out", help="folder for the JSON result")
     a = ap.parse_args()
     lib = ctypes.CDLL(a.lib)
@@ -102,8 +117,14 @@ def main():
     print(f"device copy bandwidth: {bw:.0f} GB/s (read + write)")
     s = a.size
     rows = []
-    for B in [int(x) for x in a.batches.split(",")]:
-        img = torch.randint(0, 256, (B, s, s, 3), dtype=torch.uint8, device="cuda")
+    photos = load_photos(a.images, s) if a.images else None
+    inputs = [(B, kind) for B in [int(x) for x in a.batches.split(",")]
+              for kind in (["random", "photos"] if photos is not None else ["random"])]
+    for B, kind in inputs:
+        if kind == "random":
+            img = torch.randint(0, 256, (B, s, s, 3), dtype=torch.uint8, device="cuda")
+        else:
+            img = photos[torch.arange(B) % len(photos)].contiguous().cuda()
         gains = (torch.rand(B, 3, dtype=torch.float64) * 2 - 1) * torch.tensor(
             [0.015, 0.7, 0.4], dtype=torch.float64)
         params = torch.zeros(B, PARAM_STRIDE, dtype=torch.uint8)
@@ -123,7 +144,7 @@ def main():
             times = event_times(run, 10, a.runs)
             ms, b2b = median(times), back_to_back(run, a.runs)
             nbytes = B * s * s * (3 + 3 * out.element_size())
-            row = {"batch": B, "dtype": name, "kernel_ms_median": ms, "kernel_ms_min": min(times),
+            row = {"batch": B, "input": kind, "dtype": name, "kernel_ms_median": ms, "kernel_ms_min": min(times),
                    "kernel_ms_max": max(times), "kernel_ms_back_to_back": b2b,
                    "bytes": nbytes, "gb_per_s": nbytes / (b2b * 1e-3) / 1e9,
                    "share_of_copy_bandwidth": nbytes / (b2b * 1e-3) / 1e9 / bw}
@@ -133,7 +154,7 @@ def main():
                 row["torch_float_hsv_ms_median"] = median(tt)
                 row["speedup_vs_torch"] = median(tt) / ms
             rows.append(row)
-            print(f"batch {B:3d} {name:4s}: {ms * 1e3:7.1f} us/launch (events), "
+            print(f"batch {B:3d} {kind:6s} {name:4s}: {ms * 1e3:7.1f} us/launch (events), "
                   f"{b2b * 1e3:7.1f} us back to back, {row['gb_per_s']:6.0f} GB/s = "
                   f"{100 * row['share_of_copy_bandwidth']:.0f}% of copy"
                   + (f"; torch float HSV {row['torch_float_hsv_ms_median'] * 1e3:.0f} us "
@@ -142,10 +163,10 @@ def main():
            "machine": machine_info({"gpu": torch.cuda.get_device_name(0),
                                     "torch": torch.__version__,
                                     "cuda": torch.version.cuda,
-                                    "input": "uniform random uint8 BGR (worst case for "
-                                             "the table reads)",
                                     "command": "python3 bench/bench_cuda_kernel.py --lib "
-                                               "build/libdetfeed.so --out bench/results"})}
+                                               "build/libdetfeed.so --images "
+                                               "DATA/coco128/images/train2017 "
+                                               "--out bench/results"})}
     finish(res, a.out, "cuda-kernel")
 
 

@@ -66,6 +66,7 @@ PY
 
 note "kernel benchmark"
 python3 "$top/bench/bench_cuda_kernel.py" --lib "$build/libdetfeed.so" --out "$out" \
+  --images "$data/coco128/images/train2017" \
   2>&1 | grep -v '^ \|^{\|^}' | tee -a "$out/summary.txt"
 
 note "loader benchmark (taskset -c 0-3, 4 workers, f32, RAM cache)"

@@ -17,8 +17,15 @@ echo "== format"
 files=$(git ls-files 'include/*.h' 'src/*.c' 'src/*.h' 'src/*.cu' 'tools/*.c' 'tools/*.h' 'tests/*.c' 'tests/*.h' | grep -v hsv_tables.h)
 clang-format --dry-run -Werror $files
 
-echo "== release build, -Werror"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDETFEED_WERROR=ON >/dev/null
+# nvcc where the CUDA toolkit puts it, when it is not on PATH already.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+cuda=OFF
+command -v nvcc >/dev/null && cuda=ON
+
+echo "== release build, -Werror, CUDA part $cuda"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDETFEED_WERROR=ON -DDETFEED_CUDA=$cuda >/dev/null
 cmake --build build -j"$jobs" >/dev/null
 (cd build && ctest -j"$jobs" --output-on-failure)
 
@@ -31,8 +38,8 @@ cmake --build build-asan -j"$jobs" >/dev/null
 echo "== TSan build (threaded tests)"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_WERROR=ON \
   -DDETFEED_SANITIZE=thread -DDETFEED_CUDA=OFF >/dev/null
-cmake --build build-tsan -j"$jobs" --target test_cache test_determinism test_ring test_batches >/dev/null
-(cd build-tsan && ctest --output-on-failure -R 'test_cache|test_determinism|test_ring|test_batches')
+cmake --build build-tsan -j"$jobs" --target test_cache test_determinism test_ring test_batches test_route >/dev/null
+(cd build-tsan && ctest --output-on-failure -R 'test_cache|test_determinism|test_ring|test_batches|test_route')
 
 echo "== libFuzzer targets (clang, ASan+UBSan)"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_FUZZ=ON \

@@ -132,11 +132,12 @@ __global__ void __launch_bounds__(256)
     }
 }
 
-/* Blocks per image: enough for about eight per multiprocessor over the
- * batch, no more than the image has 1024-pixel pieces. */
-static unsigned blocks_per_image(int n, int64_t hw, int sms)
+/* Blocks per image: the batch shares one full wave of resident blocks
+ * (`slots` over the device), each image at least one block and no more than
+ * it has 1024-pixel pieces; the blocks then stride over their image. */
+static unsigned blocks_per_image(int n, int64_t hw, int64_t slots)
 {
-    int64_t want = ((int64_t)sms * 8 + n - 1) / n;
+    int64_t want = slots / n;
     int64_t most = (hw + 1023) / 1024;
     int64_t k = want < most ? want : most;
     return (unsigned)(k < 1 ? 1 : k > 65535 ? 65535 : k);
@@ -146,10 +147,17 @@ template <typename T>
 static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *params,
                           void *dst, const dtype_table &tab, cudaStream_t stream)
 {
-    int dev = 0, sms = 132;
-    if (cudaGetDevice(&dev) == cudaSuccess)
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    dim3 grid(blocks_per_image(n, hw, sms), (unsigned)n);
+    int dev = 0, sms = 1, per_sm = 1;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e == cudaSuccess)
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, colour_convert<T>,
+                                                          256, 0);
+    if (e != cudaSuccess)
+        return e;
+    dim3 grid(blocks_per_image(n, hw, (int64_t)sms * (per_sm > 0 ? per_sm : 1)),
+              (unsigned)n);
     colour_convert<T><<<grid, 256, 0, stream>>>(src, params, (T *)dst, hw, tab);
     return cudaGetLastError();
 }
