@@ -38,6 +38,17 @@ if [ -d "$build/mutants" ]; then
   bash "$top/tests/mutation/run_cuda.sh" run "$build/mutants" 2>&1 | grep -v "^captured\|^f32\|^device\|passed" | tee -a "$out/summary.txt" || status=1
 fi
 
+if command -v compute-sanitizer >/dev/null; then
+  note "compute-sanitizer: memcheck (test_route), racecheck and synccheck (captured)"
+  for t in "memcheck $build/tests/test_route" \
+           "racecheck $build/tests/test_cuda_kernel --captured" \
+           "synccheck $build/tests/test_cuda_kernel --captured"; do
+    set -- $t
+    DETFEED_TEST_DATA=$data compute-sanitizer --tool "$@" >"$out/sanitizer-$1.log" 2>&1 || status=1
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer-$1.log" | sed "s/^/$1: /" | tee -a "$out/summary.txt"
+  done
+fi
+
 note "replay digests"
 for b in 8 16; do
   for dt in f32 bf16; do
