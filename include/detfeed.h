@@ -730,6 +730,12 @@ DETFEED_API int detfeed_loader_set_int(detfeed_loader *loader,
                                        detfeed_loader_param param, int64_t value);
 DETFEED_API int detfeed_loader_set_float(detfeed_loader *loader,
                                          detfeed_loader_param param, double value);
+/* The setting named `name` (the enum's name in lower case without the
+ * prefix, e.g. "imgsz", "cuda_device", "hsv_h": Ultralytics' names for the
+ * hyperparameters) into *out; DETFEED_EINVAL when there is none. Settings
+ * from DETFEED_LOADER_HSV_H (100) on are floats, the others integers. */
+DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out);
+
 /* The dataset's split to read ("train" by default) and its policy for bad
  * samples (see detfeed_dataset). */
 DETFEED_API int detfeed_loader_set_split(detfeed_loader *loader, const char *split);

@@ -8,28 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct hyp_name {
-    const char *name;
-    detfeed_loader_param param;
-} hyp_name;
-
-static const hyp_name hyps[] = {
-    {"hsv_h", DETFEED_LOADER_HSV_H},
-    {"hsv_s", DETFEED_LOADER_HSV_S},
-    {"hsv_v", DETFEED_LOADER_HSV_V},
-    {"degrees", DETFEED_LOADER_DEGREES},
-    {"translate", DETFEED_LOADER_TRANSLATE},
-    {"scale", DETFEED_LOADER_SCALE},
-    {"shear", DETFEED_LOADER_SHEAR},
-    {"perspective", DETFEED_LOADER_PERSPECTIVE},
-    {"flipud", DETFEED_LOADER_FLIPUD},
-    {"fliplr", DETFEED_LOADER_FLIPLR},
-    {"mosaic", DETFEED_LOADER_MOSAIC},
-    {"mixup", DETFEED_LOADER_MIXUP},
-    {"cutmix", DETFEED_LOADER_CUTMIX},
-    {"bgr", DETFEED_LOADER_BGR},
-};
-
 /* Applies "name=value,name=value" hyperparameters. */
 int cli_set_hyps(detfeed_loader *l, const char *list)
 {
@@ -44,13 +22,12 @@ int cli_set_hyps(detfeed_loader *l, const char *list)
          item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
         double v;
-        size_t k = 0, n = sizeof hyps / sizeof hyps[0];
+        detfeed_loader_param p = DETFEED_LOADER_IMGSZ;
         if (eq)
             *eq = '\0';
-        while (k < n && strcmp(hyps[k].name, item) != 0)
-            k++;
-        if (eq == NULL || k == n || !cli_parse_double(eq + 1, &v) ||
-            detfeed_loader_set_float(l, hyps[k].param, v) != DETFEED_OK) {
+        if (eq == NULL || detfeed_loader_param_parse(item, &p) != DETFEED_OK ||
+            p < DETFEED_LOADER_HSV_H || !cli_parse_double(eq + 1, &v) ||
+            detfeed_loader_set_float(l, p, v) != DETFEED_OK) {
             cli_error(
                 "--set: '%s' is not NAME=VALUE with a known hyperparameter in range "
                 "(hsv_h, hsv_s, hsv_v, degrees, translate, scale, shear, perspective, "

@@ -162,6 +162,55 @@ int detfeed_loader_set_float(detfeed_loader *l, detfeed_loader_param p, double v
     return DETFEED_OK;
 }
 
+int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
+{
+    static const struct {
+        const char *name;
+        detfeed_loader_param param;
+    } names[] = {
+        {"imgsz", DETFEED_LOADER_IMGSZ},
+        {"seed", DETFEED_LOADER_SEED},
+        {"epochs", DETFEED_LOADER_EPOCHS},
+        {"close_mosaic", DETFEED_LOADER_CLOSE_MOSAIC},
+        {"cache_bytes", DETFEED_LOADER_CACHE_BYTES},
+        {"augment", DETFEED_LOADER_AUGMENT},
+        {"workers", DETFEED_LOADER_WORKERS},
+        {"batch", DETFEED_LOADER_BATCH},
+        {"prefetch", DETFEED_LOADER_PREFETCH},
+        {"rank", DETFEED_LOADER_RANK},
+        {"world_size", DETFEED_LOADER_WORLD_SIZE},
+        {"drop_last", DETFEED_LOADER_DROP_LAST},
+        {"dtype", DETFEED_LOADER_DTYPE},
+        {"value_scale", DETFEED_LOADER_VALUE_SCALE},
+        {"output", DETFEED_LOADER_OUTPUT},
+        {"color", DETFEED_LOADER_COLOR},
+        {"cuda_device", DETFEED_LOADER_CUDA_DEVICE},
+        {"hsv_h", DETFEED_LOADER_HSV_H},
+        {"hsv_s", DETFEED_LOADER_HSV_S},
+        {"hsv_v", DETFEED_LOADER_HSV_V},
+        {"degrees", DETFEED_LOADER_DEGREES},
+        {"translate", DETFEED_LOADER_TRANSLATE},
+        {"scale", DETFEED_LOADER_SCALE},
+        {"shear", DETFEED_LOADER_SHEAR},
+        {"perspective", DETFEED_LOADER_PERSPECTIVE},
+        {"flipud", DETFEED_LOADER_FLIPUD},
+        {"fliplr", DETFEED_LOADER_FLIPLR},
+        {"mosaic", DETFEED_LOADER_MOSAIC},
+        {"mixup", DETFEED_LOADER_MIXUP},
+        {"cutmix", DETFEED_LOADER_CUTMIX},
+        {"bgr", DETFEED_LOADER_BGR},
+    };
+    if (name == NULL || out == NULL)
+        return DETFEED_EINVAL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(name, names[i].name) == 0) {
+            *out = names[i].param;
+            return DETFEED_OK;
+        }
+    }
+    return DETFEED_EINVAL;
+}
+
 int detfeed_loader_set_split(detfeed_loader *l, const char *split)
 {
     if (l == NULL || split == NULL ||
