@@ -6,7 +6,10 @@
 #   3. an ASan+UBSan build, the same tests;
 #   4. a TSan build of the tests that run threads;
 #   5. a clang build of the libFuzzer targets, each fuzzing for a while
-#      (FUZZ_SECONDS, default 20) from the seed corpus.
+#      (FUZZ_SECONDS, default 20) from the seed corpus;
+#   6. the Python binding: `pip install ./python` into a virtual environment
+#      (build-py/venv, with PyTorch from PyPI for the torch.distributed run)
+#      and its pytest suite.
 # The oracle tests read ../shared/data beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,3 +49,11 @@ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_FU
   -DDETFEED_CUDA=OFF -DDETFEED_WERROR=ON -DDETFEED_FUZZ_SECONDS="${FUZZ_SECONDS:-20}" >/dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzz_labels fuzz_yaml fuzz_decode >/dev/null
 (cd build-fuzz && ctest -j"$jobs" --output-on-failure -R '^fuzz_')
+
+echo "== Python binding (pip install ./python, pytest)"
+py=build-py/venv
+[ -x "$py/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$py"
+"$py/bin/python" -c 'import torch' 2>/dev/null || "$py/bin/pip" install -q torch
+"$py/bin/pip" install -q ./python
+(cd python/tests && DETFEED_CLI="$PWD/../../build/detfeed" \
+  DETFEED_TEST_DATA="$PWD/../../../shared/data" "../../$py/bin/python" -m pytest -q .)

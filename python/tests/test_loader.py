@@ -1,0 +1,186 @@
+"""The Python binding against the C tool and its own contract.
+
+Needs the shared data (DETFEED_TEST_DATA, default ../shared/data beside the
+repository) and the `detfeed` tool (DETFEED_CLI, default build/detfeed).
+"""
+import hashlib
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import detfeed
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DATA = os.environ.get("DETFEED_TEST_DATA", os.path.join(os.path.dirname(TOP), "shared", "data"))
+CLI = os.environ.get("DETFEED_CLI", os.path.join(TOP, "build", "detfeed"))
+SETS = {"detect": "coco8/coco8.yaml", "pose": "coco8-pose/coco8-pose.yaml",
+        "segment": "coco8-seg/coco8-seg.yaml"}
+NP_DTYPES = {"uint8": np.uint8, "float32": np.float32, "float16": np.float16,
+             "bfloat16": np.uint16}
+
+
+def data(task):
+    path = os.path.join(DATA, SETS[task])
+    if not os.path.exists(path):
+        pytest.skip("no shared data at %s" % DATA)
+    return path
+
+
+def cli_digest(path, **kw):
+    """`detfeed replay ... --sha256 --json` with the same settings."""
+    if not os.path.exists(CLI):
+        pytest.skip("no detfeed tool at %s" % CLI)
+    args = [CLI, "replay", path, "--json"]
+    for k, v in kw.items():
+        args += ["--" + k.replace("_", "-"), str(v)]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def py_digest(loader, epochs, tensors="numpy"):
+    """The digest `detfeed replay` prints: per batch the images, then cls,
+    bboxes, batch_idx and keypoints as float32, in order."""
+    h, images = hashlib.sha256(), 0
+    for e in range(epochs):
+        loader.set_epoch(e)
+        for b in loader:
+            img = b["img"]
+            if tensors == "torch":
+                import torch
+                img = (img.view(torch.uint16) if img.dtype == torch.bfloat16 else img).numpy()
+            h.update(np.ascontiguousarray(img).tobytes())
+            if len(b["cls"]):
+                for k in ("cls", "bboxes", "batch_idx", "keypoints"):
+                    if k in b:
+                        h.update(np.asarray(b[k], np.float32).tobytes())
+            images += img.shape[0]
+    return h.hexdigest(), images
+
+
+@pytest.mark.parametrize("task", ["detect", "pose", "segment"])
+@pytest.mark.parametrize("dtype", ["uint8", "float32", "bfloat16"])
+def test_same_bytes_as_the_tool(task, dtype):
+    path = data(task)
+    with detfeed.Loader(path, imgsz=320, batch=3, workers=2, seed=5, epochs=2, close_mosaic=1,
+                        dtype=dtype, tensors="numpy") as loader:
+        first = next(iter(loader))
+        assert first["img"].shape == (3, 3, 320, 320)
+        assert first["img"].dtype == NP_DTYPES[dtype]
+        assert first["cls"].dtype == np.float32 and first["cls"].shape[1] == 1
+        assert first["bboxes"].shape == (len(first["cls"]), 4)
+        assert first["batch_idx"].shape == (len(first["cls"]),)
+        assert len(first["im_file"]) == len(first["ori_shape"]) == 3
+        assert all(r == (320, 320) for r in first["resized_shape"])
+        if task == "pose":
+            assert first["keypoints"].shape == (len(first["cls"]), 17, 3)
+        if task == "segment":
+            assert first["masks"].shape == (3, 80, 80) and first["masks"].dtype == np.uint8
+            assert first["masks"].max() <= len(first["cls"])
+        else:
+            assert "masks" not in first
+        digest, images = py_digest(loader, 2)
+    ref = cli_digest(path, imgsz=320, batch=3, workers=1, seed=5, epochs=2, close_mosaic=1,
+                     dtype={"uint8": "u8", "float32": "f32", "bfloat16": "bf16"}[dtype])
+    assert images == ref["images"]
+    assert digest == ref["sha256"]
+
+
+def test_validation_batches_match_the_tool():
+    path = data("detect")
+    with detfeed.Loader(path, imgsz=320, batch=2, augment=False, tensors="numpy") as loader:
+        assert loader.color == "worker"
+        digest, images = py_digest(loader, 1)
+    ref = cli_digest(path, imgsz=320, batch=2, augment=0, split="val")
+    assert (digest, images) == (ref["sha256"], ref["images"])
+
+
+def test_epochs_count_up_and_repeat_exactly():
+    path = data("detect")
+    with detfeed.Loader(path, imgsz=256, batch=2, seed=1, tensors="numpy") as loader:
+        assert len(loader) == 2 and len(loader.dataset) == 4
+        a = [b["img"].copy() for b in loader]  # epoch 0
+        b = [x["img"].copy() for x in loader]  # epoch 1
+        assert loader.epoch == 2
+        loader.set_epoch(0)
+        c = [x["img"].copy() for x in loader]
+        assert all(np.array_equal(x, y) for x, y in zip(a, c))
+        assert not all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_images_are_the_loaders_buffer_not_a_copy():
+    path = data("detect")
+    with detfeed.Loader(path, imgsz=256, batch=2, prefetch=2, tensors="numpy") as loader:
+        batches = list(loader)
+        ptrs = {b["img"].__array_interface__["data"][0] for b in batches}
+        assert len(ptrs) <= 2  # the two slots of the ring, reused
+        assert all(not b["img"].flags.owndata for b in batches)
+
+
+def test_errors_carry_the_library_message():
+    with pytest.raises(detfeed.DetfeedError, match="nowhere.yaml") as e:
+        detfeed.Loader("/nowhere.yaml")
+    assert e.value.status < 0
+    path = data("detect")
+    with pytest.raises(TypeError, match="hsv_q"):
+        detfeed.Loader(path, hsv_q=0.1)
+    with pytest.raises(ValueError, match="hsv_h"):
+        detfeed.Loader(path, hsv_h=-1)
+    with pytest.raises(ValueError, match="imgsz"):
+        detfeed.Loader(path, imgsz=100)
+    with pytest.raises(ValueError):
+        detfeed.Loader(path, dtype="int7")
+    with pytest.raises(ValueError):
+        detfeed.Loader(path, device="tpu")
+    with pytest.raises(ValueError):
+        detfeed.Loader(path, rank=2, world_size=2)
+    loader = detfeed.Loader(path, imgsz=64, batch=2)
+    loader.close()
+    with pytest.raises(detfeed.DetfeedError, match="closed"):
+        next(iter(loader))
+
+
+def test_a_bad_image_is_a_counted_skip(tmp_path):
+    src = os.path.join(DATA, "coco8")
+    if not os.path.exists(src):
+        pytest.skip("no shared data")
+    import shutil
+    for d in ("images", "labels"):
+        shutil.copytree(os.path.join(src, d, "train"), tmp_path / d)
+    victim = sorted(os.listdir(tmp_path / "images"))[1]
+    with detfeed.Loader(str(tmp_path), imgsz=128, batch=2, mosaic=0, cache="none",
+                        tensors="numpy") as loader:
+        with open(tmp_path / "images" / victim, "r+b") as f:  # damaged after indexing
+            f.truncate(100)
+        seen = sum(b["img"].shape[0] for b in loader)
+        assert seen == 4
+        n, first = loader.skipped
+        assert n >= 1 and victim in first
+    with pytest.raises(detfeed.DetfeedError, match=victim):
+        with detfeed.Loader(str(tmp_path), imgsz=128, batch=2, mosaic=0, policy="fail") as loader:
+            list(loader)
+
+
+def test_cuda_request_without_a_device_falls_back_with_a_warning():
+    if detfeed.cuda_device_count() > 0:
+        pytest.skip("a CUDA device is present")
+    path = data("detect")
+    with pytest.warns(UserWarning, match="detfeed"):
+        loader = detfeed.Loader(path, imgsz=128, batch=2, device="cuda", color="device",
+                                tensors="numpy")
+    assert loader.device == "cpu" and loader.color == "worker" and loader.route_note
+    ref = detfeed.Loader(path, imgsz=128, batch=2, tensors="numpy")
+    assert py_digest(loader, 1) == py_digest(ref, 1)
+
+
+def test_torch_tensors_share_memory_with_the_batch():
+    torch = pytest.importorskip("torch")
+    path = data("detect")
+    with detfeed.Loader(path, imgsz=128, batch=2, dtype="bfloat16", tensors="torch") as a, \
+            detfeed.Loader(path, imgsz=128, batch=2, dtype="bfloat16", tensors="numpy") as b:
+        for x, y in zip(a, b):
+            assert isinstance(x["img"], torch.Tensor) and x["img"].dtype == torch.bfloat16
+            assert isinstance(x["cls"], torch.Tensor)
+            assert np.array_equal(x["img"].view(torch.uint16).numpy(), y["img"])
