@@ -52,9 +52,24 @@ class BuildWithLibrary(build_py):
             shutil.copyfile(path, os.path.join(dest, name))
 
 
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools < 70
+    from wheel.bdist_wheel import bdist_wheel
+
+
+class PlatformWheel(bdist_wheel):
+    """py3-none-<platform>: the package uses no Python C API (ctypes only), so
+    one wheel serves every Python 3 on the platform."""
+
+    def get_tag(self):
+        return ("py3", "none", super().get_tag()[2])
+
+
 class BinaryDistribution(Distribution):
     def has_ext_modules(self):
         return True  # the wheel carries a native library: tag it for this platform
 
 
-setup(cmdclass={"build_py": BuildWithLibrary}, distclass=BinaryDistribution)
+setup(cmdclass={"build_py": BuildWithLibrary, "bdist_wheel": PlatformWheel},
+      distclass=BinaryDistribution)

@@ -1,0 +1,156 @@
+"""One complete Ultralytics training run (training, validation, checkpoints)
+with its own loader or detfeed's, timed, with hashes of what it produced.
+
+    python3 bench/train_ultralytics.py DATA_DIR --loader detfeed --color device \\
+        --epochs 6 --batch 8 --out run.json
+
+DATA_DIR holds a dataset YAML (coco128.yaml); a copy of it with an absolute
+`path` is written beside the run, so Ultralytics reads the data in place.
+The model is built from its YAML (--model, default yolov8n.yaml: no weights
+are downloaded). Offline machines: Ultralytics' AMP check wants to download
+weights, so it is replaced by "AMP on" (what it answers on a working GPU);
+its results.csv reader needs polars, absent there, and only feeds the
+checkpoint's results summary, so it is replaced by an empty one.
+
+The JSON result: wall time of the whole fit, training steps, images/s of
+the training phases, peak allocated CUDA memory, the per-step losses, and
+sha256 hashes of the final model, optimizer and EMA state and of the loss
+history (equal hashes: equal training).
+"""
+import argparse
+import hashlib
+import io
+import json
+import os
+import re
+import sys
+import time
+
+import torch
+
+
+def dataset_yaml(data_dir, run_dir):
+    names = [f for f in os.listdir(data_dir) if f.endswith(".yaml")]
+    if len(names) != 1:
+        raise SystemExit("%s: expected one dataset YAML" % data_dir)
+    text = open(os.path.join(data_dir, names[0])).read()
+    text = re.sub(r"^path:.*$", "path: " + os.path.abspath(data_dir), text, flags=re.M)
+    text = re.sub(r"^download:.*", "", text, flags=re.M | re.S)
+    os.makedirs(run_dir, exist_ok=True)
+    out = os.path.join(run_dir, names[0])
+    with open(out, "w") as f:
+        f.write(text)
+    return out
+
+
+def state_hash(obj):
+    """sha256 of a state dict's tensors (bytes, shapes, dtypes) and values."""
+    h = hashlib.sha256()
+
+    def walk(x):
+        if isinstance(x, torch.Tensor):
+            t = x.detach().cpu().contiguous()
+            h.update(str((t.dtype, tuple(t.shape))).encode())
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        elif isinstance(x, dict):
+            for k in sorted(x, key=str):
+                h.update(str(k).encode())
+                walk(x[k])
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+        else:
+            h.update(repr(x).encode())
+
+    walk(obj)
+    return h.hexdigest()
+
+
+def offline_patches():
+    import ultralytics.engine.trainer as tr
+    tr.check_amp = lambda model: True
+    tr.BaseTrainer.read_results_csv = lambda self: {}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("data", help="a folder with the dataset and its YAML")
+    ap.add_argument("--loader", choices=["ultralytics", "detfeed"], default="detfeed")
+    ap.add_argument("--color", choices=["worker", "device"], default="device")
+    ap.add_argument("--model", default="yolov8n.yaml")
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--imgsz", type=int, default=640)
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="0", help="Ultralytics' device (default 0: GPU 0)")
+    ap.add_argument("--val", type=int, default=1, help="validate every epoch (1) or at the end (0)")
+    ap.add_argument("--project", default="/tmp/detfeed-runs")
+    ap.add_argument("--name", default="run")
+    ap.add_argument("--out", help="JSON result file")
+    a = ap.parse_args()
+    offline_patches()
+    from ultralytics import YOLO
+    run_dir = os.path.join(a.project, a.name)
+    data = dataset_yaml(a.data, run_dir + "-data")
+    steps, losses, phases = [0], [], {"train_s": 0.0, "images": 0}
+    cuda = a.device != "cpu"
+    marks = {}
+
+    def on_epoch_start(tr):
+        marks["t"] = time.perf_counter()
+        if a.loader == "detfeed":
+            import detfeed
+            assert isinstance(tr.train_loader, detfeed.Loader), type(tr.train_loader)
+
+    def on_batch_end(tr):
+        steps[0] += 1
+        losses.append([float(x) for x in tr.loss_items.values()] if isinstance(tr.loss_items, dict)
+                      else [float(x) for x in tr.loss_items])
+
+    def on_epoch_end(tr):
+        if cuda:
+            torch.cuda.synchronize()
+        phases["train_s"] += time.perf_counter() - marks["t"]
+        phases["images"] += len(tr.train_loader.dataset)
+
+    kw = dict(data=data, epochs=a.epochs, imgsz=a.imgsz, batch=a.batch, workers=a.workers,
+              seed=a.seed, deterministic=True, cache="ram", plots=False, val=bool(a.val),
+              project=a.project, name=a.name, exist_ok=True, verbose=False, device=a.device)
+    if a.loader == "detfeed":
+        import detfeed.ultralytics
+        kw["trainer"] = detfeed.ultralytics.trainer(color=a.color)
+    model = YOLO(a.model)
+    model.add_callback("on_train_epoch_start", on_epoch_start)
+    model.add_callback("on_train_batch_end", on_batch_end)
+    model.add_callback("on_train_epoch_end", on_epoch_end)
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    model.train(**kw)
+    wall = time.perf_counter() - t0
+    tr = model.trainer
+    last = torch.load(os.path.join(str(tr.save_dir), "weights", "last.pt"), weights_only=False)
+    res = {
+        "loader": a.loader, "color": a.color if a.loader == "detfeed" else None,
+        "model": a.model, "epochs": a.epochs, "batch": a.batch, "imgsz": a.imgsz,
+        "workers": a.workers, "wall_s": wall, "steps": steps[0],
+        "train_images_per_s": phases["images"] / phases["train_s"] if phases["train_s"] else None,
+        "peak_cuda_allocated_mib": torch.cuda.max_memory_allocated() / 2**20 if cuda else None,
+        "final_loss": losses[-1] if losses else None,
+        "hash_model": state_hash(tr.model.state_dict()),
+        "hash_optimizer": state_hash(tr.optimizer.state_dict()),
+        "hash_ema": state_hash(tr.ema.ema.state_dict()),
+        "hash_losses": hashlib.sha256(json.dumps(losses).encode()).hexdigest(),
+        "hash_last_pt_model": state_hash(last["model"].state_dict()) if last.get("model") else None,
+        "metrics": {k: float(v) for k, v in (tr.metrics or {}).items()},
+        "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0) if cuda else None,
+    }
+    print(json.dumps(res, indent=1))
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

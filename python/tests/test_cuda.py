@@ -1,0 +1,64 @@
+"""CUDA batches (skipped without a CUDA device): zero-copy tensors on the
+GPU equal, byte for byte, to the host route's, for both colour routes and
+every dtype, with the consumer on another stream than the default."""
+import pytest
+
+import detfeed
+from test_loader import data
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available() or detfeed.cuda_device_count() == 0:
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+
+def coco128():
+    path = data("detect").replace("coco8/coco8.yaml", "coco128/coco128.yaml")
+    return path
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "uint8"])
+@pytest.mark.parametrize("color", ["device", "worker"])
+def test_cuda_tensors_equal_the_host_route(dtype, color):
+    path = coco128()
+    kw = dict(imgsz=640, batch=16, workers=4, seed=11, epochs=2, close_mosaic=1, dtype=dtype)
+    side = torch.cuda.Stream()
+    ptrs, batches = set(), 0
+    with detfeed.Loader(path, device="cuda", color=color, **kw) as dev, \
+            detfeed.Loader(path, device="cpu", **kw) as host:
+        assert dev.device == "cuda:0"
+        assert dev.color == ("device" if color == "device" and dtype != "uint8" else "worker")
+        for epoch in range(2):
+            dev.set_epoch(epoch)
+            host.set_epoch(epoch)
+            with torch.cuda.stream(side):  # the consumer's current stream
+                for a, b in zip(dev, host):
+                    img = a["img"]
+                    assert img.is_cuda and img.dtype == b["img"].dtype
+                    assert img.shape == b["img"].shape and img.is_contiguous()
+                    ptrs.add(img.data_ptr())
+                    # queued on `side`, after the batch (its event) and
+                    # before the buffer's reuse (the release)
+                    got = img.view(torch.uint8).cpu() if img.dtype != torch.uint8 else img.cpu()
+                    want = b["img"].view(torch.uint8) if b["img"].dtype != torch.uint8 else b["img"]
+                    assert torch.equal(got, want)
+                    assert torch.equal(a["bboxes"], b["bboxes"])
+                    assert a["im_file"] == b["im_file"]
+                    batches += 1
+    assert batches == 2 * 8
+    assert len(ptrs) <= 4  # the loader's prefetch buffers, reused: no allocation per batch
+
+
+def test_cuda_batch_stays_valid_while_the_consumer_computes():
+    """A long kernel on the consumer's stream reads batch k while the loader
+    is asked for batch k + 1: the release must keep k's buffer until then."""
+    path = coco128()
+    with detfeed.Loader(path, imgsz=640, batch=8, workers=4, device="cuda", color="device",
+                        prefetch=2, seed=2) as dev, \
+            detfeed.Loader(path, imgsz=640, batch=8, workers=4, seed=2) as host:
+        sums = []  # of the f32 bit patterns as integers: exact in any order
+        for a in dev:
+            torch.cuda._sleep(20_000_000)  # about 10 ms of GPU time before the read
+            sums.append(a["img"].view(torch.int32).sum(dtype=torch.int64))
+        want = [b["img"].view(torch.int32).sum(dtype=torch.int64) for b in host]
+        assert len(sums) == 16
+        assert torch.equal(torch.stack(sums).cpu(), torch.stack(want))
