@@ -14,8 +14,10 @@ checkpoint's results summary, so it is replaced by an empty one.
 
 The JSON result: wall time of the whole fit, training steps, images/s of
 the training phases, peak allocated CUDA memory, the per-step losses, and
-sha256 hashes of the final model, optimizer and EMA state and of the loss
-history (equal hashes: equal training).
+sha256 hashes of the final model, optimizer and EMA state, of the loss
+history (equal hashes: equal training), and of what the model was fed (per
+training batch, exact integer sums of the float32 image bits and of the
+label arrays, taken on the GPU: equal hashes, equal inputs).
 """
 import argparse
 import hashlib
@@ -114,12 +116,29 @@ def main():
         phases["train_s"] += time.perf_counter() - marks["t"]
         phases["images"] += len(tr.train_loader.dataset)
 
+    fed = []
+
+    def recording(base):
+        class Recording(base):
+            def preprocess_batch(self, batch):
+                batch = super().preprocess_batch(batch)
+                fed.append(torch.stack([
+                    batch["img"].float().view(torch.int32).sum(dtype=torch.int64),
+                    batch["cls"].float().view(torch.int32).sum(dtype=torch.int64),
+                    batch["bboxes"].float().view(torch.int32).sum(dtype=torch.int64),
+                    batch["batch_idx"].float().view(torch.int32).sum(dtype=torch.int64)]))
+                return batch
+        return Recording
+
     kw = dict(data=data, epochs=a.epochs, imgsz=a.imgsz, batch=a.batch, workers=a.workers,
               seed=a.seed, deterministic=True, cache="ram", plots=False, val=bool(a.val),
               project=a.project, name=a.name, exist_ok=True, verbose=False, device=a.device)
     if a.loader == "detfeed":
         import detfeed.ultralytics
-        kw["trainer"] = detfeed.ultralytics.trainer(color=a.color)
+        kw["trainer"] = recording(detfeed.ultralytics.trainer(color=a.color))
+    else:
+        from ultralytics.models.yolo.detect import DetectionTrainer
+        kw["trainer"] = recording(DetectionTrainer)
     model = YOLO(a.model)
     model.add_callback("on_train_epoch_start", on_epoch_start)
     model.add_callback("on_train_batch_end", on_batch_end)
@@ -142,6 +161,9 @@ def main():
         "hash_optimizer": state_hash(tr.optimizer.state_dict()),
         "hash_ema": state_hash(tr.ema.ema.state_dict()),
         "hash_losses": hashlib.sha256(json.dumps(losses).encode()).hexdigest(),
+        "hash_inputs": hashlib.sha256(torch.stack(fed).cpu().numpy().tobytes()).hexdigest()
+        if fed else None,
+        "batches_fed": len(fed),
         "hash_last_pt_model": state_hash(last["model"].state_dict()) if last.get("model") else None,
         "metrics": {k: float(v) for k, v in (tr.metrics or {}).items()},
         "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0) if cuda else None,
