@@ -1,7 +1,7 @@
 """Summarises bench/run_fits.sh: per arm the median wall time of the fit with
 min-max, the paired reductions (c vs b, b vs a, c vs a; per pair, then the
 median), peak allocated CUDA memory, training images/s, GPU idle fraction
-(share of nvidia-smi samples at 0% utilisation, over the whole fit), and
+(1 - mean nvidia-smi utilisation over the whole fit, sampled every 100 ms), and
 whether the hashes of (b) and (c) agree.
 
     python3 bench/fits_summary.py OUT
@@ -20,7 +20,7 @@ HASHES = ("hash_model", "hash_optimizer", "hash_ema", "hash_losses", "hash_input
 
 def idle(path):
     vals = [int(x) for x in open(path).read().split() if x.strip().isdigit()]
-    return sum(v == 0 for v in vals) / len(vals) if vals else None
+    return 1 - sum(vals) / (100 * len(vals)) if vals else None
 
 
 def main():

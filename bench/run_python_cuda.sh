@@ -2,8 +2,7 @@
 # The Python binding on a machine with a CUDA device, in one go:
 #   1. its pytest suite (CUDA tensors against the host route included);
 #   2. a few hundred training steps of an Ultralytics detection-n model
-#      through detfeed.ultralytics (device colour route), and short runs of
-#      the three arms of the paired comparison (a check of the set-up).
+#      through detfeed.ultralytics (device colour route).
 #
 #   bench/run_python_cuda.sh WHEELS BUILD DATA OUT
 #
@@ -30,12 +29,4 @@ python3 "$top/bench/train_ultralytics.py" "$data/coco128" --loader detfeed --col
   --epochs 20 --batch 8 --val 0 --name steps --out "$out/steps.json" >"$out/steps.log" 2>&1 || status=1
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('steps', r['steps'], 'wall_s', round(r['wall_s'],1), 'final loss', r['final_loss'], 'metrics', r['metrics'])" "$out/steps.json" | tee -a "$out/summary.txt"
 
-echo "== set-up check of the paired arms (2 epochs each)" | tee -a "$out/summary.txt"
-for arm in "ultralytics worker" "detfeed worker" "detfeed device"; do
-  set -- $arm
-  taskset -c 0-4 python3 "$top/bench/train_ultralytics.py" "$data/coco128" --loader "$1" \
-    --color "$2" --epochs 2 --batch 8 --name "check-$1-$2" --out "$out/check-$1-$2.json" \
-    >"$out/check-$1-$2.log" 2>&1 || status=1
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], 'wall_s', round(r['wall_s'],1), 'img/s', round(r['train_images_per_s'] or 0,1), 'peak MiB', round(r['peak_cuda_allocated_mib']), r['hash_model'][:16], r['hash_losses'][:16])" "$out/check-$1-$2.json" "$arm" | tee -a "$out/summary.txt"
-done
 exit $status
