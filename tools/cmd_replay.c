@@ -10,7 +10,7 @@
 #include <string.h>
 
 typedef struct replay_opts {
-    long epochs, workers, prefetch, batch, imgsz, seed, close, augment;
+    long epochs, workers, prefetch, batch, imgsz, seed, close, augment, rank, world;
     const char *route, *output, *dtype, *set, *split;
     bool sha, json;
 } replay_opts;
@@ -76,6 +76,8 @@ static int configure(detfeed_loader *l, const replay_opts *o)
                 {DETFEED_LOADER_SEED, o->seed},
                 {DETFEED_LOADER_CLOSE_MOSAIC, o->close},
                 {DETFEED_LOADER_AUGMENT, o->augment},
+                {DETFEED_LOADER_RANK, o->rank},
+                {DETFEED_LOADER_WORLD_SIZE, o->world},
                 {DETFEED_LOADER_DTYPE, dt},
                 {DETFEED_LOADER_CACHE_BYTES, 1L << 40}};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
@@ -147,6 +149,7 @@ int cmd_replay(int argc, char **argv)
                      .imgsz = 640,
                      .close = 10,
                      .augment = 1,
+                     .world = 1,
                      .route = "worker",
                      .dtype = "f32",
                      .split = "train"};
@@ -162,6 +165,9 @@ int cmd_replay(int argc, char **argv)
          "epochs without mosaic at the end (10)", 0, 1000000},
         {"augment", CLI_INT, &o.augment, "0|1", "training (1, default) or validation",
          0, 1},
+        {"rank", CLI_INT, &o.rank, "R", "this process's shard (default 0)", 0, 65535},
+        {"world-size", CLI_INT, &o.world, "W", "processes sharing each epoch (default 1)", 1,
+         65536},
         {"route", CLI_STRING, &o.route, "R", CLI_ROUTE_HELP, 0, 0},
         {"output", CLI_STRING, &o.output, "O", CLI_OUTPUT_HELP, 0, 0},
         {"dtype", CLI_STRING, &o.dtype, "T",
