@@ -49,6 +49,15 @@ static inline bool detfeed__bgr_geometry_ok(const void *p, size_t stride, int wi
  * being the same start: the one aliasing in-place kernels cannot accept. */
 bool detfeed__partial_overlap(const void *a, size_t na, const void *b, size_t nb);
 
+/* A table of names and the values they stand for, and its lookup: *out
+ * receives the value of `name`; DETFEED_EINVAL when it is not there (or
+ * name or out is NULL). */
+typedef struct detfeed__named {
+    const char *name;
+    int value;
+} detfeed__named;
+int detfeed__lookup(const detfeed__named *table, size_t n, const char *name, int *out);
+
 /* Bytes spanned by an image of `height` rows `stride` apart whose rows hold
  * `row_bytes` bytes; 0 when it would overflow. */
 size_t detfeed__image_span(size_t stride, size_t row_bytes, int height);

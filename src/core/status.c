@@ -90,3 +90,16 @@ uint64_t detfeed__now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+int detfeed__lookup(const detfeed__named *table, size_t n, const char *name, int *out)
+{
+    if (name == NULL || out == NULL)
+        return DETFEED_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(name, table[i].name) == 0) {
+            *out = table[i].value;
+            return DETFEED_OK;
+        }
+    }
+    return DETFEED_EINVAL;
+}

@@ -70,25 +70,18 @@ const char *detfeed_dtype_name(detfeed_dtype dtype)
 
 int detfeed_dtype_parse(const char *name, detfeed_dtype *out)
 {
-    static const struct {
-        const char *name;
-        detfeed_dtype dtype;
-    } names[] = {
+    static const detfeed__named names[] = {
         {"u8", DETFEED_DTYPE_U8},         {"uint8", DETFEED_DTYPE_U8},
         {"f32", DETFEED_DTYPE_F32},       {"float32", DETFEED_DTYPE_F32},
         {"f16", DETFEED_DTYPE_F16},       {"float16", DETFEED_DTYPE_F16},
         {"half", DETFEED_DTYPE_F16},      {"bf16", DETFEED_DTYPE_BF16},
         {"bfloat16", DETFEED_DTYPE_BF16},
     };
-    if (name == NULL || out == NULL)
-        return DETFEED_EINVAL;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (strcmp(name, names[i].name) == 0) {
-            *out = names[i].dtype;
-            return DETFEED_OK;
-        }
-    }
-    return DETFEED_EINVAL;
+    int v = 0;
+    int rc = detfeed__lookup(names, sizeof names / sizeof names[0], name, &v);
+    if (rc == DETFEED_OK)
+        *out = (detfeed_dtype)v;
+    return rc;
 }
 
 int detfeed_dtype_table(detfeed_dtype dtype, detfeed_scale scale, void *table)

@@ -164,10 +164,7 @@ int detfeed_loader_set_float(detfeed_loader *l, detfeed_loader_param p, double v
 
 int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
 {
-    static const struct {
-        const char *name;
-        detfeed_loader_param param;
-    } names[] = {
+    static const detfeed__named names[] = {
         {"imgsz", DETFEED_LOADER_IMGSZ},
         {"seed", DETFEED_LOADER_SEED},
         {"epochs", DETFEED_LOADER_EPOCHS},
@@ -200,15 +197,11 @@ int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
         {"cutmix", DETFEED_LOADER_CUTMIX},
         {"bgr", DETFEED_LOADER_BGR},
     };
-    if (name == NULL || out == NULL)
-        return DETFEED_EINVAL;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (strcmp(name, names[i].name) == 0) {
-            *out = names[i].param;
-            return DETFEED_OK;
-        }
-    }
-    return DETFEED_EINVAL;
+    int v = 0;
+    int rc = detfeed__lookup(names, sizeof names / sizeof names[0], name, &v);
+    if (rc == DETFEED_OK)
+        *out = (detfeed_loader_param)v;
+    return rc;
 }
 
 int detfeed_loader_set_split(detfeed_loader *l, const char *split)

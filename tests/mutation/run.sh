@@ -64,14 +64,7 @@ for m in "${mutations[@]}"; do
     echo "skipped (this CPU cannot run it): $file: '$from'"; skipped=$((skipped + 1)); continue
   fi
   rm -rf "$work/src" && cp -r "$top/src" "$work/src"
-  python3 - "$work/$file" "$from" "$to" <<'PY'
-import sys
-p, a, b = sys.argv[1:]
-s = open(p).read()
-if a not in s:
-    sys.exit(f"mutation target not found in {p}: {a}")
-open(p, "w").write(s.replace(a, b))
-PY
+  python3 "$top/tests/mutation/mutate.py" "$work/$file" "$from" "$to"
   if build_and_run "$work"; then
     echo "MISSED: $file: '$from' -> '$to' (test_captured still passes)"; missed=$((missed + 1))
   else

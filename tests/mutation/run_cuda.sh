@@ -49,14 +49,7 @@ build() { # BUILD OUT
     if [ "$file" = flags ]; then
       nvflags=("${nvflags[@]/$from/$to}")
     elif [ -n "$file" ]; then
-      python3 - "$work/$file" "$from" "$to" <<'PY'
-import sys
-p, a, b = sys.argv[1:]
-s = open(p).read()
-if a not in s:
-    sys.exit(f"mutation target not found in {p}: {a}")
-open(p, "w").write(s.replace(a, b))
-PY
+      python3 "$top/tests/mutation/mutate.py" "$work/$file" "$from" "$to"
     fi
     nvcc "${nvflags[@]}" -I"$top/include" -I"$work/src" -I"$work/src/cuda" \
       -c "$work/src/cuda/color_kernel.cu" -o "$work/kernel.o"
