@@ -57,3 +57,7 @@ py=build-py/venv
 "$py/bin/pip" install -q ./python
 (cd python/tests && DETFEED_CLI="$PWD/../../build/detfeed" \
   DETFEED_TEST_DATA="$PWD/../../../shared/data" "../../$py/bin/python" -m pytest -q .)
+# The NumPy path without PyTorch: Debian's python3 (no torch) on the same package.
+(cd python/tests && DETFEED_CLI="$PWD/../../build/detfeed" DETFEED_TEST_DATA="$PWD/../../../shared/data" \
+  DETFEED_LIBRARY="$PWD/../../build/libdetfeed.so" PYTHONPATH="$PWD/.." \
+  /usr/bin/python3 -c 'import sys, pytest; import detfeed.loader as m; assert m.torch is None, "torch is importable here"; sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "test_loader.py"]))')
