@@ -122,6 +122,21 @@ static void check_settings(const char *data)
     CHECK_INT(detfeed_loader_set_cuda_stream(NULL, NULL), DETFEED_EINVAL);
     CHECK_INT(detfeed_loader_device_bytes(l), 0);
     detfeed_loader_destroy(l);
+    /* The kernel's own checks come before any launch; the stub refuses all. */
+    _Alignas(16) uint8_t px[16] = {0};
+    int want = detfeed_cuda_built() ? DETFEED_EINVAL : DETFEED_ENOTSUPPORTED;
+    CHECK_INT(detfeed_cuda_color_convert(NULL, 1, 2, 2, NULL, px, DETFEED_DTYPE_U8,
+                                         DETFEED_SCALE_QUOTIENT, NULL),
+              want);
+    CHECK_INT(detfeed_cuda_color_convert(px, 0, 2, 2, NULL, px, DETFEED_DTYPE_U8,
+                                         DETFEED_SCALE_QUOTIENT, NULL),
+              want);
+    CHECK_INT(detfeed_cuda_color_convert(px, 1, 2, 2, NULL, px, (detfeed_dtype)9,
+                                         DETFEED_SCALE_QUOTIENT, NULL),
+              want);
+    CHECK_INT(detfeed_cuda_color_convert(px, 1, 2, 2, NULL, px + 1, DETFEED_DTYPE_U8,
+                                         DETFEED_SCALE_QUOTIENT, NULL),
+              want); /* 4 pixels: dst must be 4-byte aligned */
     if (data == NULL)
         return;
     l = make(data, DETFEED_OUTPUT_HOST, DETFEED_ROUTE_DEVICE, DETFEED_DTYPE_F32, 1);
