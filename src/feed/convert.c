@@ -5,7 +5,7 @@
  * Every output value is a table lookup of the code, so the CPU route, the
  * GPU route and any consumer that uses the same table agree by construction.
  */
-#include "core/internal.h"
+#include "convert_px.h"
 
 #include <string.h>
 
@@ -118,7 +118,8 @@ int detfeed_dtype_table(detfeed_dtype dtype, detfeed_scale scale, void *table)
             T *r = (T *)((uint8_t *)dst) + (size_t)y * width;                          \
             T *g = (T *)((uint8_t *)dst + plane_stride) + (size_t)y * width;           \
             T *b = (T *)((uint8_t *)dst + 2 * plane_stride) + (size_t)y * width;       \
-            for (int x = 0; x < width; x++, s += 3) {                                  \
+            s += (size_t)x0 * 3;                                                       \
+            for (int x = x0; x < width; x++, s += 3) {                                 \
                 b[x] = tab[s[0]];                                                      \
                 g[x] = tab[s[1]];                                                      \
                 r[x] = tab[s[2]];                                                      \
@@ -144,6 +145,12 @@ int detfeed_convert_chw(const uint8_t *src, size_t src_stride, int width, int he
     int rc = detfeed_dtype_table(dtype, scale, table);
     if (rc != DETFEED_OK)
         return rc;
+    int x0 = 0; /* the table loop's first column: after the vector kernel's */
+#ifdef DETFEED_HAVE_AVX2
+    if (detfeed_isa_available(DETFEED_ISA_AVX2))
+        x0 = detfeed__convert_rows_avx2(src, src_stride, width, height, dst,
+                                        plane_stride, dtype, scale);
+#endif
     switch (esize) {
     case 1:
         DETFEED__CONVERT_LOOP(uint8_t);

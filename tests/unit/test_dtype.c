@@ -109,6 +109,42 @@ static void test_names(void)
     CHECK_INT(detfeed_dtype_size((detfeed_dtype)7), 0);
 }
 
+/* Many widths (the 16-pixel vector body and every tail) and random codes,
+ * each dtype and scale, against the table. */
+static void test_convert_widths(void)
+{
+    uint64_t rng = 7;
+    static const int widths[] = {1, 2, 15, 16, 17, 31, 32, 33, 47, 64, 100, 640};
+    for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++) {
+        int w = widths[k], h = 3;
+        size_t stride = (size_t)w * 3 + 5;
+        uint8_t *src = malloc(stride * h), *dst = malloc((size_t)w * h * 3 * 4);
+        for (size_t i = 0; i < stride * h; i++)
+            src[i] = (uint8_t)tu_rand(&rng);
+        for (int d = 0; d < 4; d++) {
+            for (int sc = 0; sc <= 1; sc++) {
+                size_t es = detfeed_dtype_size((detfeed_dtype)d),
+                       plane = (size_t)w * h * es;
+                uint8_t table[1024];
+                detfeed_dtype_table((detfeed_dtype)d, (detfeed_scale)sc, table);
+                CHECK_INT(detfeed_convert_chw(src, stride, w, h, dst, plane,
+                                              (detfeed_dtype)d, (detfeed_scale)sc),
+                          0);
+                int bad = 0;
+                for (int c = 0; c < 3; c++)
+                    for (int y = 0; y < h; y++)
+                        for (int x = 0; x < w; x++)
+                            bad += memcmp(dst + c * plane + ((size_t)y * w + x) * es,
+                                          table + src[y * stride + x * 3 + 2 - c] * es,
+                                          es) != 0;
+                CHECK_INT(bad, 0);
+            }
+        }
+        free(src);
+        free(dst);
+    }
+}
+
 static void test_convert(void)
 {
     enum { W = 37, H = 5, PAD = 16 };
@@ -161,5 +197,6 @@ int main(void)
     test_tables();
     test_names();
     test_convert();
+    test_convert_widths();
     return tu_finish("test_dtype");
 }
