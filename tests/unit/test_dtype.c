@@ -109,6 +109,21 @@ static void test_names(void)
     CHECK_INT(detfeed_dtype_size((detfeed_dtype)7), 0);
 }
 
+/* Elements of the converted planes (planes of plane_stride bytes, R G B)
+ * that differ from the table's value of their source code. */
+static int wrong_values(const uint8_t *src, size_t stride, int w, int h,
+                        const uint8_t *dst, size_t plane, size_t es,
+                        const uint8_t *table)
+{
+    int bad = 0;
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++)
+                bad += memcmp(dst + c * plane + ((size_t)y * w + x) * es,
+                              table + src[y * stride + x * 3 + 2 - c] * es, es) != 0;
+    return bad;
+}
+
 /* Many widths (the 16-pixel vector body and every tail) and random codes,
  * each dtype and scale, against the table. */
 static void test_convert_widths(void)
@@ -130,14 +145,7 @@ static void test_convert_widths(void)
                 CHECK_INT(detfeed_convert_chw(src, stride, w, h, dst, plane,
                                               (detfeed_dtype)d, (detfeed_scale)sc),
                           0);
-                int bad = 0;
-                for (int c = 0; c < 3; c++)
-                    for (int y = 0; y < h; y++)
-                        for (int x = 0; x < w; x++)
-                            bad += memcmp(dst + c * plane + ((size_t)y * w + x) * es,
-                                          table + src[y * stride + x * 3 + 2 - c] * es,
-                                          es) != 0;
-                CHECK_INT(bad, 0);
+                CHECK_INT(wrong_values(src, stride, w, h, dst, plane, es, table), 0);
             }
         }
         free(src);
@@ -163,12 +171,8 @@ static void test_convert(void)
             CHECK_INT(detfeed_convert_chw(&src[0][0], sizeof src[0], W, H, dst, plane,
                                           (detfeed_dtype)d, (detfeed_scale)s),
                       0);
-            int bad = 0;
-            for (int c = 0; c < 3; c++)
-                for (int y = 0; y < H; y++)
-                    for (int x = 0; x < W; x++)
-                        bad += memcmp(dst + c * plane + ((size_t)y * W + x) * es,
-                                      table + src[y][x * 3 + 2 - c] * es, es) != 0;
+            int bad =
+                wrong_values(&src[0][0], sizeof src[0], W, H, dst, plane, es, table);
             for (int c = 0; c < 3; c++)
                 for (size_t i = (size_t)W * H * es; i < plane; i++)
                     bad += dst[c * plane + i] != 0xA5;
