@@ -250,14 +250,19 @@ static size_t tensor_bytes(const detfeed_loader *l)
     return side * side * 3 * detfeed_dtype_size(l->dtype) * (size_t)l->batch;
 }
 
-/* Bytes of a slot in host memory: the tensor, or with CUDA output the
- * colour parameters and the 8-bit images. */
-static size_t slot_bytes(const detfeed_loader *l)
+/* CUDA output: bytes of what one copy takes to the device, the colour
+ * parameters and the 8-bit HWC images. */
+static size_t staged_bytes(const detfeed_loader *l)
 {
     size_t side = (size_t)max_side(l);
-    if (l->eff_output == DETFEED_OUTPUT_CUDA)
-        return param_bytes(l) + side * side * 3 * (size_t)l->batch;
-    return tensor_bytes(l);
+    return param_bytes(l) + side * side * 3 * (size_t)l->batch;
+}
+
+/* Bytes of a slot in host memory: the tensor, or with CUDA output what is
+ * staged for the device. */
+static size_t slot_bytes(const detfeed_loader *l)
+{
+    return l->eff_output == DETFEED_OUTPUT_CUDA ? staged_bytes(l) : tensor_bytes(l);
 }
 
 /* Decides the output and colour route in effect (DESIGN §2.5) and, for
@@ -268,14 +273,13 @@ static int open_route(detfeed_loader *l, detfeed__batches *b)
     l->eff_route = DETFEED_ROUTE_WORKER;
     l->route_why = NULL;
     if (l->output == DETFEED_OUTPUT_CUDA) {
-        l->eff_output = DETFEED_OUTPUT_CUDA; /* for slot_bytes */
         int rc =
             detfeed__cuda_route_create(&b->route, l->cuda_device, l->prefetch,
-                                       slot_bytes(l), tensor_bytes(l), &l->route_why);
+                                       staged_bytes(l), tensor_bytes(l), &l->route_why);
         if (rc == DETFEED_ENOMEM)
             return rc;
-        if (rc != DETFEED_OK)
-            l->eff_output = DETFEED_OUTPUT_HOST; /* the same bytes, in host memory */
+        if (rc == DETFEED_OK) /* otherwise the same bytes, in host memory */
+            l->eff_output = DETFEED_OUTPUT_CUDA;
     }
     if (l->colour != DETFEED_ROUTE_DEVICE || l->route_why != NULL)
         return DETFEED_OK;
@@ -508,7 +512,7 @@ uint64_t detfeed_loader_device_bytes(const detfeed_loader *l)
 {
     if (l == NULL || l->batches == NULL || l->eff_output != DETFEED_OUTPUT_CUDA)
         return 0;
-    return (uint64_t)slot_bytes(l) + (uint64_t)l->prefetch * tensor_bytes(l);
+    return (uint64_t)staged_bytes(l) + (uint64_t)l->prefetch * tensor_bytes(l);
 }
 
 int detfeed_loader_set_cuda_stream(detfeed_loader *l, void *stream)
