@@ -5,7 +5,7 @@
 set -euo pipefail
 want=(cmake make gcc pkg-config libspng-dev libturbojpeg0-dev zlib1g-dev)
 if [ "${1:-build}" = test ]; then
-  want+=(python3 python3-numpy python3-opencv python3-venv python3-pytest clang clang-format
+  want+=(python3 python3-numpy python3-opencv python3-pil python3-venv python3-pytest clang clang-format
          libclang-rt-14-dev)
 fi
 missing=()
