@@ -108,6 +108,64 @@ DETFEED_API int detfeed_isa_available(detfeed_isa isa);
 DETFEED_API detfeed_isa detfeed_isa_best(void);
 
 /* ------------------------------------------------------------------------ */
+/* The reference stack: which OpenCV (and Ultralytics) the bytes follow      */
+/* ------------------------------------------------------------------------ */
+/*
+ * detfeed reproduces what Ultralytics computes with the OpenCV it runs on,
+ * and OpenCV's bytes depend on its version and, for some operations, on
+ * the code path its dispatcher picks on the CPU:
+ *
+ *   OpenCV 4.x (through 4.12)  warps in fixed point (1/32-pixel positions,
+ *                              15-bit weights, rounding half up); no CPU
+ *                              dependence.
+ *   OpenCV 5.0                 warps in float32: positions and bilinear
+ *                              lerps with fused multiply-adds on AVX2
+ *                              CPUs, unfused on SSE-only CPUs (or with
+ *                              cv2.setUseOptimized(False)); blocks of 16
+ *                              (AVX2) or 8 (SSE) pixels, a scalar tail.
+ *   OpenCV 5.1                 8-bit bilinear warps go to Intel IPP while
+ *                              cv2.ipp.useIPP() is true (the default):
+ *                              positions in double; with IPP off, 5.0's
+ *                              float kernel. HSV->BGR runs in blocks of 64
+ *                              pixels on AVX-512 CPUs (32 on AVX2, 16 on
+ *                              SSE in every version), the rest of a row
+ *                              through OpenCV's scalar formula.
+ *
+ * A detfeed_cv names one such OpenCV as run on one CPU. The zero value
+ * {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0} is OpenCV 4.x on this CPU.
+ */
+typedef enum detfeed_cv_version {
+    DETFEED_CV_4 = 0,   /* 4.x, through 4.12 */
+    DETFEED_CV_5_0 = 1, /* 5.0 */
+    DETFEED_CV_5_1 = 2  /* 5.1 */
+} detfeed_cv_version;
+
+/* The code path OpenCV's dispatcher runs, by the CPU features it finds. */
+typedef enum detfeed_cv_cpu {
+    DETFEED_CV_CPU_AUTO = 0,  /* what OpenCV would pick on this CPU */
+    DETFEED_CV_CPU_SSE = 1,   /* baseline x86-64 (or setUseOptimized(False)) */
+    DETFEED_CV_CPU_AVX2 = 2,  /* AVX2 with FMA */
+    DETFEED_CV_CPU_AVX512 = 3 /* AVX-512 (SKX): differs from AVX2 only in 5.1 */
+} detfeed_cv_cpu;
+
+typedef struct detfeed_cv {
+    detfeed_cv_version version;
+    detfeed_cv_cpu cpu;
+    int ipp; /* 5.1 only: 1 when cv2.ipp.useIPP() is true (its default) */
+} detfeed_cv;
+
+/* The stack's name ("4", "5.0", "5.1") into *out; DETFEED_EINVAL for an
+ * unknown name. Names of later releases are not guessed: the caller maps
+ * them (the Python package uses the nearest known one, with a warning). */
+DETFEED_API int detfeed_cv_version_parse(const char *name, detfeed_cv_version *out);
+/* "auto", "sse", "avx2", "avx512" into *out; DETFEED_EINVAL otherwise. */
+DETFEED_API int detfeed_cv_cpu_parse(const char *name, detfeed_cv_cpu *out);
+/* The concrete code path (never AUTO) `cpu` stands for on this CPU: AUTO
+ * gives AVX512 where the CPU has AVX-512 F, BW, CD, DQ and VL, else AVX2
+ * where it has AVX2 and FMA, else SSE. */
+DETFEED_API detfeed_cv_cpu detfeed_cv_cpu_resolve(detfeed_cv_cpu cpu);
+
+/* ------------------------------------------------------------------------ */
 /* Colour: Ultralytics RandomHSV, bit-exact with OpenCV 8-bit arithmetic      */
 /* ------------------------------------------------------------------------ */
 /*
@@ -588,6 +646,69 @@ DETFEED_API int detfeed_warp_perspective(const uint8_t *src, size_t src_stride,
                                          size_t dst_stride, int dst_width,
                                          int dst_height, const double M[9],
                                          const uint8_t border[3]);
+
+/*
+ * The same warps as a chosen OpenCV computes them (the reference stack,
+ * detfeed_cv), bit for bit on x86-64 (shared/ref/opencv5-warp.md). The
+ * matrix is inverted in double as above in every version; then:
+ *
+ *   DETFEED_CV_4        detfeed_warp_affine / detfeed_warp_perspective:
+ *                       the same bytes, whatever cv->cpu says.
+ *   DETFEED_CV_5_0,     OpenCV 5's float32 kernel. The inverse is rounded
+ *   DETFEED_CV_5_1      to float; per row Mx = y M1 + M2 (rounded twice);
+ *   with ipp == 0       per pixel sx = fma(M0, x, Mx), likewise sy (and w,
+ *                       then sx / w, sy / w for perspective), except in the
+ *                       scalar tail after the row's last whole vector block,
+ *                       where sx = (x M0 + y M1) + M2. The taps are floor
+ *                       (sx), floor(sy) and the next ones; taps outside the
+ *                       source read as the border value; the fractions
+ *                       weight three float lerps, fma(a, q - p, p), and the
+ *                       result is rounded half to even. cv->cpu picks the
+ *                       build OpenCV dispatches to (detfeed_cv_cpu_resolve):
+ *                       DETFEED_CV_CPU_AVX2 and _AVX512 (OpenCV has no
+ *                       AVX-512 build of this kernel) fuse every fma, with
+ *                       vector blocks of 16 pixels and the first product
+ *                       of the tail fused; DETFEED_CV_CPU_SSE (also what
+ *                       cv2.setUseOptimized(False) runs) rounds the
+ *                       product before the add, blocks of 8. The two differ
+ *                       by 1 on about 0.05 % of bytes.
+ *   DETFEED_CV_5_1      Intel IPP, which OpenCV 5.1 uses by default, as
+ *   with ipp != 0       modelled from measurements (IPP is closed source):
+ *                       for an affine matrix whose inverse has M1 == M3 == 0
+ *                       (scale and translation, every Ultralytics warp
+ *                       without rotation, shear or perspective) the
+ *                       position is computed in double and its fraction
+ *                       rounded to float: exact in every measurement. For
+ *                       any other matrix the position is computed in double
+ *                       and rounded to float: about 1 byte in a million
+ *                       differs by 1 from OpenCV. The lerps are fused,
+ *                       whatever cv->cpu says.
+ *
+ * A non-finite position (a NaN or infinite matrix, w == 0) gives the border
+ * value, except inside one of the float kernel's vector blocks that has a
+ * pixel with a tap inside the source, where OpenCV stores 0 for it.
+ *
+ * The bytes do not depend on the CPU detfeed runs on, only on `cv`: the
+ * AVX2 emulation runs on an SSE-only CPU too (more slowly). Arguments and
+ * errors are those of detfeed_warp_affine, and DETFEED_EINVAL for a NULL
+ * `cv`, an unknown cv->version or an unknown cv->cpu. (OpenCV 5 also
+ * accepts sources of 32767 pixels a side; detfeed refuses them in every
+ * stack.) Thread-safe: no state is kept between calls.
+ */
+DETFEED_API int detfeed_warp_affine_cv(const uint8_t *src, size_t src_stride,
+                                       int src_width, int src_height, uint8_t *dst,
+                                       size_t dst_stride, int dst_width,
+                                       int dst_height, const double M[6],
+                                       const uint8_t border[3], const detfeed_cv *cv);
+
+/* The same for a 3x3 perspective matrix (destination = M * source in
+ * homogeneous coordinates), row-major. */
+DETFEED_API int detfeed_warp_perspective_cv(const uint8_t *src, size_t src_stride,
+                                            int src_width, int src_height,
+                                            uint8_t *dst, size_t dst_stride,
+                                            int dst_width, int dst_height,
+                                            const double M[9], const uint8_t border[3],
+                                            const detfeed_cv *cv);
 
 /* ------------------------------------------------------------------------ */
 /* RAM cache of decoded images                                              */

@@ -203,6 +203,19 @@ static bool ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
     return pa < pb + nb && pb < pa + na;
 }
 
+int detfeed__warp_check(const uint8_t *src, size_t src_stride, int sw, int sh,
+                        const uint8_t *dst, size_t dst_stride, int dw, int dh,
+                        const double *M, const uint8_t *border, size_t *src_bytes)
+{
+    size_t ns = image_bytes(src, src_stride, sw, sh);
+    size_t nd = image_bytes(dst, dst_stride, dw, dh);
+    if (ns == 0 || nd == 0 || M == NULL || border == NULL || sw >= MAX_SRC_SIDE ||
+        sh >= MAX_SRC_SIDE || ranges_overlap(src, ns, dst, nd))
+        return DETFEED_EINVAL;
+    *src_bytes = ns;
+    return DETFEED_OK;
+}
+
 /* One call's state: the source, the destination, the chosen sampler and
  * the buffers (one allocation). */
 typedef struct warp_job {
@@ -243,10 +256,9 @@ static int job_begin(warp_job *job, const uint8_t *src, size_t src_stride, int s
                      int arrays)
 {
     memset(job, 0, sizeof *job);
-    size_t ns = image_bytes(src, src_stride, sw, sh);
-    size_t nd = image_bytes(dst, dst_stride, dw, dh);
-    if (ns == 0 || nd == 0 || M == NULL || border == NULL || sw >= MAX_SRC_SIDE ||
-        sh >= MAX_SRC_SIDE || ranges_overlap(src, ns, dst, nd) ||
+    size_t ns = 0;
+    if (detfeed__warp_check(src, src_stride, sw, sh, dst, dst_stride, dw, dh, M, border,
+                            &ns) != DETFEED_OK ||
         (unsigned)isa > DETFEED_ISA_AVX512)
         return DETFEED_EINVAL;
     job->isa = resolve_isa(isa);
@@ -298,8 +310,8 @@ static void job_row(const warp_job *job, int y)
 /* ---- warpAffine ---------------------------------------------------------- */
 
 /* cv::warpAffine's inversion of the forward matrix, in this order, with
- * the new M0, M1, M3, M4 used for the translation. */
-static void invert_affine(const double m[6], double inv[6])
+ * the new M0, M1, M3, M4 used for the translation (OpenCV 5 kept it). */
+void detfeed__warp_invert_affine(const double m[6], double inv[6])
 {
     double D = m[0] * m[4] - m[1] * m[3];
     D = D != 0.0 ? 1.0 / D : 0.0;
@@ -343,7 +355,7 @@ int detfeed__warp_affine_isa(const uint8_t *src, size_t src_stride, int src_widt
                        dst_width, dst_height, M, border, isa, 4);
     if (rc == DETFEED_OK) {
         double inv[6];
-        invert_affine(M, inv);
+        detfeed__warp_invert_affine(M, inv);
         affine_rows(&job, inv);
     }
     free(job.block);
@@ -364,7 +376,7 @@ int detfeed_warp_affine(const uint8_t *src, size_t src_stride, int src_width,
 /* cv::invert(DECOMP_LU) of a 3x3 double matrix: the closed form with the
  * determinant expanded along the first row, 1 / det, and each cofactor
  * difference multiplied by it. A zero determinant gives all zeros. */
-static void invert_3x3(const double m[9], double t[9])
+void detfeed__warp_invert_3x3(const double m[9], double t[9])
 {
 #define A(i, j) m[(i)*3 + (j)]
     double d = A(0, 0) * (A(1, 1) * A(2, 2) - A(1, 2) * A(2, 1)) -
@@ -449,7 +461,7 @@ int detfeed__warp_perspective_isa(const uint8_t *src, size_t src_stride, int src
                        dst_width, dst_height, M, border, isa, 2);
     if (rc == DETFEED_OK) {
         double t[9];
-        invert_3x3(M, t);
+        detfeed__warp_invert_3x3(M, t);
         job.persp = persp_block_portable;
 #ifdef DETFEED_HAVE_AVX2
         if (job.isa == DETFEED_ISA_AVX2)

@@ -615,6 +615,470 @@ static void test_blocks(void)
     free(src.px);
 }
 
+/* ==== OpenCV 5.x: detfeed_warp_affine_cv, detfeed_warp_perspective_cv ==== */
+
+/* The stacks the 5.x tests run: 5.0's AVX2 and SSE builds, 5.1 with IPP
+ * (its default) and without. */
+static const detfeed_cv STACKS5[] = {
+    {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX2, 0}, {DETFEED_CV_5_0, DETFEED_CV_CPU_SSE, 0},
+    {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX2, 1}, {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX2, 0},
+    {DETFEED_CV_5_1, DETFEED_CV_CPU_SSE, 0},
+};
+#define NSTACKS5 (int)(sizeof STACKS5 / sizeof STACKS5[0])
+
+static int warp5_isa(int kind, const uint8_t *src, size_t ss, int sw, int sh,
+                     uint8_t *dst, size_t ds, int dw, int dh, const double *M,
+                     const uint8_t *border, const detfeed_cv *cv, detfeed_isa isa)
+{
+    if (kind == AFFINE)
+        return detfeed__warp5_affine_isa(src, ss, sw, sh, dst, ds, dw, dh, M, border,
+                                         cv, isa);
+    return detfeed__warp5_perspective_isa(src, ss, sw, sh, dst, ds, dw, dh, M, border,
+                                          cv, isa);
+}
+
+static void test_cv_arguments(void)
+{
+    uint8_t a[8 * 8 * 3] = {0}, b[8 * 8 * 3] = {0}, c[8 * 8 * 3] = {0};
+    const double M6[6] = {1, 0, 0.5, 0, 1, 0}, M9[9] = {1, 0, 0.5, 0, 1, 0, 0, 0, 1};
+    const detfeed_cv ok = {DETFEED_CV_5_1, DETFEED_CV_CPU_AUTO, 1};
+    const detfeed_cv bad_version = {(detfeed_cv_version)3, DETFEED_CV_CPU_AUTO, 0};
+    const detfeed_cv bad_cpu = {DETFEED_CV_5_0, (detfeed_cv_cpu)4, 0};
+    const detfeed_isa auto_ = DETFEED_ISA_AUTO;
+    for (int kind = 0; kind < 2; kind++) {
+        const double *M = kind == AFFINE ? M6 : M9;
+        CHECK_INT(warp5_isa(kind, a, 12, 4, 4, b, 6, 2, 2, M, GREY, NULL, auto_),
+                  DETFEED_EINVAL);
+        CHECK_INT(
+            warp5_isa(kind, a, 12, 4, 4, b, 6, 2, 2, M, GREY, &bad_version, auto_),
+            DETFEED_EINVAL);
+        CHECK_INT(warp5_isa(kind, a, 12, 4, 4, b, 6, 2, 2, M, GREY, &bad_cpu, auto_),
+                  DETFEED_EINVAL);
+        /* The checks of detfeed_warp_affine, in every stack. */
+        for (int s = 0; s < NSTACKS5; s++) {
+            const detfeed_cv *cv = &STACKS5[s];
+            CHECK_INT(warp5_isa(kind, NULL, 12, 4, 4, b, 6, 2, 2, M, GREY, cv, auto_),
+                      DETFEED_EINVAL);
+            CHECK_INT(warp5_isa(kind, a, 12, 4, 4, b, 6, 2, 2, NULL, GREY, cv, auto_),
+                      DETFEED_EINVAL);
+            CHECK_INT(warp5_isa(kind, a, 12, 4, 4, b, 6, 2, 2, M, NULL, cv, auto_),
+                      DETFEED_EINVAL);
+            CHECK_INT(warp5_isa(kind, a, 12, 4, 0, b, 6, 2, 2, M, GREY, cv, auto_),
+                      DETFEED_EINVAL);
+            CHECK_INT(warp5_isa(kind, a, 11, 4, 4, b, 6, 2, 2, M, GREY, cv, auto_),
+                      DETFEED_EINVAL);
+            CHECK_INT(warp5_isa(kind, a, 12, 4, 4, a + 47, 6, 2, 2, M, GREY, cv, auto_),
+                      DETFEED_EINVAL);
+            CHECK_INT(
+                warp5_isa(kind, a, 32767 * 3, 32767, 1, b, 6, 2, 2, M, GREY, cv, auto_),
+                DETFEED_EINVAL);
+            CHECK_INT(warp5_isa(kind, a, 12, 4, 4, b, 6, 2, 2, M, GREY, cv,
+                                DETFEED_ISA_AVX512),
+                      DETFEED_ENOTSUPPORTED);
+            CHECK_INT(
+                warp5_isa(kind, a, 12, 4, 4, b, 6, 2, 2, M, GREY, cv, (detfeed_isa)9),
+                DETFEED_EINVAL);
+            CHECK_INT(warp5_isa(kind, a, 12, 4, 4, b, 6, 2, 2, M, GREY, cv, auto_),
+                      DETFEED_OK);
+        }
+    }
+    CHECK_INT(detfeed_warp_affine_cv(a, 12, 4, 4, b, 6, 2, 2, M6, GREY, &ok),
+              DETFEED_OK);
+    CHECK_INT(detfeed_warp_perspective_cv(a, 12, 4, 4, b, 6, 2, 2, M9, GREY, &ok),
+              DETFEED_OK);
+    CHECK_INT(detfeed_warp_affine_cv(a, 12, 4, 4, b, 6, 2, 2, M6, GREY, NULL),
+              DETFEED_EINVAL);
+    CHECK_INT(detfeed_warp_perspective_cv(a, 12, 4, 4, b, 6, 2, 2, M9, GREY, NULL),
+              DETFEED_EINVAL);
+
+    /* DETFEED_CV_4 is the fixed-point path, whatever cpu and ipp say. */
+    uint64_t rng = 40;
+    for (size_t i = 0; i < sizeof a; i++)
+        a[i] = (uint8_t)tu_rand(&rng);
+    const double R[9] = {0.9, 0.3, -1.2, -0.25, 1.1, 0.7, 0.01, -0.02, 1};
+    const detfeed_cv v4 = {DETFEED_CV_4, DETFEED_CV_CPU_SSE, 1};
+    CHECK_INT(detfeed_warp_affine(a, 24, 8, 8, b, 21, 7, 9, R, GREY), DETFEED_OK);
+    CHECK_INT(detfeed_warp_affine_cv(a, 24, 8, 8, c, 21, 7, 9, R, GREY, &v4),
+              DETFEED_OK);
+    CHECK(memcmp(b, c, 21 * 9) == 0);
+    CHECK_INT(detfeed_warp_perspective(a, 24, 8, 8, b, 21, 7, 9, R, GREY), DETFEED_OK);
+    CHECK_INT(detfeed_warp_perspective_cv(a, 24, 8, 8, c, 21, 7, 9, R, GREY, &v4),
+              DETFEED_OK);
+    CHECK(memcmp(b, c, 21 * 9) == 0);
+}
+
+/* Cases worked out by hand: a 2x1 source, every channel equal, shifted
+ * right by 0.3 pixel, border 114. The inverse's M2 = -0.3 rounds to the
+ * float -0.300000012, so pixel 0 is at -0.300000012 (tap -1, outside, and
+ * tap 0; fraction 0.699999988) and pixel 1 at 0.699999988 (taps 0 and 1).
+ * 1 pixel high: the lower taps are the border, the vertical lerp keeps
+ * the top value (fraction 0). Both pixels lie in the scalar tail (no whole
+ * vector block), in every build and stack.
+ *
+ * (0, 255): pixel 1 is 0.699999988 * 255 = 178.49999696, fused or not
+ * rounded to the float 178.5, a tie that rounds to even: 178 (4.x: 175,
+ * see test_hand). Pixel 0: 114 - 0.699999988 * 114 = 34.2000014: 34.
+ * (46, 1): pixel 1 is 46 - 0.699999988 * 45: fused, 14.5000005 rounds to
+ * the float 14.500000954 and then to 15; unfused, the product rounds to
+ * 31.5 first, 14.5 is a tie, 14. Pixel 0: 114 - 0.699999988 * 68 =
+ * 66.4000008: 66. */
+static void test_cv_hand(void)
+{
+    static const struct {
+        uint8_t src[2], fused[2], unfused[2];
+    } cases[] = {{{0, 255}, {34, 178}, {34, 178}}, {{46, 1}, {66, 15}, {66, 14}}};
+    const double M[9] = {1, 0, 0.3, 0, 1, 0, 0, 0, 1};
+    detfeed_isa isa[3];
+    int np = paths(isa);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t src[6];
+        for (int x = 0; x < 6; x++)
+            src[x] = cases[i].src[x / 3];
+        for (int s = 0; s < NSTACKS5; s++) {
+            const detfeed_cv *cv = &STACKS5[s];
+            bool fused = detfeed_cv_cpu_resolve(cv->cpu) != DETFEED_CV_CPU_SSE;
+            const uint8_t *want = fused ? cases[i].fused : cases[i].unfused;
+            for (int kind = 0; kind < 2; kind++)
+                for (int k = 0; k < np; k++) {
+                    uint8_t out[6] = {0};
+                    CHECK_INT(warp5_isa(kind, src, 6, 2, 1, out, 6, 2, 1, M, GREY, cv,
+                                        isa[k]),
+                              DETFEED_OK);
+                    for (int x = 0; x < 6; x++)
+                        if (!CHECK_INT(out[x], want[x / 3]))
+                            fprintf(stderr, "  hand case %zu, stack %d, kind %d\n", i,
+                                    s, kind);
+                }
+        }
+    }
+}
+
+/* ---- captured from OpenCV --------------------------------------------------- */
+
+/* Outputs of cv2.warpAffine / cv2.warpPerspective (INTER_LINEAR,
+ * BORDER_CONSTANT, border 114) captured with Debian's cv2 4.6.0 and the
+ * opencv-python-headless wheels 5.0.0.93 (default, and setUseOptimized
+ * (False): the SSE build) and 5.1.0.95 (default: IPP; ipp.setUseIPP(False);
+ * setUseOptimized(False)) on an AVX-512 CPU. The source is w x h x 3 bytes
+ * of tu_rand from state 0x5eed, one byte (the low 8 bits) per call. Each
+ * output is pinned by the first 16 hex digits of its sha256; `byte` is one
+ * byte whose value differs between 4.x, 5.0 and 5.1 (or between builds),
+ * given per stack in the order of `sha`. */
+enum { CAP_4, CAP_50_AVX2, CAP_50_SSE, CAP_51_IPP, CAP_51_AVX2, CAP_51_SSE, NCAP };
+
+static const detfeed_cv CAP_STACKS[NCAP] = {
+    {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0},   {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX2, 0},
+    {DETFEED_CV_5_0, DETFEED_CV_CPU_SSE, 0},  {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX2, 1},
+    {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX2, 0}, {DETFEED_CV_5_1, DETFEED_CV_CPU_SSE, 0},
+};
+
+static const struct {
+    const char *name;
+    int kind, size[4]; /* source w, h, destination w, h */
+    double M[9];
+    const char *sha[NCAP];
+    int byte[2];
+    uint8_t value[2][NCAP];
+} CAPTURED[] = {
+    /* rotation: 4.x 228, 5.0 AVX2 229, 5.0 SSE and 5.1 IPP 230 (column 33,
+     * in the scalar tail of both builds) */
+    {"rotate",
+     AFFINE,
+     {48, 40, 37, 29},
+     {0.8964, 0.1077, -2.972, -0.1077, 0.8964, 4.5},
+     {"51f7c9f6fe2174b4", "da27c9729af5e5d5", "9b8acec0419a55b0", "9b8acec0419a55b0",
+      "da27c9729af5e5d5", "9b8acec0419a55b0"},
+     {2652, 2652},
+     {{228, 229, 230, 230, 229, 230}, {228, 229, 230, 230, 229, 230}}},
+    /* perspective: 4.x 107, 5.0 108, 5.1 IPP 109; and a byte where only
+     * the SSE build differs */
+    {"perspective",
+     PERSPECTIVE,
+     {48, 40, 37, 29},
+     {0.8956, 0.0924, -2.996, -0.0924, 0.8956, 4.5, 0.001, -0.0007, 1.0},
+     {"4dc798d3e0c34e3d", "b2cd35365fd4cf9b", "c4bb0d23d3888e6b", "f0dbd4a732c3e2dc",
+      "b2cd35365fd4cf9b", "c4bb0d23d3888e6b"},
+     {2796, 918},
+     {{107, 108, 108, 109, 108, 108}, {131, 131, 130, 130, 131, 130}}},
+    /* scale and translation (IPP's double positions): 4.x 197, 5.0 AVX2
+     * 199, 5.0 SSE and 5.1 IPP 198 */
+    {"scale",
+     AFFINE,
+     {48, 40, 37, 29},
+     {0.7021, 0.0, -1.2923, 0.0, 0.7514, 2.0951},
+     {"7288f773743c44aa", "16d9e953872841ee", "367152acc0f94d77", "367152acc0f94d77",
+      "16d9e953872841ee", "367152acc0f94d77"},
+     {1293, 1293},
+     {{197, 199, 198, 198, 199, 198}, {197, 199, 198, 198, 199, 198}}},
+    /* w = 1 - x / 8 is 0 in column 8: a NaN position in a vector block of
+     * 16 with pixels inside stores 0 in 5.0 and 255 in 5.1; in the SSE
+     * build's block [8, 16) every pixel is outside: the border; IPP: the
+     * border; 4.x samples source pixel (0, 0) */
+    {"w zero",
+     PERSPECTIVE,
+     {6, 5, 20, 3},
+     {1, 0, 0, 0, 1, 0, 0.125, 0, 1},
+     {"1a0970015450bc7e", "a43e4597d836e8cd", "c14ec59abddc8718", "c14ec59abddc8718",
+      "71a5d89f7982d431", "c14ec59abddc8718"},
+     {24, 24},
+     {{180, 0, 114, 114, 255, 114}, {180, 0, 114, 114, 255, 114}}},
+};
+
+static void test_cv_captured(void)
+{
+    detfeed_isa isa[3];
+    int np = paths(isa);
+    for (size_t i = 0; i < sizeof CAPTURED / sizeof CAPTURED[0]; i++) {
+        const int sw = CAPTURED[i].size[0], sh = CAPTURED[i].size[1];
+        const int dw = CAPTURED[i].size[2], dh = CAPTURED[i].size[3];
+        uint8_t *src = malloc((size_t)sw * sh * 3), *dst = malloc((size_t)dw * dh * 3);
+        if (!CHECK(src != NULL && dst != NULL)) {
+            free(src);
+            free(dst);
+            return;
+        }
+        uint64_t st = 0x5eed;
+        for (size_t k = 0; k < (size_t)sw * sh * 3; k++)
+            src[k] = (uint8_t)tu_rand(&st);
+        for (int s = 0; s < NCAP; s++)
+            for (int k = 0; k < np; k++) {
+                char hex[65];
+                memset(dst, 0, (size_t)dw * dh * 3);
+                CHECK_INT(warp5_isa(CAPTURED[i].kind, src, (size_t)sw * 3, sw, sh, dst,
+                                    (size_t)dw * 3, dw, dh, CAPTURED[i].M, GREY,
+                                    &CAP_STACKS[s], isa[k]),
+                          DETFEED_OK);
+                tu_sha256_hex(dst, (size_t)dw * dh * 3, hex);
+                bool ok = CHECK(strncmp(hex, CAPTURED[i].sha[s], 16) == 0);
+                for (int b = 0; b < 2; b++)
+                    ok &= CHECK_INT(dst[CAPTURED[i].byte[b]], CAPTURED[i].value[b][s]);
+                if (!ok)
+                    fprintf(stderr, "  captured %s, stack %d, path %d: sha %.16s\n",
+                            CAPTURED[i].name, s, (int)isa[k], hex);
+            }
+        free(src);
+        free(dst);
+    }
+}
+
+/* ---- a per-pixel restatement of the 5.x arithmetic --------------------------- */
+
+typedef struct ref5_ctx {
+    int kind;
+    const img *src;
+    double inv[9];
+    float f[9];
+    int dw;
+    int model; /* 0 float kernel, 1 IPP scale and translation, 2 IPP other */
+    bool fused;
+    int uf;
+    uint8_t nan_byte;
+    const uint8_t *border;
+} ref5_ctx;
+
+static float ref5_fma(const ref5_ctx *c, float a, float b, float d)
+{
+    return c->fused ? fmaf(a, b, d) : a * b + d;
+}
+
+/* The float kernel's (sx, sy) of pixel (x, y): vector blocks, then the
+ * scalar tail. */
+static void ref5_float_pos(const ref5_ctx *c, int x, int y, float *sx, float *sy)
+{
+    const float *m = c->f, xf = (float)x, yf = (float)y;
+    float v[3];
+    for (int r = 0; r < 3; r++) {
+        const float *row = m + 3 * r;
+        if (x < c->dw - c->dw % c->uf) {
+            float rowterm = yf * row[1] + row[2];
+            v[r] = ref5_fma(c, row[0], xf, rowterm);
+        } else {
+            float t =
+                c->fused ? fmaf(xf, row[0], yf * row[1]) : xf * row[0] + yf * row[1];
+            v[r] = t + row[2];
+        }
+    }
+    *sx = c->kind == PERSPECTIVE ? v[0] / v[2] : v[0];
+    *sy = c->kind == PERSPECTIVE ? v[1] / v[2] : v[1];
+}
+
+static void ref5_ipp_pos(const ref5_ctx *c, int x, int y, double *sx, double *sy)
+{
+    const double *t = c->inv;
+    *sx = t[0] * x + t[1] * y + t[2];
+    *sy = t[3] * x + t[4] * y + t[5];
+    if (c->kind == PERSPECTIVE) {
+        double w = t[6] * x + t[7] * y + t[8];
+        *sx /= w;
+        *sy /= w;
+    }
+}
+
+/* All four taps of a position outside (or the position not finite). */
+static bool ref5_outside(const ref5_ctx *c, double sx, double sy)
+{
+    return !(sx >= -1 && sx < c->src->w && sy >= -1 && sy < c->src->h);
+}
+
+static void ref5_pixel(const void *ctx, int x, int y, uint8_t out[3])
+{
+    const ref5_ctx *c = ctx;
+    double sx, sy, ax, ay;
+    if (c->model == 0) {
+        float fx, fy;
+        ref5_float_pos(c, x, y, &fx, &fy);
+        sx = fx, sy = fy;
+        ax = fx - floorf(fx), ay = fy - floorf(fy);
+    } else {
+        ref5_ipp_pos(c, x, y, &sx, &sy);
+        if (c->model == 2)
+            sx = (float)sx, sy = (float)sy;
+        ax = (float)(sx - floor(sx)), ay = (float)(sy - floor(sy));
+    }
+    if (!isfinite(sx) || !isfinite(sy)) {
+        /* In a vector block of the float kernel with a pixel not wholly
+         * outside: OpenCV's lerp of a NaN. Otherwise the border. */
+        bool mixed = false;
+        int b0 = x - x % c->uf;
+        if (c->model == 0 && x < c->dw - c->dw % c->uf)
+            for (int k = b0; k < b0 + c->uf; k++) {
+                float kx, ky;
+                ref5_float_pos(c, k, y, &kx, &ky);
+                mixed |= !ref5_outside(c, kx, ky);
+            }
+        for (int ch = 0; ch < 3; ch++)
+            out[ch] = mixed ? c->nan_byte : c->border[ch];
+        return;
+    }
+    if (ref5_outside(c, sx, sy)) {
+        memcpy(out, c->border, 3);
+        return;
+    }
+    int ix = (int)floor(sx), iy = (int)floor(sy);
+    for (int ch = 0; ch < 3; ch++) {
+        float p[4];
+        for (int k = 0; k < 4; k++) {
+            int tx = ix + (k & 1), ty = iy + (k >> 1);
+            p[k] = tx >= 0 && tx < c->src->w && ty >= 0 && ty < c->src->h
+                       ? px_at(c->src, tx, ty)[ch]
+                       : c->border[ch];
+        }
+        float v0 = ref5_fma(c, (float)ax, p[1] - p[0], p[0]);
+        float v1 = ref5_fma(c, (float)ax, p[3] - p[2], p[2]);
+        float v = nearbyintf(ref5_fma(c, (float)ay, v1 - v0, v0));
+        out[ch] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+}
+
+static void ref5_setup(ref5_ctx *c, int kind, const img *src, const double *M, int dw,
+                       const detfeed_cv *cv, const uint8_t *border)
+{
+    *c = (ref5_ctx){.kind = kind, .src = src, .dw = dw, .border = border};
+    c->inv[8] = 1;
+    ref_invert(kind, M, c->inv);
+    for (int k = 0; k < 9; k++)
+        c->f[k] = (float)c->inv[k];
+    c->nan_byte = cv->version == DETFEED_CV_5_1 ? 255 : 0;
+    c->fused = true;
+    c->uf = 16;
+    if (cv->version == DETFEED_CV_5_1 && cv->ipp && src->w > 1 && src->h > 1) {
+        bool scale = kind == AFFINE && c->inv[1] == 0 && c->inv[3] == 0;
+        c->model = scale ? 1 : 2;
+        return;
+    }
+    if (detfeed_cv_cpu_resolve(cv->cpu) == DETFEED_CV_CPU_SSE)
+        c->fused = false, c->uf = 8;
+}
+
+/* One matrix, every stack, every code path against the restatement. */
+static long check5_case(uint64_t *rng, int kind, int sw, int sh, int dw, int dh,
+                        const double *M, long *bytes)
+{
+    uint8_t border[3] = {114, 114, 114};
+    if (tu_rand(rng) % 2)
+        for (int c = 0; c < 3; c++)
+            border[c] = (uint8_t)tu_rand(rng);
+    img src = img_new(sw, sh, tu_rand(rng) % 3 ? 0 : 1 + tu_rand(rng) % 9, rng);
+    if (src.px == NULL)
+        return -1;
+    detfeed_isa isa[3];
+    int np = paths(isa);
+    long bad = 0;
+    for (int s = 0; s < NSTACKS5; s++) {
+        ref5_ctx c;
+        ref5_setup(&c, kind, &src, M, dw, &STACKS5[s], border);
+        for (int k = 0; k < np; k++) {
+            img dst = img_new(dw, dh, 5, NULL);
+            if (dst.px == NULL)
+                break;
+            int rc = warp5_isa(kind, src.px, src.stride, sw, sh, dst.px, dst.stride, dw,
+                               dh, M, border, &STACKS5[s], isa[k]);
+            long b = rc == DETFEED_OK ? count_diff(&dst, ref5_pixel, &c) : -1;
+            if (b != 0)
+                fprintf(stderr, "  stack %d path %d: rc %d, %ld bytes differ\n", s,
+                        (int)isa[k], rc, b);
+            bad = b < 0 || bad < 0 ? -1 : bad + b;
+            *bytes += (long)dw * dh * 3;
+            free(dst.px);
+        }
+    }
+    free(src.px);
+    return bad;
+}
+
+static void test_cv_random(void)
+{
+    uint64_t rng = 5050;
+    long cases = 0, failed = 0, bytes = 0;
+    for (int i = 0; i < 600; i++) {
+        int kind = i % 2, lim = (i / 2) % 4 == 0 ? 6 : 70;
+        int sw = 1 + (int)(tu_rand(&rng) % lim), sh = 1 + (int)(tu_rand(&rng) % lim);
+        int dw = 1 + (int)(tu_rand(&rng) % lim), dh = 1 + (int)(tu_rand(&rng) % lim);
+        double M[9];
+        random_matrix(&rng, kind, sw, sh, dw, dh, M);
+        if (i % 5 == 2 && kind == AFFINE) /* scale and translation */
+            M[1] = M[3] = 0;
+        cases++;
+        long bad = check5_case(&rng, kind, sw, sh, dw, dh, M, &bytes);
+        if (bad != 0) {
+            failed++;
+            fprintf(stderr, "  5.x case %d: kind %d, %dx%d -> %dx%d: %ld\n", i, kind,
+                    sw, sh, dw, dh, bad);
+        }
+    }
+    /* Non-finite positions: NaN and infinite entries, w == 0 on a column. */
+    const double special[][9] = {
+        {NAN, 0, 0, 0, 1, 0, 0, 0, 1},      {1, 0, INFINITY, 0, 1, 0, 0, 0, 1},
+        {1, 0, 0, 0, 1, 0, 0.125, 0, 1},    {1, 0, 0, 0, 1, 0, 0.0625, 0, 1},
+        {1, 0, 0, 0, 1, 0, 0, 0.25, 1},     {1, 2, 3, 2, 4, 5, 1, 2, 3},
+        {1, 0.5, 0, 0, 1, 0, 0.1, 0.05, 1}, {0, 0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    for (size_t m = 0; m < sizeof special / sizeof special[0]; m++)
+        for (int kind = 0; kind < 2; kind++) {
+            int sw = 2 + (int)(tu_rand(&rng) % 40), sh = 2 + (int)(tu_rand(&rng) % 30);
+            int dw = 1 + (int)(tu_rand(&rng) % 70), dh = 1 + (int)(tu_rand(&rng) % 20);
+            cases++;
+            failed += check5_case(&rng, kind, sw, sh, dw, dh, special[m], &bytes) != 0;
+        }
+    /* Ultralytics-like: a 1280 mosaic canvas to 640, and 640x480 to 640. */
+    const int big[][4] = {{1280, 1280, 640, 640}, {640, 480, 640, 640}};
+    for (int i = 0; i < 6; i++) {
+        int kind = i % 2;
+        const int *g = big[(i / 2) % 2];
+        double M[9];
+        random_matrix(&rng, kind, g[0], g[1], g[2], g[3], M);
+        if (i >= 4) /* scale and translation */
+            M[1] = M[3] = M[6] = M[7] = 0;
+        cases++;
+        failed += check5_case(&rng, kind, g[0], g[1], g[2], g[3], M, &bytes) != 0;
+    }
+    printf(
+        "5.x random matrices: %ld cases (each in %d stacks, on every code path), %ld "
+        "bytes, %ld failed\n",
+        cases, NSTACKS5, bytes, failed);
+    CHECK_INT(failed, 0);
+}
+
 int main(void)
 {
     test_arguments();
@@ -623,5 +1087,9 @@ int main(void)
     test_hand();
     test_random();
     test_blocks();
+    test_cv_arguments();
+    test_cv_hand();
+    test_cv_captured();
+    test_cv_random();
     return tu_finish("test_warp");
 }

@@ -1,0 +1,505 @@
+/*
+ * warp5.c - warpAffine and warpPerspective of 8-bit BGR images, INTER_LINEAR,
+ * BORDER_CONSTANT, as each OpenCV of the reference stack computes them
+ * (shared/ref/opencv5-warp.md):
+ *
+ *   - OpenCV 4.x: the fixed-point path of warp.c, unchanged;
+ *   - OpenCV 5.0, and 5.1 with IPP off: the float32 kernel. The inverted
+ *     matrix is rounded to float; per row Mx = y * M1 + M2 (two roundings,
+ *     never fused); per pixel of a whole vector block sx = FMA(M0, x, Mx),
+ *     and in the scalar tail after the last whole block sx = (x * M0 + y *
+ *     M1) + M2 with OpenCV's AVX2 build contracting the first product (the
+ *     same for sy; perspective divides by w computed alike). Floor and
+ *     fraction in float, three lerps, round half to even. The build OpenCV
+ *     dispatches to decides two things: AVX2 (any AVX2 or AVX-512 CPU)
+ *     fuses every FMA and takes blocks of 16 pixels; SSE does a rounded
+ *     multiply then an add and takes blocks of 8;
+ *   - OpenCV 5.1 with IPP on (its default): Intel IPP, closed source,
+ *     modelled from measurements. For an affine matrix whose inverse has
+ *     M1 == M3 == 0 (scale and translation: every Ultralytics warp without
+ *     rotation, shear or perspective) the position is computed in double
+ *     and only its fraction rounded to float (measured exact); for any other
+ *     matrix the position is computed in double and rounded to float
+ *     (about 1 byte in a million off by one). The lerps are fused.
+ *
+ * The work is split in two per destination row: the positions of the row
+ * (an integer tap and a float fraction per axis and pixel, warp_px.h), then
+ * a row sampler turns them into bytes. Both have AVX2 versions in
+ * warp5_avx2.c that give the same bytes; detfeed's own code path and the
+ * OpenCV build it emulates are independent choices.
+ *
+ * The file is compiled with -ffp-contract=off, as the whole library: every
+ * fused multiply-add is an explicit fmaf, every other operation rounds.
+ */
+#include "warp_px.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- positions ------------------------------------------------------------ */
+
+bool detfeed__warp5_float_pos(const detfeed__warp5 *w, int y, int x0, int n,
+                              const detfeed__warp5_pos *p)
+{
+    const float *m = w->mf;
+    const bool fused = w->fused;
+    const float yf = (float)y;
+    /* The row terms are two roundings in every build (measured). */
+    const float mx = yf * m[1] + m[2], my = yf * m[4] + m[5], mw = yf * m[7] + m[8];
+    const int nvec = n - n % w->block;
+    bool nonfinite = false;
+    for (int x = x0; x < n; x++) {
+        const float xf = (float)x;
+        float sx, sy;
+        if (x < nvec) {
+            sx = detfeed__warp5_fma(m[0], xf, mx, fused);
+            sy = detfeed__warp5_fma(m[3], xf, my, fused);
+            if (w->persp) {
+                float ww = detfeed__warp5_fma(m[6], xf, mw, fused);
+                sx = sx / ww;
+                sy = sy / ww;
+            }
+        } else {
+            sx = detfeed__warp5_tail(m, xf, yf, fused);
+            sy = detfeed__warp5_tail(m + 3, xf, yf, fused);
+            if (w->persp) {
+                float ww = detfeed__warp5_tail(m + 6, xf, yf, fused);
+                sx = sx / ww;
+                sy = sy / ww;
+            }
+        }
+        detfeed__warp5_split(sx, w->src_width, &p->ix[x], &p->ax[x]);
+        detfeed__warp5_split(sy, w->src_height, &p->iy[x], &p->ay[x]);
+        nonfinite |= p->ax[x] != p->ax[x] || p->ay[x] != p->ay[x];
+    }
+    return nonfinite;
+}
+
+/* All four taps of pixel i outside the source. */
+static bool all_out(const detfeed__warp5 *w, const detfeed__warp5_pos *p, int i)
+{
+    return p->ix[i] < -1 || p->ix[i] >= w->src_width || p->iy[i] < -1 ||
+           p->iy[i] >= w->src_height;
+}
+
+static bool has_nan(const detfeed__warp5_pos *p, int i)
+{
+    return p->ax[i] != p->ax[i] || p->ay[i] != p->ay[i];
+}
+
+static void clear_nan(const detfeed__warp5_pos *p, int i)
+{
+    if (p->ax[i] != p->ax[i])
+        p->ax[i] = 0.0f;
+    if (p->ay[i] != p->ay[i])
+        p->ay[i] = 0.0f;
+}
+
+void detfeed__warp5_settle(const detfeed__warp5 *w, int n, const detfeed__warp5_pos *p)
+{
+    const int nvec = n - n % w->block;
+    for (int b = 0; b < nvec; b += w->block) {
+        bool nan = false, out = true;
+        for (int i = b; i < b + w->block; i++) {
+            nan |= has_nan(p, i);
+            out &= all_out(w, p, i);
+        }
+        if (nan && out)
+            for (int i = b; i < b + w->block; i++)
+                clear_nan(p, i);
+    }
+    for (int i = nvec; i < n; i++)
+        clear_nan(p, i);
+}
+
+/* IPP stores the border for a non-finite position (measured on a
+ * perspective whose w is 0 on a column). */
+static void ipp_split(double s, int32_t lim, bool round, int32_t *i, float *a)
+{
+    if (round)
+        detfeed__warp5_split((float)s, lim, i, a);
+    else
+        detfeed__warp5_split_d(s, lim, i, a);
+    if (*a != *a)
+        *a = 0.0f;
+}
+
+/* IPP, scale and translation: the column part of every row, once. */
+static void ipp_scale_columns(const detfeed__warp5 *w, int n,
+                              const detfeed__warp5_pos *p)
+{
+    for (int x = 0; x < n; x++)
+        ipp_split(w->md[0] * x + w->md[2], w->src_width, false, &p->ix[x], &p->ax[x]);
+}
+
+static void ipp_scale_row(const detfeed__warp5 *w, int y, int n,
+                          const detfeed__warp5_pos *p)
+{
+    int32_t iy;
+    float ay;
+    ipp_split(w->md[4] * y + w->md[5], w->src_height, false, &iy, &ay);
+    for (int x = 0; x < n; x++) {
+        p->iy[x] = iy;
+        p->ay[x] = ay;
+    }
+}
+
+/* IPP, any other matrix: in double, rounded to float. */
+static void ipp_row(const detfeed__warp5 *w, int y, int n, const detfeed__warp5_pos *p)
+{
+    const double *m = w->md;
+    for (int x = 0; x < n; x++) {
+        double sx = m[0] * x + m[1] * y + m[2], sy = m[3] * x + m[4] * y + m[5];
+        if (w->persp) {
+            double ww = m[6] * x + m[7] * y + m[8];
+            sx = sx / ww;
+            sy = sy / ww;
+        }
+        ipp_split(sx, w->src_width, true, &p->ix[x], &p->ax[x]);
+        ipp_split(sy, w->src_height, true, &p->iy[x], &p->ay[x]);
+    }
+}
+
+void detfeed__warp5_row_pos(const detfeed__warp5 *w, int y, int n,
+                            const detfeed__warp5_pos *p)
+{
+    switch (w->model) {
+    case DETFEED__WARP5_FLOAT:
+        if (detfeed__warp5_float_pos(w, y, 0, n, p))
+            detfeed__warp5_settle(w, n, p);
+        break;
+    case DETFEED__WARP5_IPP_SCALE:
+        ipp_scale_columns(w, n, p);
+        ipp_scale_row(w, y, n, p);
+        break;
+    case DETFEED__WARP5_IPP:
+        ipp_row(w, y, n, p);
+        break;
+    }
+}
+
+/* ---- the portable row samplers -------------------------------------------- */
+
+void detfeed__warp5_row_portable(const detfeed__warp_src *s, const detfeed__warp5 *w,
+                                 const detfeed__warp5_pos *p, uint8_t *d, int n)
+{
+    for (int i = 0; i < n; i++)
+        detfeed__warp5_pixel(s, w, p->ix[i], p->iy[i], p->ax[i], p->ay[i],
+                             d + (size_t)i * 3);
+}
+
+void detfeed__warp5_hrow_portable(const detfeed__warp_src *s, const detfeed__warp5 *w,
+                                  const detfeed__warp5_pos *p, int r, int n, float *h)
+{
+    const uint8_t *row = r >= 0 && r < s->height ? s->px + (size_t)r * s->stride : NULL;
+    for (int c = 0; c < 3; c++)
+        for (int x = 0; x < n; x++)
+            h[(size_t)c * n + x] =
+                detfeed__warp5_hpx(s, row, p->ix[x], p->ax[x], c, w->fused);
+}
+
+void detfeed__warp5_vrow_portable(const detfeed__warp5 *w, const float *h0,
+                                  const float *h1, float ay, uint8_t *d, int n)
+{
+    for (int x = 0; x < n; x++)
+        for (int c = 0; c < 3; c++) {
+            const float v0 = h0[(size_t)c * n + x], v1 = h1[(size_t)c * n + x];
+            d[(size_t)x * 3 + c] =
+                detfeed__warp5_byte(detfeed__warp5_fma(ay, v1 - v0, v0, w->fused));
+        }
+}
+
+/* ---- arguments, the stack, the rows ---------------------------------------- */
+
+/* One call's state. */
+typedef struct warp5_job {
+    detfeed__warp5 w;
+    detfeed__warp_src src;
+    uint8_t *dst;
+    size_t dst_stride;
+    int dw, dh;
+    bool avx2; /* detfeed's AVX2 code path */
+    detfeed__warp5_pos pos;
+    /* Separable rows: two lerped source rows (3 * dw floats each) and the
+     * source row each holds (INT_MIN: none yet; -1: any row outside). */
+    float *h[2];
+    int hrow[2];
+    void *block;
+} warp5_job;
+
+/* detfeed's code path for `isa`: 1 for AVX2, 0 for portable, negative when
+ * it cannot run here. */
+static int resolve_isa(detfeed_isa isa)
+{
+    if (isa == DETFEED_ISA_AUTO)
+        isa = detfeed_isa_available(DETFEED_ISA_AVX2) ? DETFEED_ISA_AVX2
+                                                      : DETFEED_ISA_PORTABLE;
+    if (isa == DETFEED_ISA_PORTABLE)
+        return 0;
+#ifdef DETFEED_HAVE_AVX2
+    if (isa == DETFEED_ISA_AVX2 && detfeed_isa_available(DETFEED_ISA_AVX2))
+        return 1;
+#endif
+    return DETFEED_ENOTSUPPORTED;
+}
+
+static bool cv_ok(const detfeed_cv *cv)
+{
+    return cv != NULL && (unsigned)cv->version <= DETFEED_CV_5_1 &&
+           (unsigned)cv->cpu <= DETFEED_CV_CPU_AVX512;
+}
+
+/* The model of `cv` for the inverted matrix `inv` (9 entries). */
+static void set_model(detfeed__warp5 *w, const detfeed_cv *cv, const double inv[9],
+                      bool persp)
+{
+    w->persp = persp;
+    for (int i = 0; i < 9; i++) {
+        w->md[i] = inv[i];
+        w->mf[i] = (float)inv[i];
+    }
+    /* Measured: a NaN blend stores 0 in 5.0 and 255 in 5.1; 5.1 does not
+     * hand sources of 1 pixel a side to IPP (its float kernel's bytes). */
+    w->nan_byte = cv->version == DETFEED_CV_5_1 ? 255 : 0;
+    if (cv->version == DETFEED_CV_5_1 && cv->ipp && w->src_width > 1 &&
+        w->src_height > 1) {
+        bool scale = !persp && inv[1] == 0.0 && inv[3] == 0.0;
+        w->model = scale ? DETFEED__WARP5_IPP_SCALE : DETFEED__WARP5_IPP;
+        w->fused = true;
+        w->block = 1;
+        return;
+    }
+    /* OpenCV has no AVX-512 build of this kernel: AVX-512 CPUs run AVX2. */
+    w->model = DETFEED__WARP5_FLOAT;
+    w->fused = detfeed_cv_cpu_resolve(cv->cpu) != DETFEED_CV_CPU_SSE;
+    w->block = w->fused ? 16 : 8;
+}
+
+/* Checks the arguments and allocates the positions of a row (16 bytes a
+ * pixel) and the two lerped rows (24 bytes a pixel). */
+static int job_begin(warp5_job *job, const uint8_t *src, size_t src_stride, int sw,
+                     int sh, uint8_t *dst, size_t dst_stride, int dw, int dh,
+                     const double *M, const uint8_t border[3], detfeed_isa isa)
+{
+    memset(job, 0, sizeof *job);
+    size_t ns = 0, bytes = 0;
+    int rc = detfeed__warp_check(src, src_stride, sw, sh, dst, dst_stride, dw, dh, M,
+                                 border, &ns);
+    if (rc != DETFEED_OK || (unsigned)isa > DETFEED_ISA_AVX512)
+        return DETFEED_EINVAL;
+    rc = resolve_isa(isa);
+    if (rc < 0)
+        return rc;
+    job->avx2 = rc == 1;
+    if (!detfeed__mul_size((size_t)dw, 10 * sizeof(float), &bytes))
+        return DETFEED_ENOMEM;
+    job->block = malloc(bytes);
+    if (job->block == NULL)
+        return DETFEED_ENOMEM;
+    int32_t *ints = job->block;
+    float *floats = (float *)(ints + 2 * (size_t)dw);
+    job->pos = (detfeed__warp5_pos){
+        .ix = ints, .iy = ints + dw, .ax = floats, .ay = floats + dw};
+    job->h[0] = floats + 2 * (size_t)dw;
+    job->h[1] = floats + 5 * (size_t)dw;
+    job->hrow[0] = job->hrow[1] = INT32_MIN;
+    job->src = (detfeed__warp_src){.px = src,
+                                   .stride = src_stride,
+                                   .width = sw,
+                                   .height = sh,
+                                   .border = {border[0], border[1], border[2]},
+                                   .offsets32 = ns < ((size_t)1 << 31)};
+    job->w.src_width = sw;
+    job->w.src_height = sh;
+    job->dst = dst;
+    job->dst_stride = dst_stride;
+    job->dw = dw;
+    job->dh = dh;
+    return DETFEED_OK;
+}
+
+static void row_positions(const warp5_job *job, int y)
+{
+#ifdef DETFEED_HAVE_AVX2
+    if (job->avx2 && job->w.model == DETFEED__WARP5_FLOAT) {
+        if (detfeed__warp5_float_pos_avx2(&job->w, y, job->dw, &job->pos))
+            detfeed__warp5_settle(&job->w, job->dw, &job->pos);
+        return;
+    }
+    if (job->avx2 && job->w.model == DETFEED__WARP5_IPP) {
+        detfeed__warp5_ipp_pos_avx2(&job->w, y, job->dw, &job->pos);
+        return;
+    }
+#endif
+    detfeed__warp5_row_pos(&job->w, y, job->dw, &job->pos);
+}
+
+/* Row y's tap and fraction on the y axis when positions are separable: in
+ * the float kernel sy = y * M4 + M5 in every column (FMA(0, x, My) is My,
+ * and so is the tail's sum), in IPP's model the double position. */
+static void sep_y(const detfeed__warp5 *w, int y, int32_t *iy, float *ay)
+{
+    if (w->model == DETFEED__WARP5_IPP_SCALE) {
+        ipp_split(w->md[4] * y + w->md[5], w->src_height, false, iy, ay);
+        return;
+    }
+    const float yf = (float)y;
+    detfeed__warp5_split(yf * w->mf[4] + w->mf[5], w->src_height, iy, ay);
+}
+
+/* Whether the rows are separable (see warp_px.h); if so the columns' ix
+ * and ax are in job->pos. The float kernel's x positions are then the
+ * same in every row (y * 0 + M2 is M2, the tail's y * 0 adds a zero). */
+static bool sep_begin(warp5_job *job)
+{
+    const detfeed__warp5 *w = &job->w;
+    if (w->model == DETFEED__WARP5_IPP_SCALE) {
+        ipp_scale_columns(w, job->dw, &job->pos);
+        return true;
+    }
+    if (w->model != DETFEED__WARP5_FLOAT || w->persp || w->mf[1] != 0.0f ||
+        w->mf[3] != 0.0f || detfeed__warp5_float_pos(w, 0, 0, job->dw, &job->pos))
+        return false;
+    for (int y = 0; y < job->dh; y++) {
+        int32_t iy;
+        float ay;
+        sep_y(w, y, &iy, &ay);
+        if (ay != ay)
+            return false;
+    }
+    return true;
+}
+
+/* The lerped source row r (every row outside is the same: the border),
+ * kept in the slot not holding row `keep`. */
+static const float *sep_hrow(warp5_job *job, int r, int keep)
+{
+    if (r < 0 || r >= job->src.height)
+        r = -1;
+    if (keep < 0 || keep >= job->src.height)
+        keep = -1;
+    for (int k = 0; k < 2; k++)
+        if (job->hrow[k] == r)
+            return job->h[k];
+    const int k = job->hrow[0] == keep ? 1 : 0;
+    job->hrow[k] = r;
+#ifdef DETFEED_HAVE_AVX2
+    if (job->avx2) {
+        detfeed__warp5_hrow_avx2(&job->src, &job->w, &job->pos, r, job->dw, job->h[k]);
+        return job->h[k];
+    }
+#endif
+    detfeed__warp5_hrow_portable(&job->src, &job->w, &job->pos, r, job->dw, job->h[k]);
+    return job->h[k];
+}
+
+static void sep_rows(warp5_job *job)
+{
+    for (int y = 0; y < job->dh; y++) {
+        uint8_t *d = job->dst + (size_t)y * job->dst_stride;
+        int32_t iy;
+        float ay;
+        sep_y(&job->w, y, &iy, &ay);
+        const float *h0 = sep_hrow(job, iy, iy + 1);
+        const float *h1 = sep_hrow(job, iy + 1, iy);
+#ifdef DETFEED_HAVE_AVX2
+        if (job->avx2) {
+            detfeed__warp5_vrow_avx2(&job->w, h0, h1, ay, d, job->dw);
+            continue;
+        }
+#endif
+        detfeed__warp5_vrow_portable(&job->w, h0, h1, ay, d, job->dw);
+    }
+}
+
+static void run_rows(warp5_job *job)
+{
+    if (sep_begin(job)) {
+        sep_rows(job);
+        return;
+    }
+    for (int y = 0; y < job->dh; y++) {
+        uint8_t *d = job->dst + (size_t)y * job->dst_stride;
+        row_positions(job, y);
+#ifdef DETFEED_HAVE_AVX2
+        if (job->avx2) {
+            detfeed__warp5_row_avx2(&job->src, &job->w, &job->pos, d, job->dw);
+            continue;
+        }
+#endif
+        detfeed__warp5_row_portable(&job->src, &job->w, &job->pos, d, job->dw);
+    }
+}
+
+/* Both warps: `n` matrix entries (6 or 9). */
+static int warp5(const uint8_t *src, size_t src_stride, int sw, int sh, uint8_t *dst,
+                 size_t dst_stride, int dw, int dh, const double *M,
+                 const uint8_t border[3], const detfeed_cv *cv, detfeed_isa isa, int n)
+{
+    warp5_job job;
+    int rc = job_begin(&job, src, src_stride, sw, sh, dst, dst_stride, dw, dh, M,
+                       border, isa);
+    if (rc == DETFEED_OK) {
+        double inv[9] = {0, 0, 0, 0, 0, 0, 0, 0, 1};
+        if (n == 6)
+            detfeed__warp_invert_affine(M, inv);
+        else
+            detfeed__warp_invert_3x3(M, inv);
+        set_model(&job.w, cv, inv, n == 9);
+        run_rows(&job);
+    }
+    free(job.block);
+    return rc;
+}
+
+int detfeed__warp5_affine_isa(const uint8_t *src, size_t src_stride, int src_width,
+                              int src_height, uint8_t *dst, size_t dst_stride,
+                              int dst_width, int dst_height, const double M[6],
+                              const uint8_t border[3], const detfeed_cv *cv,
+                              detfeed_isa isa)
+{
+    if (!cv_ok(cv))
+        return DETFEED_EINVAL;
+    if (cv->version == DETFEED_CV_4)
+        return detfeed__warp_affine_isa(src, src_stride, src_width, src_height, dst,
+                                        dst_stride, dst_width, dst_height, M, border,
+                                        isa);
+    return warp5(src, src_stride, src_width, src_height, dst, dst_stride, dst_width,
+                 dst_height, M, border, cv, isa, 6);
+}
+
+int detfeed__warp5_perspective_isa(const uint8_t *src, size_t src_stride, int src_width,
+                                   int src_height, uint8_t *dst, size_t dst_stride,
+                                   int dst_width, int dst_height, const double M[9],
+                                   const uint8_t border[3], const detfeed_cv *cv,
+                                   detfeed_isa isa)
+{
+    if (!cv_ok(cv))
+        return DETFEED_EINVAL;
+    if (cv->version == DETFEED_CV_4)
+        return detfeed__warp_perspective_isa(src, src_stride, src_width, src_height,
+                                             dst, dst_stride, dst_width, dst_height, M,
+                                             border, isa);
+    return warp5(src, src_stride, src_width, src_height, dst, dst_stride, dst_width,
+                 dst_height, M, border, cv, isa, 9);
+}
+
+int detfeed_warp_affine_cv(const uint8_t *src, size_t src_stride, int src_width,
+                           int src_height, uint8_t *dst, size_t dst_stride,
+                           int dst_width, int dst_height, const double M[6],
+                           const uint8_t border[3], const detfeed_cv *cv)
+{
+    return detfeed__warp5_affine_isa(src, src_stride, src_width, src_height, dst,
+                                     dst_stride, dst_width, dst_height, M, border, cv,
+                                     DETFEED_ISA_AUTO);
+}
+
+int detfeed_warp_perspective_cv(const uint8_t *src, size_t src_stride, int src_width,
+                                int src_height, uint8_t *dst, size_t dst_stride,
+                                int dst_width, int dst_height, const double M[9],
+                                const uint8_t border[3], const detfeed_cv *cv)
+{
+    return detfeed__warp5_perspective_isa(src, src_stride, src_width, src_height, dst,
+                                          dst_stride, dst_width, dst_height, M, border,
+                                          cv, DETFEED_ISA_AUTO);
+}
