@@ -57,6 +57,12 @@ _OPTIONAL = {
 }
 
 TASKS = {0: "detect", 1: "segment", 2: "pose"}
+# The header's enum values of named settings, for libraries that predate
+# detfeed_loader_set (which takes the names themselves).
+_NAMED = {"dtype": {"u8": 0, "f32": 1, "f16": 2, "bf16": 3},
+          "ultralytics": {"8.3": 803, "8.4": 804},
+          "opencv": {"4": 0, "5.0": 1, "5.1": 2},
+          "opencv_cpu": {"auto": 0, "sse": 1, "avx2": 2, "avx512": 3}}
 
 
 class DetfeedCallError(RuntimeError):
@@ -137,8 +143,9 @@ class Loader:
         if param.value >= 100:
             rc = self.lib.detfeed_loader_set_float(self.h, param, float(text))
         else:
+            number = _NAMED.get(name, {}).get(text, text)
             try:
-                rc = self.lib.detfeed_loader_set_int(self.h, param, int(text))
+                rc = self.lib.detfeed_loader_set_int(self.h, param, int(number))
             except ValueError:
                 self.notes.append("%s=%s: named value needs detfeed_loader_set" % (name, text))
                 return

@@ -836,6 +836,10 @@ def main():
                     help="skip (77) unless the imported cv2 is this one (ctest names a "
                          "version per test; a missing wheel folder would fall back to "
                          "another cv2)")
+    ap.add_argument("--no-ipp", action="store_true",
+                    help="cv2.ipp.setUseIPP(False) first (detfeed gets opencv_ipp=0)")
+    ap.add_argument("--no-optimized", action="store_true",
+                    help="cv2.setUseOptimized(False) first (detfeed gets opencv_cpu=sse)")
     ap.add_argument("--list", action="store_true", help="list the configurations and exit")
     ap.add_argument("--seed", type=int, default=7, help="detfeed seed (default 7)")
     ap.add_argument("--samples", type=int, default=None,
@@ -874,6 +878,10 @@ def main():
         if missing:
             print("SKIP: data missing under %s: %s" % (args.data, ", ".join(d[0] for d in missing)))
             return SKIP
+        if args.no_ipp:
+            cv2.ipp.setUseIPP(False)
+        if args.no_optimized:
+            cv2.setUseOptimized(False)
         stack, v = cv_stack(cv2)
         if stack is None:
             print("FAIL: cv2 %s is not a stack detfeed names (4.x, 5.0, 5.1)" % v)
