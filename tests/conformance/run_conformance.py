@@ -193,6 +193,7 @@ class LabelTally:
     def __init__(self):
         self.compared, self.differing = {}, {}
         self.details = []
+        self.missing_keys = set()  # keys of Ultralytics' batches that detfeed's lack
 
     def add(self, label, kind, field, ul, det):
         import numpy as np
@@ -440,6 +441,7 @@ def compare_batch(side, b, ulb, detb, img_tally, lab_tally, allowed, kinds):
     """One packed batch: images, label arrays, files and shapes."""
     import numpy as np
     label = "batch %d" % b
+    lab_tally.missing_keys.update(k for k in ulb if k not in detb)
     ul_img, det_img = to_numpy(ulb["img"]), detb["img"]
     img_tally.add(label, "batch of " + "/".join(sorted(set(kinds))), ul_img, det_img, allowed)
     for field in ("cls", "bboxes", "batch_idx", "keypoints"):
@@ -743,6 +745,17 @@ def finalize(conf, stack, checks, report, img_t, lab_t, bimg_t, blab_t, draw_fai
     bc, bd = blab_t.total()
     checks.check(bd == 0, "%s: batch labels: %d arrays, %d differ (%s)" % (
         name, bc, bd, blab_t.summary()), blab_t.details)
+    # Keys of Ultralytics' batch that detfeed's batch has no counterpart of.
+    # Validation must carry what Ultralytics' validators read (ratio_pad:
+    # DetectionValidator._prepare_batch); in training it is information.
+    missing = sorted(blab_t.missing_keys)
+    if conf.val:
+        needed = [k for k in missing if k == "ratio_pad"]
+        checks.check(not needed, "%s: batch keys the validator reads (missing: %s)" % (
+            name, ", ".join(needed) or "none"))
+    if missing:
+        print("  info  keys of Ultralytics' batch that detfeed's batch lacks: %s" % (
+            ", ".join(missing)))
     report.append({"config": name, "opencv": stack["opencv"], "samples": img_t.samples,
                    "bytes": img_t.bytes, "differing": img_t.differing, "max": img_t.maxdiff,
                    "residual": img_t.residual if residual_ok else None,
