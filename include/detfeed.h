@@ -649,8 +649,9 @@ DETFEED_API int detfeed_warp_perspective(const uint8_t *src, size_t src_stride,
 
 /*
  * The same warps as a chosen OpenCV computes them (the reference stack,
- * detfeed_cv), bit for bit on x86-64 (shared/ref/opencv5-warp.md). The
- * matrix is inverted in double as above in every version; then:
+ * detfeed_cv), bit for bit as its x86-64 builds (the opencv-python wheels)
+ * compute them. The matrix is inverted in double as above in every
+ * version; then:
  *
  *   DETFEED_CV_4        detfeed_warp_affine / detfeed_warp_perspective:
  *                       the same bytes, whatever cv->cpu says.
@@ -659,9 +660,9 @@ DETFEED_API int detfeed_warp_perspective(const uint8_t *src, size_t src_stride,
  *   with ipp == 0       per pixel sx = fma(M0, x, Mx), likewise sy (and w,
  *                       then sx / w, sy / w for perspective), except in the
  *                       scalar tail after the row's last whole vector block,
- *                       where sx = (x M0 + y M1) + M2. The taps are floor
- *                       (sx), floor(sy) and the next ones; taps outside the
- *                       source read as the border value; the fractions
+ *                       where sx = (x M0 + y M1) + M2. The top-left tap
+ *                       is (floor(sx), floor(sy)); taps outside the source
+ *                       read as the border value; the fractions
  *                       weight three float lerps, fma(a, q - p, p), and the
  *                       result is rounded half to even. cv->cpu picks the
  *                       build OpenCV dispatches to (detfeed_cv_cpu_resolve):
@@ -682,11 +683,14 @@ DETFEED_API int detfeed_warp_perspective(const uint8_t *src, size_t src_stride,
  *                       any other matrix the position is computed in double
  *                       and rounded to float: about 1 byte in a million
  *                       differs by 1 from OpenCV. The lerps are fused,
- *                       whatever cv->cpu says.
+ *                       whatever cv->cpu says. Sources of 1 pixel a side
+ *                       do not go to IPP: they get the float kernel, as
+ *                       with ipp == 0.
  *
  * A non-finite position (a NaN or infinite matrix, w == 0) gives the border
  * value, except inside one of the float kernel's vector blocks that has a
- * pixel with a tap inside the source, where OpenCV stores 0 for it.
+ * pixel with a tap inside the source, where OpenCV stores 0 for it (5.0) or
+ * 255 (5.1) (measured).
  *
  * The bytes do not depend on the CPU detfeed runs on, only on `cv`: the
  * AVX2 emulation runs on an SSE-only CPU too (more slowly). Arguments and

@@ -20,13 +20,18 @@
  *     rotation, shear or perspective) the position is computed in double
  *     and only its fraction rounded to float (measured exact); for any other
  *     matrix the position is computed in double and rounded to float
- *     (about 1 byte in a million off by one). The lerps are fused.
+ *     (about 1 byte in a million off by one). The lerps are fused. 5.1
+ *     keeps sources of 1 pixel a side away from IPP (measured);
+ *   - non-finite positions: as measured, see warp_px.h.
  *
  * The work is split in two per destination row: the positions of the row
  * (an integer tap and a float fraction per axis and pixel, warp_px.h), then
- * a row sampler turns them into bytes. Both have AVX2 versions in
- * warp5_avx2.c that give the same bytes; detfeed's own code path and the
- * OpenCV build it emulates are independent choices.
+ * a row sampler turns them into bytes. With scale and translation only
+ * (Ultralytics' default warp), positions are separable: each source row is
+ * lerped horizontally once and destination rows are vertical lerps of two
+ * of them (warp_px.h). All have AVX2 versions in warp5_avx2.c that give the
+ * same bytes; detfeed's own code path and the OpenCV build it emulates are
+ * independent choices.
  *
  * The file is compiled with -ffp-contract=off, as the whole library: every
  * fused multiply-add is an explicit fmaf, every other operation rounds.
