@@ -701,17 +701,17 @@ DETFEED_API int detfeed_warp_perspective(const uint8_t *src, size_t src_stride,
  */
 DETFEED_API int detfeed_warp_affine_cv(const uint8_t *src, size_t src_stride,
                                        int src_width, int src_height, uint8_t *dst,
-                                       size_t dst_stride, int dst_width,
-                                       int dst_height, const double M[6],
-                                       const uint8_t border[3], const detfeed_cv *cv);
+                                       size_t dst_stride, int dst_width, int dst_height,
+                                       const double M[6], const uint8_t border[3],
+                                       const detfeed_cv *cv);
 
 /* The same for a 3x3 perspective matrix (destination = M * source in
  * homogeneous coordinates), row-major. */
 DETFEED_API int detfeed_warp_perspective_cv(const uint8_t *src, size_t src_stride,
-                                            int src_width, int src_height,
-                                            uint8_t *dst, size_t dst_stride,
-                                            int dst_width, int dst_height,
-                                            const double M[9], const uint8_t border[3],
+                                            int src_width, int src_height, uint8_t *dst,
+                                            size_t dst_stride, int dst_width,
+                                            int dst_height, const double M[9],
+                                            const uint8_t border[3],
                                             const detfeed_cv *cv);
 
 /* ------------------------------------------------------------------------ */
@@ -786,8 +786,10 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * more epochs than that). Validation samples (augment 0) are letterboxed
  * without upscaling into their batch's rectangle and get no colour and no
  * flips: as Ultralytics' rect mode, images are ordered by aspect ratio h / w
- * (a stable sort: ties keep dataset order, where NumPy's argsort leaves
- * them unspecified), cut into batches, and each batch's shape is
+ * (a stable sort: ties keep dataset order; Ultralytics' NumPy argsort is not
+ * stable, so its order of equal ratios depends on NumPy and the CPU: hand
+ * that order over with detfeed_loader_set_rect_order to get its batches),
+ * cut into batches, and each batch's shape is
  * ceil(shape * imgsz / 32 + 0.5) * 32 with shape [max_ar, 1] when every
  * ratio is below 1, [1, 1 / min_ar] when every ratio is above 1, else [1, 1].
  */
@@ -829,6 +831,11 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_OUTPUT = 14,      /* detfeed_output: batch images on; HOST */
     DETFEED_LOADER_COLOR = 15,       /* detfeed_route: where colour runs; WORKER */
     DETFEED_LOADER_CUDA_DEVICE = 16, /* int >= 0: the CUDA device of CUDA output; 0 */
+    /* The reference stack (see "The reference stack" above): */
+    DETFEED_LOADER_ULTRALYTICS = 17, /* 803 or 804 (text "8.3", "8.4"); default 804 */
+    DETFEED_LOADER_OPENCV = 18,      /* detfeed_cv_version; default DETFEED_CV_5_1 */
+    DETFEED_LOADER_OPENCV_CPU = 19,  /* detfeed_cv_cpu; default DETFEED_CV_CPU_AUTO */
+    DETFEED_LOADER_OPENCV_IPP = 20,  /* int 0/1: cv2.ipp.useIPP() (5.1); default 1 */
     DETFEED_LOADER_HSV_H = 100,      /* float hyperparameters, Ultralytics names */
     DETFEED_LOADER_HSV_S = 101,      /* and defaults: 0.015, 0.7, 0.4, */
     DETFEED_LOADER_HSV_V = 102,
@@ -861,6 +868,20 @@ DETFEED_API int detfeed_loader_set_float(detfeed_loader *loader,
  * from DETFEED_LOADER_HSV_H (100) on are floats, the others integers. */
 DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out);
 
+/*
+ * Any setting by name (as detfeed_loader_param_parse) with its value as
+ * text, as the CLI's --set and the Python package pass them: integers and
+ * floats in C syntax, and names for the settings that have them: dtype
+ * "u8", "f32", "f16", "bf16"; value_scale "quotient", "reciprocal"; output
+ * "host", "cuda"; color "worker", "device"; ultralytics "8.3", "8.4";
+ * opencv "4", "5.0", "5.1"; opencv_cpu "auto", "sse", "avx2", "avx512".
+ * DETFEED_EINVAL, with the loader's message naming the setting and what
+ * it accepts, for an unknown name or a value it does not accept;
+ * DETFEED_EBADSTATE after detfeed_loader_open.
+ */
+DETFEED_API int detfeed_loader_set(detfeed_loader *loader, const char *name,
+                                   const char *value);
+
 /* The dataset's split to read ("train" by default) and its policy for bad
  * samples (see detfeed_dataset). */
 DETFEED_API int detfeed_loader_set_split(detfeed_loader *loader, const char *split);
@@ -872,6 +893,18 @@ DETFEED_API int detfeed_loader_open(detfeed_loader *loader, const char *data);
 
 /* The dataset the loader reads (valid until the loader is destroyed). */
 DETFEED_API const detfeed_dataset *detfeed_loader_dataset(const detfeed_loader *loader);
+
+/*
+ * Validation (augment 0): replaces the order by aspect ratio with `order`,
+ * a permutation of the n = detfeed_dataset_size() dataset indices, and
+ * recomputes the batch shapes from it (each batch's ratios taken in that
+ * order). The Python package passes NumPy's argsort of the ratios, which
+ * is what Ultralytics' set_rectangle uses. After detfeed_loader_open and
+ * before the first sample or batch; DETFEED_EBADSTATE otherwise (or in
+ * training), DETFEED_EINVAL when `order` is not such a permutation.
+ */
+DETFEED_API int detfeed_loader_set_rect_order(detfeed_loader *loader,
+                                              const uint64_t *order, size_t n);
 
 /* The size of a sample's image: imgsz x imgsz in training; the batch's
  * rectangle in validation (up to imgsz + 32 on a side). */

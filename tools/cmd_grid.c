@@ -244,7 +244,8 @@ int cmd_grid(int argc, char **argv)
         {"output", CLI_STRING, &output, "O", CLI_OUTPUT_HELP, 0, 0},
         {"augment", CLI_INT, &augment, "0|1", "training (1) or validation (0)", 0, 1},
         {"split", CLI_STRING, &split, "NAME", "split of a YAML (default train)", 0, 0},
-        {"set", CLI_STRING, &set, "K=V,...", "hyperparameters, e.g. mosaic=0.5", 0, 0},
+        {"set", CLI_STRING, &set, "K=V,...",
+         "hyperparameters, stack: mosaic=0.5,opencv=4", 0, 0},
         {"max-side", CLI_INT, &max_side, "PX", "widest picture (default 1920)", 64,
          65536},
         {0}};

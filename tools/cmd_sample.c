@@ -8,7 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Applies "name=value,name=value" hyperparameters. */
+/* The settings --set takes: the hyperparameters and the reference stack;
+ * the others have options of their own, which --set must not undo. */
+static bool settable(detfeed_loader_param p)
+{
+    return p >= DETFEED_LOADER_HSV_H || p == DETFEED_LOADER_ULTRALYTICS ||
+           p == DETFEED_LOADER_OPENCV || p == DETFEED_LOADER_OPENCV_CPU ||
+           p == DETFEED_LOADER_OPENCV_IPP;
+}
+
+/* Applies "name=value,name=value" settings: hyperparameters (hsv_h,
+ * degrees, mosaic, ...) and the other loader settings by name (opencv=5.0,
+ * ultralytics=8.3, ...), with the library's message for a bad one. */
 int cli_set_hyps(detfeed_loader *l, const char *list)
 {
     char buf[512];
@@ -21,18 +32,18 @@ int cli_set_hyps(detfeed_loader *l, const char *list)
     for (char *item = strtok_r(buf, ",", &save); item;
          item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
-        double v;
-        detfeed_loader_param p = DETFEED_LOADER_IMGSZ;
-        if (eq)
-            *eq = '\0';
-        if (eq == NULL || detfeed_loader_param_parse(item, &p) != DETFEED_OK ||
-            p < DETFEED_LOADER_HSV_H || !cli_parse_double(eq + 1, &v) ||
-            detfeed_loader_set_float(l, p, v) != DETFEED_OK) {
-            cli_error(
-                "--set: '%s' is not NAME=VALUE with a known hyperparameter in range "
-                "(hsv_h, hsv_s, hsv_v, degrees, translate, scale, shear, perspective, "
-                "flipud, fliplr, mosaic, mixup, cutmix, bgr)",
-                item);
+        if (eq == NULL) {
+            cli_error("--set: '%s' is not NAME=VALUE", item);
+            return CLI_USAGE;
+        }
+        *eq = '\0';
+        detfeed_loader_param p;
+        if (detfeed_loader_param_parse(item, &p) == DETFEED_OK && !settable(p)) {
+            cli_error("--set: %s has its own option (see --help)", item);
+            return CLI_USAGE;
+        }
+        if (detfeed_loader_set(l, item, eq + 1) != DETFEED_OK) {
+            cli_error("--set: %s", detfeed_loader_last_error(l));
             return CLI_USAGE;
         }
     }
@@ -151,7 +162,7 @@ int cmd_sample(int argc, char **argv)
          "batch size: validation batch shapes (default 16)", 1, 65536},
         {"split", CLI_STRING, &split, "NAME", "split of a YAML (default train)", 0, 0},
         {"set", CLI_STRING, &set, "K=V,...",
-         "hyperparameters, e.g. degrees=10,mosaic=0.5", 0, 0},
+         "hyperparameters and the reference stack, e.g. degrees=10,opencv=5.0", 0, 0},
         {"out", CLI_STRING, &out, "FILE.png", "write the augmented image here", 0, 0},
         {"json", CLI_FLAG, &json, NULL,
          "print the recipe and labels as one JSON object", 0, 0},

@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 
+from . import stack as _stack_mod
 from ._lib import DetfeedError, lib
 
 try:  # PyTorch is optional: without it batches are NumPy arrays
@@ -14,6 +15,7 @@ except ImportError:  # pragma: no cover - exercised where torch is missing
 
 _DTYPES = {"uint8": 0, "u8": 0, "float32": 1, "f32": 1, "float16": 2, "f16": 2, "half": 2,
            "bfloat16": 3, "bf16": 3}
+_DTYPE_NAMES = {0: "u8", 1: "f32", 2: "f16", 3: "bf16"}
 _NP = {0: np.uint8, 1: np.float32, 2: np.float16, 3: np.uint16}  # bf16 bits as uint16
 _TYPESTR = {0: "|u1", 1: "<f4", 2: "<f2", 3: "<u2"}
 _TASKS = {0: "detect", 1: "segment", 2: "pose"}
@@ -31,6 +33,18 @@ class _CudaImages:
         self.__cuda_array_interface__ = {"shape": shape, "typestr": _TYPESTR[code],
                                          "data": (ptr, False), "version": 3, "strides": None,
                                          "stream": None}
+
+
+def _stack(opencv, opencv_cpu, opencv_ipp, ultralytics):
+    """The reference stack's settings: those given, and for the others what
+    the installed cv2 and ultralytics packages are (the library's defaults,
+    OpenCV 5.1 and Ultralytics 8.4, where a package is not installed)."""
+    given = {"opencv": opencv, "opencv_cpu": opencv_cpu, "opencv_ipp": opencv_ipp,
+             "ultralytics": ultralytics}
+    found = _stack_mod.detect() if any(v is None for v in given.values()) else {}
+    out = {k: v for k, v in found.items() if given[k] is None}
+    out.update({k: v for k, v in given.items() if v is not None})
+    return out
 
 
 class _Sampler:
@@ -126,7 +140,8 @@ class Loader:
     def __init__(self, data, imgsz=640, batch=16, workers=None, color="worker", device="cpu",
                  dtype="float32", seed=0, cache="ram", rank=None, world_size=None, augment=True,
                  epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None,
-                 policy="skip", value_scale="quotient", tensors=None, **hyp):
+                 policy="skip", value_scale="quotient", tensors=None, opencv=None,
+                 opencv_cpu=None, opencv_ipp=None, ultralytics=None, **hyp):
         self._h = ctypes.c_void_p()
         self._held = None
         self._status(lib.detfeed_loader_create(ctypes.byref(self._h), 0), "create")
@@ -156,10 +171,11 @@ class Loader:
         settings = {"imgsz": imgsz, "batch": batch, "workers": self.num_workers, "seed": seed,
                     "epochs": epochs, "close_mosaic": close_mosaic, "prefetch": prefetch,
                     "drop_last": int(drop_last), "augment": int(augment), "rank": rank,
-                    "world_size": world_size, "dtype": self._dtype,
-                    "value_scale": int(value_scale == "reciprocal"), "output": int(cuda),
-                    "color": int(color == "device"), "cuda_device": index,
+                    "world_size": world_size, "dtype": _DTYPE_NAMES[self._dtype],
+                    "value_scale": value_scale, "output": "cuda" if cuda else "host",
+                    "color": color, "cuda_device": index,
                     "cache_bytes": _cache_bytes(cache)}
+        settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics))
         for name, value in list(settings.items()) + list(hyp.items()):
             self._set(name, value)
         split = split or ("train" if augment else "val")
@@ -168,6 +184,8 @@ class Loader:
         self._status(lib.detfeed_loader_open(self._h, os.fsencode(data)), "open")
         ds = lib.detfeed_loader_dataset(self._h)
         self.dataset = Dataset(ds)
+        if not augment:
+            self._set_rect_order(ds)
         self._shard_size = lib.detfeed_shard_size(len(self.dataset), rank, world_size)
         self.sampler = _Sampler(self)
         self.epoch, self._epoch_set = 0, False
@@ -198,12 +216,23 @@ class Loader:
         param = ctypes.c_int()
         if lib.detfeed_loader_param_parse(name.encode(), ctypes.byref(param)) != 0:
             raise TypeError("Loader got an unknown setting %r" % name)
-        if param.value >= 100:
-            rc = lib.detfeed_loader_set_float(self._h, param, float(value))
-        else:
-            rc = lib.detfeed_loader_set_int(self._h, param, int(value))
-        if rc < 0:
-            raise ValueError("detfeed: %s=%r is out of range" % (name, value))
+        if isinstance(value, bool):
+            value = int(value)
+        if lib.detfeed_loader_set(self._h, name.encode(), str(value).encode()) < 0:
+            raise ValueError("detfeed: %s" % lib.detfeed_loader_last_error(self._h).decode())
+
+    def _set_rect_order(self, ds):
+        """Validation: the order Ultralytics' NumPy argsort gives (ties among
+        equal aspect ratios are not in dataset order there)."""
+        n = lib.detfeed_dataset_size(ds)
+        h, w = ctypes.c_int(), ctypes.c_int()
+        hs, ws = np.empty(n, np.int64), np.empty(n, np.int64)
+        for i in range(n):
+            lib.detfeed_dataset_image_size(ds, i, ctypes.byref(w), ctypes.byref(h))
+            hs[i], ws[i] = h.value, w.value
+        order = np.ascontiguousarray(_stack_mod.rect_order(hs, ws))
+        self._status(lib.detfeed_loader_set_rect_order(self._h, order.ctypes.data, n),
+                     "validation order")
 
     # -- the DataLoader surface ---------------------------------------------
     def __len__(self):

@@ -80,7 +80,21 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
         for (int k = 1; k < 4 && rc == DETFEED_OK; k++)
             rc = tile(a, s, k, r->partners[k - 1], &t[k], NULL, NULL);
         if (rc == DETFEED_OK)
-            rc = detfeed__mosaic4(t, a->hyp.imgsz, r->xc, r->yc, &s->canvas, inst);
+            rc = detfeed__mosaic4(t, a->hyp.imgsz, r->xc, r->yc, &a->stack, &s->canvas,
+                                  inst);
+    } else if (a->stack.ultralytics >= 804) {
+        /* 8.4 warps the loaded image itself into out_w x out_h. */
+        detfeed__tile t;
+        rc = tile(a, s, 0, index, &t, ori_w, ori_h);
+        if (rc == DETFEED_OK)
+            rc = detfeed__inst_from_labels(inst, &t.lab, t.w, t.h);
+        if (rc == DETFEED_OK) {
+            detfeed__img loaded = {.px = (uint8_t *)t.px, .w = t.w, .h = t.h};
+            rc = detfeed__random_perspective(&loaded, inst, r, &a->stack, out_w, out_h,
+                                             out);
+        }
+        release_owned(s);
+        return rc;
     } else {
         detfeed__tile t;
         rc = tile(a, s, 0, index, &t, ori_w, ori_h);
@@ -90,7 +104,8 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
     }
     release_owned(s);
     if (rc == DETFEED_OK)
-        rc = detfeed__random_perspective(&s->canvas, inst, r, out_w, out_h, out);
+        rc = detfeed__random_perspective(&s->canvas, inst, r, &a->stack, out_w, out_h,
+                                         out);
     return rc;
 }
 

@@ -14,7 +14,8 @@ typedef struct detfeed__augmenter {
     const detfeed_cache *cache;
     detfeed__hyp hyp;
     uint64_t seed;
-    bool train; /* training transforms; false: validation letterbox only */
+    bool train;           /* training transforms; false: validation letterbox only */
+    detfeed__stack stack; /* the Ultralytics and OpenCV the bytes follow */
 } detfeed__augmenter;
 
 /* Per-thread buffers, reused from sample to sample. */

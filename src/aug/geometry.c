@@ -170,9 +170,10 @@ static int append_labels(detfeed__inst *in, const detfeed__src_labels *lab, int 
 }
 
 /* Instances.clip(w, h): boxes and polygon points clamped; keypoints
- * outside get visibility 0 (their coordinates are kept). */
-static void clip(detfeed__inst *in, float w, float h)
+ * outside get visibility 0, and from 8.4 on are clamped too. */
+static void clip(detfeed__inst *in, float w, float h, const detfeed__stack *st)
 {
+    bool clip_kpts = st->ultralytics >= 804;
     for (int i = 0; i < in->n; i++) {
         float *b = in->box + 4 * (size_t)i;
         b[0] = fminf(fmaxf(b[0], 0), w);
@@ -188,6 +189,10 @@ static void clip(detfeed__inst *in, float w, float h)
             float *p = in->kpt + ((size_t)i * in->nkpt + k) * 3;
             if (p[0] < 0 || p[0] > w || p[1] < 0 || p[1] > h)
                 p[2] = 0.0f;
+            if (clip_kpts) { /* NumPy's clip: max then min */
+                p[0] = fminf(fmaxf(p[0], 0), w);
+                p[1] = fminf(fmaxf(p[1], 0), h);
+            }
         }
     }
 }
@@ -243,6 +248,14 @@ static void fill_pad(uint8_t *px, size_t n)
     memset(px, PAD_VALUE, n);
 }
 
+int detfeed__inst_from_labels(detfeed__inst *inst, const detfeed__src_labels *lab,
+                              int w, int h)
+{
+    inst->n = 0;
+    inst->npt = 0;
+    return append_labels(inst, lab, w, h, 1.0f, false, 0, 0);
+}
+
 int detfeed__letterbox(const uint8_t *src, int w, int h, const detfeed__src_labels *lab,
                        int out_w, int out_h, bool scaleup, detfeed__img *out,
                        detfeed__inst *inst, int pad[2], double *ratio)
@@ -250,7 +263,8 @@ int detfeed__letterbox(const uint8_t *src, int w, int h, const detfeed__src_labe
     double r = fmin((double)out_h / h, (double)out_w / w);
     if (!scaleup)
         r = fmin(r, 1.0);
-    int nw = (int)round_even(w * r), nh = (int)round_even(h * r);
+    /* max(round(side * r), 1): a thin image keeps at least one pixel. */
+    int nw = (int)fmax(round_even(w * r), 1), nh = (int)fmax(round_even(h * r), 1);
     double dw = (out_w - nw) / 2.0, dh = (out_h - nh) / 2.0;
     int top = (int)round_even(dh - 0.1), left = (int)round_even(dw - 0.1);
     int rc = detfeed__img_reserve(out, out_w, out_h);
@@ -300,7 +314,7 @@ static int imin(int a, int b)
 }
 
 int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
-                     detfeed__img *out, detfeed__inst *inst)
+                     const detfeed__stack *st, detfeed__img *out, detfeed__inst *inst)
 {
     int S = 2 * s;
     int rc = detfeed__img_reserve(out, S, S);
@@ -339,7 +353,7 @@ int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
         if (rc != DETFEED_OK)
             return rc;
     }
-    clip(inst, (float)S, (float)S);
+    clip(inst, (float)S, (float)S, st);
     return remove_zero_area(inst);
 }
 
@@ -433,10 +447,100 @@ static void transform_instances(detfeed__inst *in, const float M[9], bool persp)
     }
 }
 
-/* segment2box(xy, W, H): min/max of the points inside [0, W] x [0, H], all
- * zeros when no inside point has a non-zero x (Python's any() over the x
- * values); the points are then clamped to that box (apply_segments). */
-static void segment_box(float *pts, int npt, float W, float H, float box[4])
+/* The running min / max of the points segment2box keeps. */
+typedef struct extent {
+    float x0, y0, x1, y1;
+    bool any;
+} extent;
+
+static void extent_add(extent *e, float x, float y)
+{
+    e->x0 = fminf(e->x0, x), e->x1 = fmaxf(e->x1, x);
+    e->y0 = fminf(e->y0, y), e->y1 = fmaxf(e->y1, y);
+    e->any = true;
+}
+
+/* cv2.pointPolygonTest(contour, pt, measureDist=False) >= 0 for a float32
+ * contour: the crossing count of OpenCV's float branch, with its
+ * comparisons in float and its cross product in double; a point on an
+ * edge or a vertex counts as inside. */
+static bool point_in_polygon(const float *pts, int npt, float px, float py)
+{
+    float vx = pts[2 * (npt - 1)], vy = pts[2 * (npt - 1) + 1];
+    int counter = 0;
+    for (int i = 0; i < npt; i++) {
+        float v0x = vx, v0y = vy;
+        vx = pts[2 * i], vy = pts[2 * i + 1];
+        if ((v0y <= py && vy <= py) || (v0y > py && vy > py) || (v0x < px && vx < px)) {
+            if (py == vy && (px == vx || (py == v0y && ((v0x <= px && px <= vx) ||
+                                                        (vx <= px && px <= v0x)))))
+                return true;
+            continue;
+        }
+        double dist = (double)(py - v0y) * (double)(vx - v0x) -
+                      (double)(px - v0x) * (double)(vy - v0y);
+        if (dist == 0)
+            return true;
+        if (vy < v0y)
+            dist = -dist;
+        counter += dist > 0;
+    }
+    return counter % 2 == 1;
+}
+
+/* 8.4's segment2box for a polygon crossing the image border: its vertices
+ * inside, the points where its edges cross the four border lines within
+ * the image (t = (bound - start) / delta per edge, the crossing start +
+ * t * delta, all in float32 as NumPy computes them), and the image corners
+ * inside it. */
+static void crossing_extent(const float *pts, int npt, float W, float H, extent *e)
+{
+    const float bounds[4] = {0, W, 0, H}, lims[4] = {H, H, W, W};
+    for (int k = 0; k < npt; k++) {
+        float x = pts[2 * k], y = pts[2 * k + 1];
+        if (x >= 0 && y >= 0 && x <= W && y <= H)
+            extent_add(e, x, y);
+    }
+    for (int k = 0; k < npt; k++) {
+        const float *a = pts + 2 * k, *b = pts + 2 * ((k + 1) % npt);
+        float d[2] = {b[0] - a[0], b[1] - a[1]};
+        for (int j = 0; j < 4; j++) {
+            int axis = j / 2;
+            float t = (bounds[j] - a[axis]) / d[axis];
+            float ix = a[0] + t * d[0], iy = a[1] + t * d[1];
+            float other = axis == 0 ? iy : ix;
+            if (t >= 0 && t <= 1 && other >= 0 && other <= lims[j])
+                extent_add(e, ix, iy);
+        }
+    }
+    const float corners[4][2] = {{0, 0}, {W, 0}, {0, H}, {W, H}};
+    for (int c = 0; c < 4; c++)
+        if (point_in_polygon(pts, npt, corners[c][0], corners[c][1]))
+            extent_add(e, corners[c][0], corners[c][1]);
+}
+
+/* segment2box(xy, W, H) of Ultralytics 8.4: the polygon's own extent when
+ * it lies inside [0, W] x [0, H], zeros when its extent lies outside, else
+ * the extent of its visible part (crossing_extent). */
+static void segment_box84(const float *pts, int npt, float W, float H, float box[4])
+{
+    extent all = {INFINITY, INFINITY, -INFINITY, -INFINITY, false};
+    for (int k = 0; k < npt; k++)
+        extent_add(&all, pts[2 * k], pts[2 * k + 1]);
+    extent e = {INFINITY, INFINITY, -INFINITY, -INFINITY, false};
+    if (all.x0 >= 0 && all.y0 >= 0 && all.x1 <= W && all.y1 <= H)
+        e = all;
+    else if (!(all.x1 < 0 || all.y1 < 0 || all.x0 > W || all.y0 > H))
+        crossing_extent(pts, npt, W, H, &e);
+    if (!e.any)
+        e.x0 = e.y0 = e.x1 = e.y1 = 0;
+    box[0] = e.x0, box[1] = e.y0, box[2] = e.x1, box[3] = e.y1;
+}
+
+/* segment2box(xy, W, H) up to 8.3: min/max of the points inside [0, W] x
+ * [0, H], all zeros when no inside point has a non-zero x (Python's any()
+ * over the x values). */
+static void segment_box83(const float *pts, int npt, float W, float H, float box[4])
 {
     float x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
     bool any = false;
@@ -450,16 +554,26 @@ static void segment_box(float *pts, int npt, float W, float H, float box[4])
     if (!any)
         x0 = y0 = x1 = y1 = 0;
     box[0] = x0, box[1] = y0, box[2] = x1, box[3] = y1;
+}
+
+/* segment2box, then the points clamped to the box (apply_segments). */
+static void segment_box(float *pts, int npt, float W, float H, const detfeed__stack *st,
+                        float box[4])
+{
+    if (st->ultralytics >= 804)
+        segment_box84(pts, npt, W, H, box);
+    else
+        segment_box83(pts, npt, W, H, box);
     for (int k = 0; k < npt; k++) {
-        pts[2 * k] = fminf(fmaxf(pts[2 * k], x0), x1);
-        pts[2 * k + 1] = fminf(fmaxf(pts[2 * k + 1], y0), y1);
+        pts[2 * k] = fminf(fmaxf(pts[2 * k], box[0]), box[2]);
+        pts[2 * k + 1] = fminf(fmaxf(pts[2 * k + 1], box[1]), box[3]);
     }
 }
 
 /* apply_segments: every point through M and divided by its w' (always, as
  * Ultralytics does), then each box from its polygon. */
 static void transform_segments(detfeed__inst *in, const float M[9], int out_w,
-                               int out_h)
+                               int out_h, const detfeed__stack *st)
 {
     for (int i = 0; i < in->n; i++) {
         float *pts = seg_at(in, i), t[3];
@@ -468,30 +582,38 @@ static void transform_segments(detfeed__inst *in, const float M[9], int out_w,
             pts[2 * k] = t[0] / t[2];
             pts[2 * k + 1] = t[1] / t[2];
         }
-        segment_box(pts, in->npt, (float)out_w, (float)out_h, in->box + 4 * (size_t)i);
+        segment_box(pts, in->npt, (float)out_w, (float)out_h, st,
+                    in->box + 4 * (size_t)i);
     }
 }
 
+/* The warp of RandomPerspective with the stack's OpenCV. */
+static int warp(const detfeed__img *in, const float M[9], bool persp,
+                const detfeed__stack *st, int out_w, int out_h, detfeed__img *out)
+{
+    static const uint8_t border[3] = {PAD_VALUE, PAD_VALUE, PAD_VALUE};
+    double Md[9];
+    for (int k = 0; k < 9; k++)
+        Md[k] = M[k];
+    if (persp)
+        return detfeed_warp_perspective_cv(in->px, (size_t)in->w * 3, in->w, in->h,
+                                           out->px, (size_t)out_w * 3, out_w, out_h, Md,
+                                           border, &st->cv);
+    return detfeed_warp_affine_cv(in->px, (size_t)in->w * 3, in->w, in->h, out->px,
+                                  (size_t)out_w * 3, out_w, out_h, Md, border, &st->cv);
+}
+
 int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
-                                const detfeed__recipe *r, int out_w, int out_h,
-                                detfeed__img *out)
+                                const detfeed__recipe *r, const detfeed__stack *st,
+                                int out_w, int out_h, detfeed__img *out)
 {
     float M[9];
     detfeed__affine_matrix(r, in->w, in->h, out_w, out_h, M);
     int rc = detfeed__img_reserve(out, out_w, out_h);
     if (rc != DETFEED_OK)
         return rc;
-    static const uint8_t border[3] = {PAD_VALUE, PAD_VALUE, PAD_VALUE};
     bool persp = r->perspective[0] != 0 || r->perspective[1] != 0;
-    double Md[9];
-    for (int k = 0; k < 9; k++)
-        Md[k] = M[k];
-    if (persp)
-        rc = detfeed_warp_perspective(in->px, (size_t)in->w * 3, in->w, in->h, out->px,
-                                      (size_t)out_w * 3, out_w, out_h, Md, border);
-    else
-        rc = detfeed_warp_affine(in->px, (size_t)in->w * 3, in->w, in->h, out->px,
-                                 (size_t)out_w * 3, out_w, out_h, Md, border);
+    rc = warp(in, M, persp, st, out_w, out_h, out);
     if (rc != DETFEED_OK)
         return rc;
     /* The original boxes, for box_candidates, before they are transformed. */
@@ -507,8 +629,8 @@ int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
     transform_instances(inst, M, persp);
     bool polygons = inst->n > 0 && inst->npt > 0;
     if (polygons)
-        transform_segments(inst, M, out_w, out_h);
-    clip(inst, (float)out_w, (float)out_h);
+        transform_segments(inst, M, out_w, out_h, st);
+    clip(inst, (float)out_w, (float)out_h, st);
     for (int i = 0; i < inst->n; i++)
         keep[i] = candidate(orig + 4 * (size_t)i, inst->box + 4 * (size_t)i,
                             (float)r->scale, polygons ? 0.01f : 0.1f);
@@ -631,19 +753,26 @@ int detfeed__inst_permute(detfeed__inst *in, const int *order)
     return rc;
 }
 
-void detfeed__format(const detfeed__inst *in, int w, int h, float *cls, float *boxes,
-                     float *kpts)
+/* One normalized box coordinate: 8.4 divides in float32, 8.3 multiplied
+ * by the float32 reciprocal (Bboxes.mul((1 / w, 1 / h, ...))). */
+static float normalized(float v, int side, float reciprocal, bool divide)
 {
-    /* Bboxes.mul((1 / w, 1 / h, ...)): a float32 multiply by the reciprocal;
-     * keypoints: a float32 division. */
+    return divide ? v / (float)side : v * reciprocal;
+}
+
+void detfeed__format(const detfeed__inst *in, int w, int h, const detfeed__stack *st,
+                     float *cls, float *boxes, float *kpts)
+{
+    /* Keypoints are divided in every version. */
     float rw = (float)(1.0 / w), rh = (float)(1.0 / h);
+    bool divide = st->ultralytics >= 804;
     for (int i = 0; i < in->n; i++) {
         const float *b = in->box + 4 * (size_t)i;
         cls[i] = in->cls[i];
-        boxes[4 * i] = b[0] * rw;
-        boxes[4 * i + 1] = b[1] * rh;
-        boxes[4 * i + 2] = b[2] * rw;
-        boxes[4 * i + 3] = b[3] * rh;
+        boxes[4 * i] = normalized(b[0], w, rw, divide);
+        boxes[4 * i + 1] = normalized(b[1], h, rh, divide);
+        boxes[4 * i + 2] = normalized(b[2], w, rw, divide);
+        boxes[4 * i + 3] = normalized(b[3], h, rh, divide);
         for (int k = 0; kpts && k < in->nkpt; k++) {
             const float *p = in->kpt + ((size_t)i * in->nkpt + k) * 3;
             float *q = kpts + ((size_t)i * in->nkpt + k) * 3;

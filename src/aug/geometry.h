@@ -15,6 +15,17 @@
 #include "core/internal.h"
 #include "recipe.h"
 
+/* The reference stack a sample follows: Ultralytics' label arithmetic
+ * (803 for 8.3, 804 for 8.4) and the OpenCV whose warp it reproduces. In
+ * 8.4, Instances.clip also clips keypoints (after zeroing the visibility of
+ * those outside), segment2box clips polygons to the image (their crossings
+ * of the border and the image corners inside them count), and Format
+ * divides boxes by w and h where 8.3 multiplied by 1 / w and 1 / h. */
+typedef struct detfeed__stack {
+    int ultralytics;
+    detfeed_cv cv;
+} detfeed__stack;
+
 /* A growable 8-bit BGR image. */
 typedef struct detfeed__img {
     uint8_t *px;
@@ -67,7 +78,7 @@ typedef struct detfeed__tile {
  * tiles placed top-left, top-right, bottom-left, bottom-right; labels
  * shifted, clipped to the canvas, zero-area boxes dropped. */
 int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
-                     detfeed__img *out, detfeed__inst *inst);
+                     const detfeed__stack *st, detfeed__img *out, detfeed__inst *inst);
 
 /* The float32 matrix M = T S R P C of RandomPerspective for an input of
  * in_w x in_h and an output of out_w x out_h (row-major 3x3). */
@@ -80,8 +91,8 @@ void detfeed__affine_matrix(const detfeed__recipe *r, int in_w, int in_h, int ou
  * the boxes come from the transformed polygons (apply_segments) and the
  * candidates' area threshold is 0.01 instead of 0.1. */
 int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
-                                const detfeed__recipe *r, int out_w, int out_h,
-                                detfeed__img *out);
+                                const detfeed__recipe *r, const detfeed__stack *st,
+                                int out_w, int out_h, detfeed__img *out);
 
 /* RandomFlip: vertical and/or horizontal, in place; keypoints permuted by
  * flip_idx (NULL: not permuted). */
@@ -93,7 +104,13 @@ int detfeed__inst_permute(detfeed__inst *inst, const int *order);
 
 /* Format: boxes to normalized centre x, y, w, h and keypoints to normalized
  * x, y, written to the given arrays (n entries). */
-void detfeed__format(const detfeed__inst *inst, int w, int h, float *cls, float *boxes,
-                     float *kpts);
+void detfeed__format(const detfeed__inst *inst, int w, int h, const detfeed__stack *st,
+                     float *cls, float *boxes, float *kpts);
+
+/* Starts instances from an image's normalized labels in absolute pixels of
+ * that w x h image, unpadded (RandomPerspective's denormalize when
+ * Ultralytics 8.4 warps a loaded image without Mosaic). */
+int detfeed__inst_from_labels(detfeed__inst *inst, const detfeed__src_labels *lab,
+                              int w, int h);
 
 #endif /* DETFEED_GEOMETRY_H */

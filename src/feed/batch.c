@@ -70,7 +70,8 @@ static void batch_shape(const detfeed_loader *l, uint64_t seq, int *h, int *w)
     detfeed_loader_sample_size(l, l->batches->order[seq], w, h);
 }
 
-static int record_labels(sample_rec *r, const detfeed__sample *s, int nkpt)
+static int record_labels(sample_rec *r, const detfeed__sample *s,
+                         const detfeed__stack *st, int nkpt)
 {
     int n = s->inst->n;
     if (n > r->cap) {
@@ -80,7 +81,7 @@ static int record_labels(sample_rec *r, const detfeed__sample *s, int nkpt)
             return DETFEED_ENOMEM;
         r->cap = cap;
     }
-    detfeed__format(s->inst, s->img->w, s->img->h, r->cls, r->box,
+    detfeed__format(s->inst, s->img->w, s->img->h, st, r->cls, r->box,
                     nkpt ? r->kpt : NULL);
     r->n = n;
     return DETFEED_OK;
@@ -178,7 +179,7 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
                                    bt->masks +
                                        (size_t)pos * (size_t)(w / 4) * (size_t)(h / 4));
     if (rc == DETFEED_OK)
-        rc = record_labels(r, &s, nkpt);
+        rc = record_labels(r, &s, &l->aug.stack, nkpt);
     detfeed__stage_add(sc, DETFEED_STAGE_PACK, &t0);
     if (rc == DETFEED_OK) {
         /* resized_shape: the augmented image in training (RandomPerspective

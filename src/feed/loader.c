@@ -33,6 +33,10 @@ int detfeed_loader_create(detfeed_loader **out, uint32_t flags)
     l->dtype = DETFEED_DTYPE_F32;
     l->scale = DETFEED_SCALE_QUOTIENT;
     l->augment = true;
+    l->ultralytics = 804;
+    l->opencv = DETFEED_CV_5_1;
+    l->opencv_cpu = DETFEED_CV_CPU_AUTO;
+    l->opencv_ipp = 1;
     strcpy(l->split, "train");
     *out = l;
     return DETFEED_OK;
@@ -74,6 +78,10 @@ static const int_setting int_settings[] = {
     {DETFEED_LOADER_OUTPUT, offsetof(detfeed_loader, output), 0, DETFEED_OUTPUT_CUDA},
     {DETFEED_LOADER_COLOR, offsetof(detfeed_loader, colour), 0, DETFEED_ROUTE_DEVICE},
     {DETFEED_LOADER_CUDA_DEVICE, offsetof(detfeed_loader, cuda_device), 0, 1023},
+    {DETFEED_LOADER_OPENCV, offsetof(detfeed_loader, opencv), 0, DETFEED_CV_5_1},
+    {DETFEED_LOADER_OPENCV_CPU, offsetof(detfeed_loader, opencv_cpu), 0,
+     DETFEED_CV_CPU_AVX512},
+    {DETFEED_LOADER_OPENCV_IPP, offsetof(detfeed_loader, opencv_ipp), 0, 1},
 };
 
 /* The settings that are not plain integers. */
@@ -103,6 +111,11 @@ static int set_special(detfeed_loader *l, detfeed_loader_param p, int64_t v)
         if (detfeed_dtype_size((detfeed_dtype)v) == 0)
             return DETFEED_EINVAL;
         l->dtype = (detfeed_dtype)v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_ULTRALYTICS:
+        if (v != 803 && v != 804)
+            return DETFEED_EINVAL;
+        l->ultralytics = (int)v;
         return DETFEED_OK;
     case DETFEED_LOADER_VALUE_SCALE:
         if (v != DETFEED_SCALE_QUOTIENT && v != DETFEED_SCALE_RECIPROCAL)
@@ -162,6 +175,41 @@ int detfeed_loader_set_float(detfeed_loader *l, detfeed_loader_param p, double v
     return DETFEED_OK;
 }
 
+const char *detfeed__loader_param_range(detfeed_loader_param p)
+{
+    static const struct {
+        detfeed_loader_param param;
+        const char *text;
+    } ranges[] = {
+        {DETFEED_LOADER_IMGSZ, "an integer from 32 to 8192, a multiple of 32"},
+        {DETFEED_LOADER_SEED, "any 64-bit integer"},
+        {DETFEED_LOADER_EPOCHS, "an integer from 1 to 1000000"},
+        {DETFEED_LOADER_CLOSE_MOSAIC, "an integer from 0 to 1000000"},
+        {DETFEED_LOADER_CACHE_BYTES, "a byte count >= 0"},
+        {DETFEED_LOADER_AUGMENT, "0 or 1"},
+        {DETFEED_LOADER_WORKERS, "an integer from 1 to 1024"},
+        {DETFEED_LOADER_BATCH, "an integer from 1 to 65536"},
+        {DETFEED_LOADER_PREFETCH, "an integer from 1 to 1024"},
+        {DETFEED_LOADER_RANK, "an integer from 0 to 65535"},
+        {DETFEED_LOADER_WORLD_SIZE, "an integer from 1 to 65536"},
+        {DETFEED_LOADER_DROP_LAST, "0 or 1"},
+        {DETFEED_LOADER_CUDA_DEVICE, "an integer from 0 to 1023"},
+        {DETFEED_LOADER_OPENCV_IPP, "0 or 1"},
+        {DETFEED_LOADER_TRANSLATE, "a number from 0 to 0.5"},
+        {DETFEED_LOADER_SCALE, "a number from 0 to 1"},
+        {DETFEED_LOADER_DEGREES, "a number from 0 to 360"},
+        {DETFEED_LOADER_SHEAR, "a number from 0 to below 90"},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (ranges[i].param == p)
+            return ranges[i].text;
+    if (p >= DETFEED_LOADER_FLIPUD && p <= DETFEED_LOADER_BGR)
+        return "a probability from 0 to 1";
+    if (p >= DETFEED_LOADER_HSV_H && p <= DETFEED_LOADER_HSV_V)
+        return "a number >= 0";
+    return "see detfeed.h";
+}
+
 int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
 {
     static const detfeed__named names[] = {
@@ -182,6 +230,10 @@ int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
         {"output", DETFEED_LOADER_OUTPUT},
         {"color", DETFEED_LOADER_COLOR},
         {"cuda_device", DETFEED_LOADER_CUDA_DEVICE},
+        {"ultralytics", DETFEED_LOADER_ULTRALYTICS},
+        {"opencv", DETFEED_LOADER_OPENCV},
+        {"opencv_cpu", DETFEED_LOADER_OPENCV_CPU},
+        {"opencv_ipp", DETFEED_LOADER_OPENCV_IPP},
         {"hsv_h", DETFEED_LOADER_HSV_H},
         {"hsv_s", DETFEED_LOADER_HSV_S},
         {"hsv_v", DETFEED_LOADER_HSV_V},
@@ -225,8 +277,10 @@ int detfeed_loader_set_policy(detfeed_loader *l, detfeed_policy policy)
     return DETFEED_OK;
 }
 
-/* Rect mode (Ultralytics' set_rectangle): images sorted by aspect ratio
- * h / w (stable), cut into batches; each batch's shape from its ratios. */
+/* Rect mode (Ultralytics' set_rectangle): images ordered by aspect ratio
+ * h / w, cut into batches; each batch's shape from its ratios. The default
+ * order is a stable sort; detfeed_loader_set_rect_order hands over
+ * another one (NumPy's). */
 typedef struct by_ratio {
     double ar;
     size_t index;
@@ -240,31 +294,26 @@ static int cmp_ratio(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-static int rect_shapes(detfeed_loader *l)
+static double aspect_ratio(const detfeed_loader *l, size_t i)
+{
+    int w = 1, h = 1;
+    detfeed_dataset_image_size(l->ds, i, &w, &h);
+    return (double)h / w;
+}
+
+/* Each image's batch shape from l->rect_order (set_rectangle's loop). */
+static void rect_batches(detfeed_loader *l)
 {
     size_t n = detfeed_dataset_size(l->ds);
-    by_ratio *v = malloc((n ? n : 1) * sizeof *v);
-    l->rect = malloc((n ? n : 1) * sizeof *l->rect);
-    if (v == NULL || l->rect == NULL) {
-        free(v);
-        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++) {
-        int w, h;
-        detfeed_dataset_image_size(l->ds, i, &w, &h);
-        v[i] = (by_ratio){.ar = (double)h / w, .index = i};
-    }
-    qsort(v, n, sizeof *v, cmp_ratio);
-    l->rect_order = malloc((n ? n : 1) * sizeof *l->rect_order);
-    if (l->rect_order == NULL) {
-        free(v);
-        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
-    }
-    for (size_t p = 0; p < n; p++)
-        l->rect_order[p] = v[p].index;
     for (size_t b0 = 0; b0 < n; b0 += (size_t)l->batch) {
         size_t b1 = b0 + (size_t)l->batch < n ? b0 + (size_t)l->batch : n;
-        double mini = v[b0].ar, maxi = v[b1 - 1].ar, shape[2] = {1, 1};
+        double mini = aspect_ratio(l, l->rect_order[b0]), maxi = mini;
+        for (size_t p = b0 + 1; p < b1; p++) {
+            double ar = aspect_ratio(l, l->rect_order[p]);
+            mini = ar < mini ? ar : mini;
+            maxi = ar > maxi ? ar : maxi;
+        }
+        double shape[2] = {1, 1};
         if (maxi < 1)
             shape[0] = maxi;
         else if (mini > 1)
@@ -273,9 +322,59 @@ static int rect_shapes(detfeed_loader *l)
         for (int k = 0; k < 2; k++)
             hw[k] = (int)ceil(shape[k] * l->imgsz / 32 + 0.5) * 32;
         for (size_t p = b0; p < b1; p++)
-            memcpy(l->rect[v[p].index], hw, sizeof hw);
+            memcpy(l->rect[l->rect_order[p]], hw, sizeof hw);
     }
+}
+
+static int rect_shapes(detfeed_loader *l)
+{
+    size_t n = detfeed_dataset_size(l->ds);
+    by_ratio *v = malloc((n ? n : 1) * sizeof *v);
+    l->rect = malloc((n ? n : 1) * sizeof *l->rect);
+    l->rect_order = malloc((n ? n : 1) * sizeof *l->rect_order);
+    if (v == NULL || l->rect == NULL || l->rect_order == NULL) {
+        free(v);
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = (by_ratio){.ar = aspect_ratio(l, i), .index = i};
+    qsort(v, n, sizeof *v, cmp_ratio);
+    for (size_t p = 0; p < n; p++)
+        l->rect_order[p] = v[p].index;
     free(v);
+    rect_batches(l);
+    return DETFEED_OK;
+}
+
+int detfeed_loader_set_rect_order(detfeed_loader *l, const uint64_t *order, size_t n)
+{
+    if (l == NULL || order == NULL)
+        return DETFEED_EINVAL;
+    if (l->rect == NULL || l->samples_made || l->batches != NULL)
+        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                             "the validation order is set after opening a validation "
+                             "loader and before its first sample or batch");
+    if (n != detfeed_dataset_size(l->ds))
+        return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                             "the order has %zu entries for %zu images", n,
+                             detfeed_dataset_size(l->ds));
+    uint8_t *seen = calloc(n ? n : 1, 1);
+    if (seen == NULL)
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
+    size_t bad = n;
+    for (size_t p = 0; p < n && bad == n; p++) {
+        if (order[p] >= n || seen[order[p]])
+            bad = p;
+        else
+            seen[order[p]] = 1;
+    }
+    free(seen);
+    if (bad < n)
+        return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                             "the order is not a permutation: entry %zu is %llu", bad,
+                             (unsigned long long)order[bad]);
+    memcpy(l->rect_order, order, n * sizeof *order);
+    rect_batches(l);
     return DETFEED_OK;
 }
 
@@ -328,11 +427,15 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
     detfeed_dataset_kpt_shape(l->ds, &nkpt, NULL);
     if (rc == DETFEED_OK && nkpt > 0 && detfeed_dataset_flip_idx(l->ds) == NULL)
         l->hyp.fliplr = l->hyp.flipud = 0;
-    l->aug = (detfeed__augmenter){.ds = l->ds,
-                                  .cache = l->cache,
-                                  .hyp = l->hyp,
-                                  .seed = l->seed,
-                                  .train = l->augment};
+    l->aug = (detfeed__augmenter){
+        .ds = l->ds,
+        .cache = l->cache,
+        .hyp = l->hyp,
+        .seed = l->seed,
+        .train = l->augment,
+        .stack = {.ultralytics = l->ultralytics,
+                  .cv = {(detfeed_cv_version)l->opencv, (detfeed_cv_cpu)l->opencv_cpu,
+                         l->opencv_ipp}}};
     return rc;
 }
 
@@ -389,6 +492,7 @@ int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
         return DETFEED_EINVAL;
     detfeed__sample s;
     int w, h;
+    l->samples_made = true;
     detfeed_loader_sample_size(l, index, &w, &h);
     int rc = detfeed__augment(&l->aug, &l->scratch, epoch, index,
                               detfeed__loader_mosaic_on(l, epoch), w, h, &s);
@@ -403,7 +507,7 @@ int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
         return detfeed__fail(&l->msg, DETFEED_ELIMIT, "%d instances do not fit in %d",
                              s.inst->n, capacity);
     memcpy(img, s.img->px, (size_t)s.img->w * s.img->h * 3);
-    detfeed__format(s.inst, s.img->w, s.img->h, cls, boxes, keypoints);
+    detfeed__format(s.inst, s.img->w, s.img->h, &l->aug.stack, cls, boxes, keypoints);
     return DETFEED_OK;
 }
 
@@ -421,6 +525,7 @@ int detfeed_loader_sample_masks(detfeed_loader *l, uint32_t epoch, uint64_t inde
                              "masks need a segment dataset (polygon labels)");
     detfeed__sample s;
     int w, h;
+    l->samples_made = true;
     detfeed_loader_sample_size(l, index, &w, &h);
     int rc = detfeed__augment(&l->aug, &l->scratch, epoch, index,
                               detfeed__loader_mosaic_on(l, epoch), w, h, &s);

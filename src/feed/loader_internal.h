@@ -18,9 +18,13 @@ struct detfeed_loader {
     uint64_t seed;
     int64_t cache_bytes;
     bool augment, opened;
+    bool samples_made; /* detfeed_loader_sample has run (rect order fixed) */
     char split[8];
     detfeed_policy policy;
     detfeed__hyp hyp;
+    /* the reference stack: Ultralytics as 803/804, OpenCV as detfeed_cv's
+     * fields (kept as int like every integer setting) */
+    int ultralytics, opencv, opencv_cpu, opencv_ipp;
     /* state */
     detfeed_dataset *ds;
     detfeed_cache *cache;
@@ -49,6 +53,9 @@ struct detfeed_loader {
     detfeed__msg skip_msg;
     const char *pinned_why; /* why the batch slots are not page-locked */
 };
+
+/* What setting `p` accepts, in words, for messages (a static string). */
+const char *detfeed__loader_param_range(detfeed_loader_param p);
 
 /* Whether mosaic applies in `epoch` (close_mosaic). */
 bool detfeed__loader_mosaic_on(const detfeed_loader *l, uint32_t epoch);

@@ -1,5 +1,6 @@
-"""Training and validation samples against a reference written from
-Ultralytics' transforms with cv2 and NumPy (ultralytics-pipeline.md §5):
+"""Training and validation samples, with the stack set to Ultralytics 8.3 on
+OpenCV 4.x, against a reference written from Ultralytics 8.3's transforms
+with cv2 and NumPy (ultralytics-pipeline.md §5):
 load_image, Mosaic, LetterBox, RandomPerspective, RandomHSV, RandomFlip and
 Format, driven by the recipe `detfeed sample --json` prints. Images must be
 byte-identical and labels equal as float32.
@@ -399,8 +400,10 @@ def run_case(t, d, ref, np, cv2, source, paths, index, seed, epoch, imgsz, sets,
     args = [d, "sample", source, "--index", str(index), "--seed", str(seed), "--epoch",
             str(epoch), "--imgsz", str(imgsz), "--out", png, "--json",
             "--augment", "1" if train else "0"]
-    if sets:
-        args += ["--set", sets]
+    # This re-implementation follows Ultralytics 8.3 on OpenCV 4.x, the stack
+    # detfeed keeps as a setting; the real 8.4 is checked in tests/conformance.
+    stack = "ultralytics=8.3,opencv=4"
+    args += ["--set", f"{sets},{stack}" if sets else stack]
     p = subprocess.run(args, capture_output=True, text=True)
     label = f"{os.path.basename(source)} index {index} seed {seed} epoch {epoch} {sets}"
     if not t.check(p.returncode == 0, f"{label}: {p.stderr.strip()}"):

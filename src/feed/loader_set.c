@@ -1,0 +1,141 @@
+/*
+ * loader_set.c - loader settings by name with their values as text
+ * (detfeed_loader_set), for the CLI's --set and the Python package.
+ */
+#include "loader_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The settings whose values are names, with the names they accept. */
+static const detfeed__named scale_names[] = {{"quotient", DETFEED_SCALE_QUOTIENT},
+                                             {"reciprocal", DETFEED_SCALE_RECIPROCAL}};
+static const detfeed__named output_names[] = {{"host", DETFEED_OUTPUT_HOST},
+                                              {"cuda", DETFEED_OUTPUT_CUDA}};
+static const detfeed__named route_names[] = {{"worker", DETFEED_ROUTE_WORKER},
+                                             {"device", DETFEED_ROUTE_DEVICE}};
+static const detfeed__named ultralytics_names[] = {{"8.3", 803}, {"8.4", 804}};
+static const detfeed__named dtype_names[] = {{"u8", DETFEED_DTYPE_U8},
+                                             {"f32", DETFEED_DTYPE_F32},
+                                             {"f16", DETFEED_DTYPE_F16},
+                                             {"bf16", DETFEED_DTYPE_BF16}};
+static const detfeed__named opencv_names[] = {
+    {"4", DETFEED_CV_4}, {"5.0", DETFEED_CV_5_0}, {"5.1", DETFEED_CV_5_1}};
+static const detfeed__named cpu_names[] = {{"auto", DETFEED_CV_CPU_AUTO},
+                                           {"sse", DETFEED_CV_CPU_SSE},
+                                           {"avx2", DETFEED_CV_CPU_AVX2},
+                                           {"avx512", DETFEED_CV_CPU_AVX512}};
+
+typedef struct named_setting {
+    detfeed_loader_param param;
+    const detfeed__named *names;
+    size_t n;
+} named_setting;
+
+#define NAMED(p, t)                                                                    \
+    {                                                                                  \
+        p, t, sizeof t / sizeof t[0]                                                   \
+    }
+static const named_setting named_settings[] = {
+    NAMED(DETFEED_LOADER_DTYPE, dtype_names),
+    NAMED(DETFEED_LOADER_VALUE_SCALE, scale_names),
+    NAMED(DETFEED_LOADER_OUTPUT, output_names),
+    NAMED(DETFEED_LOADER_COLOR, route_names),
+    NAMED(DETFEED_LOADER_ULTRALYTICS, ultralytics_names),
+    NAMED(DETFEED_LOADER_OPENCV, opencv_names),
+    NAMED(DETFEED_LOADER_OPENCV_CPU, cpu_names),
+};
+#undef NAMED
+
+static const named_setting *named_setting_of(detfeed_loader_param p)
+{
+    for (size_t i = 0; i < sizeof named_settings / sizeof named_settings[0]; i++)
+        if (named_settings[i].param == p)
+            return &named_settings[i];
+    return NULL;
+}
+
+/* "a, b, c" of a setting's names, for messages. */
+static void list_names(const named_setting *s, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < s->n && used < size; i++) {
+        int k =
+            snprintf(buf + used, size - used, "%s%s", i ? ", " : "", s->names[i].name);
+        if (k < 0)
+            break;
+        used += (size_t)k;
+    }
+}
+
+static int set_named(detfeed_loader *l, const char *name, const named_setting *s,
+                     const char *value)
+{
+    int v = 0;
+    if (detfeed__lookup(s->names, s->n, value, &v) == DETFEED_OK)
+        return detfeed_loader_set_int(l, s->param, v);
+    char accepted[128];
+    list_names(s, accepted, sizeof accepted);
+    return detfeed__fail(&l->msg, DETFEED_EINVAL, "%s: '%s' is not one of %s", name,
+                         value, accepted);
+}
+
+/* The whole of `text` as a number, or false. */
+static bool parse_int(const char *text, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 0);
+    if (errno || end == text || *end != '\0')
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_double(const char *text, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end != '\0' || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+static int set_number(detfeed_loader *l, const char *name, detfeed_loader_param p,
+                      const char *value)
+{
+    int rc = DETFEED_EINVAL;
+    if (p >= DETFEED_LOADER_HSV_H) {
+        double d;
+        if (parse_double(value, &d))
+            rc = detfeed_loader_set_float(l, p, d);
+    } else {
+        int64_t v;
+        if (parse_int(value, &v))
+            rc = detfeed_loader_set_int(l, p, v);
+    }
+    if (rc == DETFEED_EINVAL)
+        return detfeed__fail(&l->msg, rc, "%s: '%s' is not a value it accepts (%s)",
+                             name, value, detfeed__loader_param_range(p));
+    return rc;
+}
+
+int detfeed_loader_set(detfeed_loader *l, const char *name, const char *value)
+{
+    if (l == NULL || name == NULL || value == NULL)
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                             "%s: settings are fixed once the loader is open", name);
+    detfeed_loader_param p;
+    if (detfeed_loader_param_parse(name, &p) != DETFEED_OK)
+        return detfeed__fail(&l->msg, DETFEED_EINVAL, "'%s' is not a loader setting",
+                             name);
+    const named_setting *s = named_setting_of(p);
+    return s ? set_named(l, name, s, value) : set_number(l, name, p, value);
+}
