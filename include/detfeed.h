@@ -781,9 +781,9 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * (hsv_h, hsv_s, hsv_v), RandomFlip vertical (flipud) and horizontal
  * (fliplr, keypoints mirrored through the YAML's flip_idx); MixUp (probability
  * `mixup`) blends a partner that went through its own Mosaic and
- * RandomPerspective, before the colour step. Mosaic is off
- * in the last `close_mosaic` epochs (and in every epoch when there are no
- * more epochs than that). Validation samples (augment 0) are letterboxed
+ * RandomPerspective, before the colour step. Mosaic is off (and mixup with
+ * it) in the last `close_mosaic` epochs (and in every epoch when there are
+ * no more epochs than that). Validation samples (augment 0) are letterboxed
  * without upscaling into their batch's rectangle and get no colour and no
  * flips: as Ultralytics' rect mode, images are ordered by aspect ratio h / w
  * (a stable sort: ties keep dataset order; Ultralytics' NumPy argsort is not
@@ -1053,7 +1053,9 @@ DETFEED_API const float *detfeed_batch_keypoints(const detfeed_batch *batch);
  * NULL for other tasks. */
 DETFEED_API const uint8_t *detfeed_batch_masks(const detfeed_batch *batch, int *height,
                                                int *width);
-/* Image i's file, its original (h, w) and its size after loading (h, w). */
+/* Image i's file, its original (h, w) and Ultralytics' resized_shape (h, w):
+ * the sample's size in training; in validation the batch's rectangle with
+ * Ultralytics 8.4 (LetterBox sets it), the size after loading with 8.3. */
 DETFEED_API const char *detfeed_batch_im_file(const detfeed_batch *batch, int i);
 DETFEED_API void detfeed_batch_shapes(const detfeed_batch *batch, int i, int ori_hw[2],
                                       int resized_hw[2]);

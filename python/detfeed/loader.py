@@ -1,6 +1,7 @@
 """detfeed.Loader: batches of a YOLO dataset as PyTorch tensors (or NumPy
 arrays), made by libdetfeed's worker threads."""
 import ctypes
+import math
 import os
 
 import numpy as np
@@ -45,6 +46,24 @@ def _stack(opencv, opencv_cpu, opencv_ipp, ultralytics):
     out = {k: v for k, v in found.items() if given[k] is None}
     out.update({k: v for k, v in given.items() if v is not None})
     return out
+
+
+def _ratio_pad(ori, rect, imgsz, ultralytics):
+    """A validation image's ratio_pad as Ultralytics' LetterBox leaves it:
+    load_image's (h, w) gains, times the letterbox ratio from 8.4 on, and
+    the (left, top) padding, all in Python floats as Ultralytics has them."""
+    h0, w0 = ori
+    r = imgsz / max(h0, w0)
+    h, w = h0, w0
+    if r != 1:
+        w, h = min(math.ceil(w0 * r), imgsz), min(math.ceil(h0 * r), imgsz)
+    gain = (h / h0, w / w0)
+    lr = min(min(rect[0] / h, rect[1] / w), 1.0)  # LetterBox with scaleup off
+    unpad_w, unpad_h = max(round(w * lr), 1), max(round(h * lr), 1)
+    left, top = round((rect[1] - unpad_w) / 2 - 0.1), round((rect[0] - unpad_h) / 2 - 0.1)
+    if ultralytics == "8.3":
+        return gain, (left, top)
+    return (gain[0] * lr, gain[1] * lr), (left, top)
 
 
 class _Sampler:
@@ -176,6 +195,8 @@ class Loader:
                     "color": color, "cuda_device": index,
                     "cache_bytes": _cache_bytes(cache)}
         settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics))
+        self._imgsz, self._augment = imgsz, bool(augment)
+        self._ultralytics = str(settings.get("ultralytics", "8.4"))
         for name, value in list(settings.items()) + list(hyp.items()):
             self._set(name, value)
         split = split or ("train" if augment else "val")
@@ -334,6 +355,9 @@ class Loader:
             shapes.append(((ori[0], ori[1]), (res[0], res[1])))
         out["ori_shape"] = tuple(s[0] for s in shapes)
         out["resized_shape"] = tuple(s[1] for s in shapes)
+        if not self._augment:  # what Ultralytics' validators read
+            out["ratio_pad"] = tuple(_ratio_pad(o, (h.value, w.value), self._imgsz,
+                                                self._ultralytics) for o, _ in shapes)
         return out
 
     def _images(self, b, shape):

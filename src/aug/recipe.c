@@ -87,7 +87,9 @@ void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch
     for (int k = 0; k < 2; k++)
         r->translate[k] = uniform(&d, DETFEED__SLOT_TRANSLATE + (uint32_t)k,
                                   0.5 - hyp->translate, 0.5 + hyp->translate);
-    r->mixup = !(uniform(&d, DETFEED__SLOT_MIXUP, 0, 1) > hyp->mixup);
+    /* close_mosaic turns mixup off with mosaic (the gate is still drawn). */
+    double p_mixup = mosaic_on ? hyp->mixup : 0.0;
+    r->mixup = !(uniform(&d, DETFEED__SLOT_MIXUP, 0, 1) > p_mixup);
     r->mix_partner = 0;
     r->mix_ratio = 1.0;
     if (r->mixup) {

@@ -62,7 +62,8 @@ typedef struct detfeed__recipe {
 
 /*
  * The recipe of sample `index` of epoch `epoch` among `n` samples, with the
- * mosaic probability forced to 0 when `mosaic_on` is false (close_mosaic).
+ * mosaic and mixup probabilities forced to 0 when `mosaic_on` is false
+ * (close_mosaic turns both off).
  * `slot_base` is 0 for a sample and DETFEED__SLOT_PARTNER_BASE for a mixup
  * partner's own draws.
  */

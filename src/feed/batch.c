@@ -183,10 +183,11 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
     detfeed__stage_add(sc, DETFEED_STAGE_PACK, &t0);
     if (rc == DETFEED_OK) {
         /* resized_shape: the augmented image in training (RandomPerspective
-         * sets it); the load size in validation (load_image sets it). */
+         * sets it); in validation the batch's rectangle from 8.4 on
+         * (LetterBox sets it), the load size in 8.3 (load_image set it). */
         r->ds_index = index;
         r->ori_h = s.ori_h, r->ori_w = s.ori_w, r->res_h = h, r->res_w = w;
-        if (!l->augment)
+        if (!l->augment && l->ultralytics < 804)
             detfeed_load_size(s.ori_w, s.ori_h, l->imgsz, &r->res_w, &r->res_h);
         return DETFEED_OK;
     }

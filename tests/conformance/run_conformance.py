@@ -460,6 +460,14 @@ def compare_batch(side, b, ulb, detb, img_tally, lab_tally, allowed, kinds):
         if len(lab_tally.details) < DETAILS:
             lab_tally.details.append("%s im_file: Ultralytics %s, detfeed %s" % (
                 label, files_ul[:4], files_det[:4]))
+    if "ratio_pad" in ulb and "ratio_pad" in detb:
+        lab_tally.compared["ratio_pad"] = lab_tally.compared.get("ratio_pad", 0) + 1
+        if tuple(map(tuple, map(lambda p: map(tuple, p), ulb["ratio_pad"]))) != \
+                tuple(map(tuple, map(lambda p: map(tuple, p), detb["ratio_pad"]))):
+            lab_tally.differing["ratio_pad"] = lab_tally.differing.get("ratio_pad", 0) + 1
+            if len(lab_tally.details) < DETAILS:
+                lab_tally.details.append("%s ratio_pad: Ultralytics %r, detfeed %r" % (
+                    label, ulb["ratio_pad"][:2], detb["ratio_pad"][:2]))
     for field in ("ori_shape", "resized_shape"):
         a = tuple(tuple(int(v) for v in s) for s in ulb[field])
         d = tuple(tuple(int(v) for v in s) for s in detb[field])
@@ -471,6 +479,18 @@ def compare_batch(side, b, ulb, detb, img_tally, lab_tally, allowed, kinds):
                 lab_tally.details.append("%s %s: image %d (%s): Ultralytics %s, detfeed %s" % (
                     label, field, k, files_ul[k] if k < len(files_ul) else "?",
                     a[k] if k < len(a) else None, d[k] if k < len(d) else None))
+
+
+def add_ratio_pad(detb, imgsz, stack):
+    """Validation: the ratio_pad the Python package adds to a batch (the C
+    library has no such array), from the package's own code."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    pkg = os.path.join(here, "..", "..", "python")
+    if pkg not in sys.path:
+        sys.path.insert(0, pkg)
+    from detfeed.loader import _ratio_pad
+    detb["ratio_pad"] = tuple(_ratio_pad(o, r, imgsz, stack.get("ultralytics", "8.4"))
+                              for o, r in zip(detb["ori_shape"], detb["resized_shape"]))
 
 
 def chw(det_img, rgb):
@@ -652,6 +672,7 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, notes, t0):
             checks.check(len(dets) == int(ds.batch[-1]) + 1, "%s: batch count (%d Ultralytics, "
                          "%d detfeed)" % (conf.name, int(ds.batch[-1]) + 1, len(dets)))
             for b, detb in enumerate(dets):
+                add_ratio_pad(detb, ds.imgsz, stack)
                 chunk = ul_samples[b * conf.batch:(b + 1) * conf.batch]
                 if any(s is None for s in chunk) or not chunk:
                     continue
@@ -905,6 +926,7 @@ def main():
             return SKIP
         from detfeed_lib import Library
         L = Library(args.lib)
+        os.environ.setdefault("DETFEED_LIBRARY", os.path.abspath(args.lib))
         print("detfeed %s (%s); ultralytics %s; cv2 %s (%s) -> opencv=%s opencv_ipp=%s "
               "opencv_cpu=%s; numpy %s; torch %s" % (
                   L.version(), args.lib, ultralytics.__version__, v, cv2.__file__,
