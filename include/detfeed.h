@@ -131,6 +131,12 @@ DETFEED_API detfeed_isa detfeed_isa_best(void);
  *                              SSE in every version), the rest of a row
  *                              through OpenCV's scalar formula.
  *
+ * Ultralytics itself depends on NumPy: it builds RandomPerspective's float32
+ * matrix and moves boxes, keypoints and polygons with small float32 matrix
+ * products, which NumPy 2 (2.0 to 2.4 measured, on an AVX-512 CPU)
+ * accumulates with fused multiply-adds and NumPy 1 rounds step by step: the
+ * loader's `numpy` setting.
+ *
  * A detfeed_cv names one such OpenCV as run on one CPU. The zero value
  * {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0} is OpenCV 4.x on this CPU.
  */
@@ -836,6 +842,7 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_OPENCV = 18,      /* detfeed_cv_version; default DETFEED_CV_5_1 */
     DETFEED_LOADER_OPENCV_CPU = 19,  /* detfeed_cv_cpu; default DETFEED_CV_CPU_AUTO */
     DETFEED_LOADER_OPENCV_IPP = 20,  /* int 0/1: cv2.ipp.useIPP() (5.1); default 1 */
+    DETFEED_LOADER_NUMPY = 21,       /* 1 or 2: NumPy's major version; default 2 */
     DETFEED_LOADER_HSV_H = 100,      /* float hyperparameters, Ultralytics names */
     DETFEED_LOADER_HSV_S = 101,      /* and defaults: 0.015, 0.7, 0.4, */
     DETFEED_LOADER_HSV_V = 102,
@@ -874,6 +881,7 @@ DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_para
  * floats in C syntax, and names for the settings that have them: dtype
  * "u8", "f32", "f16", "bf16"; value_scale "quotient", "reciprocal"; output
  * "host", "cuda"; color "worker", "device"; ultralytics "8.3", "8.4";
+ * numpy "1", "2";
  * opencv "4", "5.0", "5.1"; opencv_cpu "auto", "sse", "avx2", "avx512".
  * DETFEED_EINVAL, with the loader's message naming the setting and what
  * it accepts, for an unknown name or a value it does not accept;

@@ -6,6 +6,7 @@
 #                            from PyPI (ULTRALYTICS_VERSION, default
 #                            8.4.190) with its other dependencies except
 #                            opencv-python, so that cv2 stays Debian's 4.6;
+#   build-py/numpy/2.4.6     NumPy 2 (NUMPY2_VERSION), the same way;
 #   build-py/cv/VERSION      opencv-python-headless VERSION from PyPI, for
 #                            each of OPENCV_WHEELS (default 5.0.0.93
 #                            5.1.0.95), installed into its own folder:
@@ -34,6 +35,15 @@ if ! "$py/bin/python" -c 'import numpy, cv2, ultralytics; assert numpy.__version
   echo "installing the dependencies of ultralytics (NumPy < 2) into $py"
   "$py/bin/pip" install -q "numpy<2" matplotlib pillow pyyaml requests psutil polars \
     "ultralytics-thop>=2.2.3"
+fi
+# NumPy 2 (what pip installs beside ultralytics today) for the runs with the
+# 5.x wheels, in front of the venv's NumPy 1 through PYTHONPATH.
+np2=${NUMPY2_VERSION:-2.4.6}
+if [ ! -f "build-py/numpy/$np2/.complete" ]; then
+  echo "installing numpy==$np2 into build-py/numpy/$np2"
+  rm -rf "build-py/numpy/$np2"
+  "$py/bin/pip" install -q --no-deps --target "build-py/numpy/$np2" "numpy==$np2"
+  touch "build-py/numpy/$np2/.complete"
 fi
 for v in $wheels; do
   d=build-py/cv/$v

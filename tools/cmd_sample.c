@@ -14,7 +14,7 @@ static bool settable(detfeed_loader_param p)
 {
     return p >= DETFEED_LOADER_HSV_H || p == DETFEED_LOADER_ULTRALYTICS ||
            p == DETFEED_LOADER_OPENCV || p == DETFEED_LOADER_OPENCV_CPU ||
-           p == DETFEED_LOADER_OPENCV_IPP;
+           p == DETFEED_LOADER_OPENCV_IPP || p == DETFEED_LOADER_NUMPY;
 }
 
 /* Applies "name=value,name=value" settings: hyperparameters (hsv_h,

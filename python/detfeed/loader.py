@@ -36,12 +36,12 @@ class _CudaImages:
                                          "stream": None}
 
 
-def _stack(opencv, opencv_cpu, opencv_ipp, ultralytics):
+def _stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy):
     """The reference stack's settings: those given, and for the others what
     the installed cv2 and ultralytics packages are (the library's defaults,
     OpenCV 5.1 and Ultralytics 8.4, where a package is not installed)."""
     given = {"opencv": opencv, "opencv_cpu": opencv_cpu, "opencv_ipp": opencv_ipp,
-             "ultralytics": ultralytics}
+             "ultralytics": ultralytics, "numpy": numpy}
     found = _stack_mod.detect() if any(v is None for v in given.values()) else {}
     out = {k: v for k, v in found.items() if given[k] is None}
     out.update({k: v for k, v in given.items() if v is not None})
@@ -160,7 +160,7 @@ class Loader:
                  dtype="float32", seed=0, cache="ram", rank=None, world_size=None, augment=True,
                  epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None,
                  policy="skip", value_scale="quotient", tensors=None, opencv=None,
-                 opencv_cpu=None, opencv_ipp=None, ultralytics=None, **hyp):
+                 opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None, **hyp):
         self._h = ctypes.c_void_p()
         self._held = None
         self._status(lib.detfeed_loader_create(ctypes.byref(self._h), 0), "create")
@@ -194,7 +194,7 @@ class Loader:
                     "value_scale": value_scale, "output": "cuda" if cuda else "host",
                     "color": color, "cuda_device": index,
                     "cache_bytes": _cache_bytes(cache)}
-        settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics))
+        settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy))
         self._imgsz, self._augment = imgsz, bool(augment)
         self._ultralytics = str(settings.get("ultralytics", "8.4"))
         for name, value in list(settings.items()) + list(hyp.items()):

@@ -3,7 +3,8 @@
 detfeed reproduces what Ultralytics computes with the OpenCV it runs on. The
 library takes both as settings (``ultralytics``: "8.3" or "8.4"; ``opencv``:
 "4", "5.0" or "5.1", with ``opencv_cpu`` and ``opencv_ipp`` for the code
-path OpenCV runs); this module reads them off the installed packages, so that
+path OpenCV runs; ``numpy``: "1" or "2", which rounds Ultralytics' small
+float32 matrix products differently); this module reads them off the installed packages, so that
 a Loader matches the Ultralytics training it stands in for.
 """
 import importlib.metadata
@@ -63,7 +64,7 @@ def _opencv_cpu(cv2):
 
 def detect():
     """Settings for the installed packages: a dict with whichever of
-    ``opencv``, ``opencv_cpu``, ``opencv_ipp`` and ``ultralytics`` could be
+    ``opencv``, ``opencv_cpu``, ``opencv_ipp``, ``ultralytics`` and ``numpy`` could be
     read (the library's defaults hold for the others). Warns once per
     package whose version is not one detfeed knows, naming the one used."""
     out = {}
@@ -90,6 +91,11 @@ def detect():
             warnings.warn("detfeed: Ultralytics %s is not a version detfeed reproduces; "
                           "using Ultralytics %s's arithmetic" % (version, name), stacklevel=3)
         out["ultralytics"] = name
+    try:
+        import numpy
+        out["numpy"] = "2" if int(numpy.__version__.split(".")[0]) >= 2 else "1"
+    except ImportError:
+        pass
     return out
 
 

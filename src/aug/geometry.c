@@ -359,19 +359,32 @@ int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
 
 /* ---- RandomPerspective ---------------------------------------------------- */
 
-static void matmul3(const float a[9], const float b[9], float out[9])
+/* One entry of a float32 matrix product, a0 b0 + a1 b1 + a2 b2, as NumPy
+ * computes it: NumPy 1.x rounds every product and sum, ((a0 b0 + a1 b1) +
+ * a2 b2); NumPy 2.x accumulates with fused multiply-adds, fma(a2, b2,
+ * fma(a1, b1, a0 b0)). */
+static float dot3(float a0, float b0, float a1, float b1, float a2, float b2,
+                  bool fused)
+{
+    if (fused)
+        return fmaf(a2, b2, fmaf(a1, b1, a0 * b0));
+    return (a0 * b0 + a1 * b1) + a2 * b2;
+}
+
+static void matmul3(const float a[9], const float b[9], float out[9], bool fused)
 {
     float t[9];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            t[3 * i + j] =
-                (a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j]) + a[3 * i + 2] * b[6 + j];
+            t[3 * i + j] = dot3(a[3 * i], b[j], a[3 * i + 1], b[3 + j], a[3 * i + 2],
+                                b[6 + j], fused);
     memcpy(out, t, sizeof t);
 }
 
 void detfeed__affine_matrix(const detfeed__recipe *r, int in_w, int in_h, int out_w,
-                            int out_h, float M[9])
+                            int out_h, const detfeed__stack *st, float M[9])
 {
+    bool fused = st->numpy >= 2;
     const double pi = 3.141592653589793;
     float C[9] = {1, 0, (float)(-in_w / 2.0), 0, 1, (float)(-in_h / 2.0), 0, 0, 1};
     float P[9] = {1, 0, 0, 0, 1, 0, (float)r->perspective[0], (float)r->perspective[1],
@@ -397,17 +410,17 @@ void detfeed__affine_matrix(const detfeed__recipe *r, int in_w, int in_h, int ou
                   0, 1, (float)(r->translate[1] * out_h),
                   0, 0, 1};
     float m[9];
-    matmul3(T, S, m);
-    matmul3(m, R, m);
-    matmul3(m, P, m);
-    matmul3(m, C, M);
+    matmul3(T, S, m, fused);
+    matmul3(m, R, m, fused);
+    matmul3(m, P, m, fused);
+    matmul3(m, C, M, fused);
 }
 
-/* A point through M: ((x m0 + y m1) + m2), and the same for the other rows. */
-static void transform(const float M[9], float x, float y, float out[3])
+/* A point (x, y, 1) through M (xy @ M.T), each row a NumPy dot product. */
+static void transform(const float M[9], float x, float y, bool fused, float out[3])
 {
     for (int k = 0; k < 3; k++)
-        out[k] = (x * M[3 * k] + y * M[3 * k + 1]) + M[3 * k + 2];
+        out[k] = dot3(x, M[3 * k], y, M[3 * k + 1], 1.0f, M[3 * k + 2], fused);
 }
 
 /* box_candidates(box1 = original * scale, box2 = new), Ultralytics' rule
@@ -422,15 +435,16 @@ static bool candidate(const float b1[4], const float b2[4], float scale, float a
     return w2 > 2 && h2 > 2 && w2 * h2 / (w1 * h1 + eps) > area_thr && ar < 100;
 }
 
-static void transform_instances(detfeed__inst *in, const float M[9], bool persp)
+static void transform_instances(detfeed__inst *in, const float M[9], bool persp,
+                                bool fused)
 {
     for (int i = 0; i < in->n; i++) {
         float *b = in->box + 4 * (size_t)i, c[4][3];
         /* Corners x1y1, x2y2, x1y2, x2y1 as Ultralytics orders them. */
-        transform(M, b[0], b[1], c[0]);
-        transform(M, b[2], b[3], c[1]);
-        transform(M, b[0], b[3], c[2]);
-        transform(M, b[2], b[1], c[3]);
+        transform(M, b[0], b[1], fused, c[0]);
+        transform(M, b[2], b[3], fused, c[1]);
+        transform(M, b[0], b[3], fused, c[2]);
+        transform(M, b[2], b[1], fused, c[3]);
         float x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
         for (int k = 0; k < 4; k++) {
             float x = persp ? c[k][0] / c[k][2] : c[k][0];
@@ -440,7 +454,7 @@ static void transform_instances(detfeed__inst *in, const float M[9], bool persp)
         b[0] = x0, b[1] = y0, b[2] = x1, b[3] = y1;
         for (int k = 0; k < in->nkpt; k++) {
             float *p = in->kpt + ((size_t)i * in->nkpt + k) * 3, t[3];
-            transform(M, p[0], p[1], t);
+            transform(M, p[0], p[1], fused, t);
             p[0] = t[0] / t[2]; /* Ultralytics always divides here */
             p[1] = t[1] / t[2];
         }
@@ -578,7 +592,7 @@ static void transform_segments(detfeed__inst *in, const float M[9], int out_w,
     for (int i = 0; i < in->n; i++) {
         float *pts = seg_at(in, i), t[3];
         for (int k = 0; k < in->npt; k++) {
-            transform(M, pts[2 * k], pts[2 * k + 1], t);
+            transform(M, pts[2 * k], pts[2 * k + 1], st->numpy >= 2, t);
             pts[2 * k] = t[0] / t[2];
             pts[2 * k + 1] = t[1] / t[2];
         }
@@ -608,7 +622,7 @@ int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
                                 int out_w, int out_h, detfeed__img *out)
 {
     float M[9];
-    detfeed__affine_matrix(r, in->w, in->h, out_w, out_h, M);
+    detfeed__affine_matrix(r, in->w, in->h, out_w, out_h, st, M);
     int rc = detfeed__img_reserve(out, out_w, out_h);
     if (rc != DETFEED_OK)
         return rc;
@@ -626,7 +640,7 @@ int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
     }
     if (inst->n) /* box is NULL until the first instance */
         memcpy(orig, inst->box, (size_t)inst->n * 4 * sizeof *orig);
-    transform_instances(inst, M, persp);
+    transform_instances(inst, M, persp, st->numpy >= 2);
     bool polygons = inst->n > 0 && inst->npt > 0;
     if (polygons)
         transform_segments(inst, M, out_w, out_h, st);

@@ -16,13 +16,16 @@
 #include "recipe.h"
 
 /* The reference stack a sample follows: Ultralytics' label arithmetic
- * (803 for 8.3, 804 for 8.4) and the OpenCV whose warp it reproduces. In
+ * (803 for 8.3, 804 for 8.4), the NumPy it runs on (NumPy 2 multiplies
+ * small float32 matrices with fused multiply-adds, NumPy 1 rounds every
+ * product and sum) and the OpenCV whose warp it reproduces. In
  * 8.4, Instances.clip also clips keypoints (after zeroing the visibility of
  * those outside), segment2box clips polygons to the image (their crossings
  * of the border and the image corners inside them count), and Format
  * divides boxes by w and h where 8.3 multiplied by 1 / w and 1 / h. */
 typedef struct detfeed__stack {
     int ultralytics;
+    int numpy; /* 1 or 2: how Ultralytics' small float32 matrix products round */
     detfeed_cv cv;
 } detfeed__stack;
 
@@ -81,9 +84,10 @@ int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
                      const detfeed__stack *st, detfeed__img *out, detfeed__inst *inst);
 
 /* The float32 matrix M = T S R P C of RandomPerspective for an input of
- * in_w x in_h and an output of out_w x out_h (row-major 3x3). */
+ * in_w x in_h and an output of out_w x out_h (row-major 3x3), multiplied
+ * out as the stack's NumPy does. */
 void detfeed__affine_matrix(const detfeed__recipe *r, int in_w, int in_h, int out_w,
-                            int out_h, float M[9]);
+                            int out_h, const detfeed__stack *st, float M[9]);
 
 /* RandomPerspective: warps `in` by M into out_w x out_h (border 114; a
  * perspective warp when the recipe's perspective is non-zero), transforms

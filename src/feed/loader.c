@@ -34,6 +34,7 @@ int detfeed_loader_create(detfeed_loader **out, uint32_t flags)
     l->scale = DETFEED_SCALE_QUOTIENT;
     l->augment = true;
     l->ultralytics = 804;
+    l->numpy = 2;
     l->opencv = DETFEED_CV_5_1;
     l->opencv_cpu = DETFEED_CV_CPU_AUTO;
     l->opencv_ipp = 1;
@@ -82,6 +83,7 @@ static const int_setting int_settings[] = {
     {DETFEED_LOADER_OPENCV_CPU, offsetof(detfeed_loader, opencv_cpu), 0,
      DETFEED_CV_CPU_AVX512},
     {DETFEED_LOADER_OPENCV_IPP, offsetof(detfeed_loader, opencv_ipp), 0, 1},
+    {DETFEED_LOADER_NUMPY, offsetof(detfeed_loader, numpy), 1, 2},
 };
 
 /* The settings that are not plain integers. */
@@ -195,6 +197,7 @@ const char *detfeed__loader_param_range(detfeed_loader_param p)
         {DETFEED_LOADER_DROP_LAST, "0 or 1"},
         {DETFEED_LOADER_CUDA_DEVICE, "an integer from 0 to 1023"},
         {DETFEED_LOADER_OPENCV_IPP, "0 or 1"},
+        {DETFEED_LOADER_NUMPY, "1 or 2"},
         {DETFEED_LOADER_TRANSLATE, "a number from 0 to 0.5"},
         {DETFEED_LOADER_SCALE, "a number from 0 to 1"},
         {DETFEED_LOADER_DEGREES, "a number from 0 to 360"},
@@ -234,6 +237,7 @@ int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
         {"opencv", DETFEED_LOADER_OPENCV},
         {"opencv_cpu", DETFEED_LOADER_OPENCV_CPU},
         {"opencv_ipp", DETFEED_LOADER_OPENCV_IPP},
+        {"numpy", DETFEED_LOADER_NUMPY},
         {"hsv_h", DETFEED_LOADER_HSV_H},
         {"hsv_s", DETFEED_LOADER_HSV_S},
         {"hsv_v", DETFEED_LOADER_HSV_V},
@@ -434,6 +438,7 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
         .seed = l->seed,
         .train = l->augment,
         .stack = {.ultralytics = l->ultralytics,
+                  .numpy = l->numpy,
                   .cv = {(detfeed_cv_version)l->opencv, (detfeed_cv_cpu)l->opencv_cpu,
                          l->opencv_ipp}}};
     return rc;

@@ -353,8 +353,10 @@ def detfeed_loader(L, side, cfg, conf, stack, notes):
     for k in ("hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale", "shear",
               "perspective", "flipud", "fliplr", "mosaic", "mixup", "cutmix", "bgr"):
         settings.append((k, repr(float(getattr(cfg, k)))))
+    import numpy
     settings += [("ultralytics", "8.4"), ("opencv", stack["opencv"]),
-                 ("opencv_cpu", stack["opencv_cpu"]), ("opencv_ipp", stack["opencv_ipp"])]
+                 ("opencv_cpu", stack["opencv_cpu"]), ("opencv_ipp", stack["opencv_ipp"]),
+                 ("numpy", numpy.__version__.split(".")[0])]
     for name, value in settings:
         ld.set(name, value)
     ld.set_split("val" if conf["val"] else "train")
@@ -881,6 +883,7 @@ def main():
     ap.add_argument("--imgsz", type=int, default=640,
                     help="image size (default 640; smaller only for quick runs)")
     args = ap.parse_args()
+    args.data = os.path.abspath(args.data)  # the temporary YAMLs name it from elsewhere
 
     configs = all_configs()
     if args.config:

@@ -6,7 +6,9 @@
  *   - Instances.clip clamps keypoints (8.3 only zeroed their visibility);
  *   - segment2box keeps a polygon's visible extent (8.3 kept only the
  *     vertices inside, so a polygon crossing the border lost its box).
- * Validation's rect order from a caller (NumPy's argsort) is checked too.
+ * and one for NumPy 2's fused float32 matrix products in RandomPerspective's
+ * matrix. Validation's rect order from a caller (NumPy's argsort) is
+ * checked too.
  */
 #include "aug/geometry.h"
 #include "testutil.h"
@@ -14,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const detfeed__stack v83 = {803, {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0}};
-static const detfeed__stack v84 = {804, {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0}};
+static const detfeed__stack v83 = {803, 1, {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0}};
+static const detfeed__stack v84 = {804, 1, {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0}};
 
 static void test_settings(void)
 {
@@ -26,6 +28,8 @@ static void test_settings(void)
     CHECK_INT(detfeed_loader_set(l, "opencv_cpu", "avx2"), 0);
     CHECK_INT(detfeed_loader_set(l, "opencv_ipp", "0"), 0);
     CHECK_INT(detfeed_loader_set(l, "ultralytics", "8.3"), 0);
+    CHECK_INT(detfeed_loader_set(l, "numpy", "1"), 0);
+    CHECK_INT(detfeed_loader_set(l, "numpy", "3"), DETFEED_EINVAL);
     CHECK_INT(detfeed_loader_set(l, "degrees", "12.5"), 0);
     CHECK_INT(detfeed_loader_set(l, "dtype", "bf16"), 0);
     CHECK_INT(detfeed_loader_set(l, "opencv", "5.2"), DETFEED_EINVAL);
@@ -143,6 +147,33 @@ static void test_segment_box(void)
     }
 }
 
+static uint32_t bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* M = T S R P C for angle 7.5, scale 1.2, shear (3, -2), translate (0.45,
+ * 0.55), 640 x 480 into 640 x 640: entry (0, 1) is 0x3e603d02 with NumPy
+ * 1.24 and 0x3e603d03 with NumPy 2.4 (captured from both). */
+static void test_numpy_matrix(void)
+{
+    detfeed__recipe r = identity();
+    r.angle = 7.5, r.scale = 1.2, r.shear[0] = 3, r.shear[1] = -2;
+    r.translate[0] = 0.45, r.translate[1] = 0.55;
+    detfeed__stack np1 = v84, np2 = v84;
+    np2.numpy = 2;
+    float M1[9], M2[9];
+    detfeed__affine_matrix(&r, 640, 480, 640, 640, &np1, M1);
+    detfeed__affine_matrix(&r, 640, 480, 640, 640, &np2, M2);
+    CHECK_INT(bits(M1[1]), 0x3e603d02);
+    CHECK_INT(bits(M2[1]), 0x3e603d03);
+    CHECK_INT(bits(M1[0]), 0x3f973c37);
+    CHECK_INT(bits(M2[0]), 0x3f973c37);
+    CHECK_INT(bits(M2[5]), 0x4303318a);
+}
+
 /* A caller's validation order replaces the stable one, and is checked. */
 static void test_rect_order(const char *data)
 {
@@ -190,6 +221,7 @@ int main(void)
     test_format_division();
     test_keypoint_clip();
     test_segment_box();
+    test_numpy_matrix();
     const char *data = getenv("DETFEED_TEST_DATA");
     char path[512];
     if (data) {
