@@ -27,6 +27,12 @@ from bench_util import finish, machine_info, median  # noqa: E402
 DTYPES = {"u8": (0, torch.uint8), "f32": (1, torch.float32), "f16": (2, torch.float16),
           "bf16": (3, torch.bfloat16)}
 PARAM_STRIDE, PARAM_FLAG = 1024, 768
+CV_STACKS = {"4": (0,), "5.0": (1,), "5.1": (2,)}  # detfeed_cv_version values
+
+
+class CvStack(ctypes.Structure):
+    """detfeed_cv: version, cpu (0 = as OpenCV picks on this CPU), ipp."""
+    _fields_ = [("version", ctypes.c_int), ("cpu", ctypes.c_int), ("ipp", ctypes.c_int)]
 
 
 def event_times(fn, warmup, runs):
@@ -102,6 +108,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lib", required=True, help="path to libdetfeed.so")
     ap.add_argument("--size", type=int, default=640)
+    ap.add_argument("--opencv", choices=sorted(CV_STACKS), default="5.1",
+                    help="the OpenCV whose colour arithmetic the kernel follows")
     ap.add_argument("--batches", default="8,64")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--images", help="a folder of photos for the real-image rows")
@@ -110,7 +118,9 @@ def main():
     lib = ctypes.CDLL(a.lib)
     lib.detfeed_cuda_color_convert.argtypes = [
         ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
-        ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+        ctypes.POINTER(CvStack), ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+        ctypes.c_void_p]
+    cv = CvStack(*CV_STACKS[a.opencv], 0, 1)  # cpu auto, IPP on (no part in colour)
     lib.detfeed_hsv_lut.argtypes = [ctypes.c_double] * 3 + [ctypes.c_void_p]
     torch.manual_seed(0)
     bw = copy_bandwidth(20)
@@ -138,7 +148,8 @@ def main():
 
             def run():
                 rc = lib.detfeed_cuda_color_convert(img.data_ptr(), B, s, s, params.data_ptr(),
-                                                    out.data_ptr(), code, 0, stream)
+                                                    ctypes.byref(cv), out.data_ptr(), code, 0,
+                                                    stream)
                 assert rc == 0, rc
 
             times = event_times(run, 10, a.runs)
@@ -159,7 +170,7 @@ def main():
                   f"{100 * row['share_of_copy_bandwidth']:.0f}% of copy"
                   + (f"; torch float HSV {row['torch_float_hsv_ms_median'] * 1e3:.0f} us "
                      f"({row['speedup_vs_torch']:.0f}x)" if name == "f32" else ""))
-    res = {"bench": "cuda_kernel", "size": s, "copy_gb_per_s": bw, "rows": rows,
+    res = {"bench": "cuda_kernel", "size": s, "opencv": a.opencv, "copy_gb_per_s": bw, "rows": rows,
            "machine": machine_info({"gpu": torch.cuda.get_device_name(0),
                                     "torch": torch.__version__,
                                     "cuda": torch.version.cuda,

@@ -184,10 +184,25 @@ DETFEED_API detfeed_cv_cpu detfeed_cv_cpu_resolve(detfeed_cv_cpu cpu);
  *     H, S, V = LUT_h[H], LUT_s[S], LUT_v[V]
  *     img     = cvtColor(HSV, COLOR_HSV2BGR)       (OpenCV float32 path)
  *
- * with the HSV->BGR arithmetic of OpenCV's AVX2 SIMD block for every pixel:
- * the one OpenCV uses for every pixel of rows whose width is a multiple of 32
- * (every YOLO image size). The result does not depend on the CPU, the ISA
- * chosen, or the image width.
+ * with OpenCV's HSV->BGR arithmetic as the reference stack (detfeed_cv)
+ * computes it. OpenCV converts each row in SIMD blocks of B pixels and the
+ * last width % B pixels with its scalar code, and the two round differently
+ * (the block truncates c * 255, the scalar code rounds it half to even) and
+ * fuse different multiply-subtracts, depending on the build:
+ *
+ *   code path  B                   block              scalar tail
+ *   SSE        16                  trunc, unfused     round, unfused
+ *   AVX2       32                  trunc, t2 t3 FMA   round, t2 FMA (4.x),
+ *                                                     t2 t3 FMA (5.0, 5.1)
+ *   AVX-512    64 (5.1), else 32   as AVX2            as AVX2
+ *
+ * (t2 = v * (1 - s * f), t3 = v * (1 - s * (1 - f)); "FMA": the inner
+ * 1 - s * x rounded once.) Calibrated on all 2^24 inputs against Debian's
+ * OpenCV 4.6 (GCC 12) and the opencv-python-headless 5.0.0.93 and 5.1.0.95
+ * wheels (GCC 14). So a pixel's bytes depend on the stack, its column and
+ * the image width; never on detfeed's own implementation (detfeed_isa).
+ * Rows whose width is a multiple of B (640, 1280: every usual YOLO size on
+ * every stack) are all block.
  *
  * Ultralytics converts whenever gains were drawn, including gains that are
  * all zero: the round trip BGR->HSV->BGR is not the identity, so detfeed
@@ -216,12 +231,26 @@ DETFEED_API int detfeed_hsv_lut(double dh, double ds, double dv, uint8_t lut[3][
 
 /*
  * The fused colour operation: BGR->HSV, the three tables, HSV->BGR, in one
- * pass over the pixels. `src` and `dst` may be the same buffer (in place,
- * with equal strides); partially overlapping buffers are not allowed.
+ * pass over the pixels, byte for byte what OpenCV `cv` computes (its
+ * cv->cpu resolved with detfeed_cv_cpu_resolve; cv->ipp plays no part in
+ * colour). `isa` picks detfeed's implementation; all give the same bytes.
+ * `src` and `dst` may be the same buffer (in place, with equal strides);
+ * partially overlapping buffers are not allowed. Thread-safe (no state).
  *
- * Returns DETFEED_EINVAL for NULL pointers, non-positive sizes, a stride
- * smaller than 3 * width or a partial overlap; DETFEED_ENOTSUPPORTED when
- * `isa` cannot run on this CPU.
+ * Returns DETFEED_EINVAL for NULL pointers (cv included), non-positive
+ * sizes, a stride smaller than 3 * width, a partial overlap or an unknown
+ * version, cpu or isa; DETFEED_ENOTSUPPORTED when `isa` cannot run on this
+ * CPU.
+ */
+DETFEED_API int detfeed_hsv_apply_cv(const uint8_t *src, size_t src_stride,
+                                     uint8_t *dst, size_t dst_stride, int width,
+                                     int height, const uint8_t lut[3][256],
+                                     const detfeed_cv *cv, detfeed_isa isa);
+
+/*
+ * detfeed_hsv_apply_cv with the stack {DETFEED_CV_4, DETFEED_CV_CPU_AUTO}:
+ * OpenCV 4.x as it runs on this CPU. The bytes of the last width % B pixels
+ * of each row therefore depend on the CPU (B = 32 with AVX2, 16 without).
  */
 DETFEED_API int detfeed_hsv_apply(const uint8_t *src, size_t src_stride, uint8_t *dst,
                                   size_t dst_stride, int width, int height,
@@ -235,10 +264,18 @@ DETFEED_API int detfeed_bgr_to_hsv(const uint8_t *src, size_t src_stride, uint8_
                                    size_t dst_stride, int width, int height);
 
 /*
- * OpenCV's cvtColor(COLOR_HSV2BGR) for 8-bit images, with the arithmetic
- * OpenCV's AVX2 SIMD block uses (truncation; t2 and t3 with a fused
- * multiply-add) for every pixel. Any H byte is accepted (H >= 180 wraps as
- * in OpenCV's SIMD path). Same buffer rules as detfeed_hsv_apply().
+ * OpenCV's cvtColor(COLOR_HSV2BGR) for 8-bit images as OpenCV `cv` computes
+ * it: block and tail formulas as in the table above. Any H byte is
+ * accepted (H >= 180 wraps as in OpenCV). Same buffer rules and return
+ * codes as detfeed_hsv_apply_cv().
+ */
+DETFEED_API int detfeed_hsv_to_bgr_cv(const uint8_t *src, size_t src_stride,
+                                      uint8_t *dst, size_t dst_stride, int width,
+                                      int height, const detfeed_cv *cv);
+
+/*
+ * detfeed_hsv_to_bgr_cv with the stack {DETFEED_CV_4, DETFEED_CV_CPU_AUTO}
+ * (so the row tails depend on the CPU, as for detfeed_hsv_apply).
  */
 DETFEED_API int detfeed_hsv_to_bgr(const uint8_t *src, size_t src_stride, uint8_t *dst,
                                    size_t dst_stride, int width, int height);
@@ -1137,17 +1174,22 @@ DETFEED_API int detfeed_cuda_device_count(const char **why);
  * no colour at all) holds DETFEED_CUDA_PARAM_STRIDE bytes per image: its
  * three tables as detfeed_hsv_lut writes them (H, S, V, 256 bytes each),
  * then at DETFEED_CUDA_PARAM_FLAG a byte, 1 to colour the image, 0 to
- * convert it only. The result is byte for byte detfeed_hsv_apply (where the
- * flag is 1) followed by detfeed_convert_chw. When width * height is a
- * multiple of 4, src must be 4-byte and dst (4 * element size)-byte
- * aligned (cudaMalloc's are). Enqueued on `stream` (a cudaStream_t; NULL:
- * the legacy default stream) and returns at once: DETFEED_ECUDA when the
- * launch fails, DETFEED_ENOTSUPPORTED without CUDA.
+ * convert it only. `cv` (host memory, required) is the reference stack of
+ * the colour, its cpu resolved on this host's CPU: each row's SIMD block
+ * columns and tail take OpenCV's formulas as on the CPU. The result is byte
+ * for byte detfeed_hsv_apply_cv with `cv` (where the flag is 1) followed by
+ * detfeed_convert_chw. When width * height is a multiple of 4, src must be
+ * 4-byte and dst (4 * element size)-byte aligned (cudaMalloc's are).
+ * Enqueued on `stream` (a cudaStream_t; NULL: the legacy default stream)
+ * and returns at once: DETFEED_EINVAL for bad arguments (cv NULL or
+ * unknown included), DETFEED_ECUDA when the launch fails,
+ * DETFEED_ENOTSUPPORTED without CUDA.
  */
 #define DETFEED_CUDA_PARAM_STRIDE 1024
 #define DETFEED_CUDA_PARAM_FLAG   768
 DETFEED_API int detfeed_cuda_color_convert(const uint8_t *src, int n, int width,
-                                           int height, const uint8_t *params, void *dst,
+                                           int height, const uint8_t *params,
+                                           const detfeed_cv *cv, void *dst,
                                            detfeed_dtype dtype, detfeed_scale scale,
                                            void *stream);
 

@@ -27,8 +27,23 @@ static bool parse_gains(const char *s, double g[3])
     return true;
 }
 
+/* --opencv and --cv-cpu into the stack; prints the problem otherwise. */
+static int stack_options(const char *version, const char *cpu, detfeed_cv *cv)
+{
+    cv->ipp = 1;
+    if (detfeed_cv_version_parse(version, &cv->version) != DETFEED_OK) {
+        cli_error("--opencv: '%s' is not 4, 5.0 or 5.1", version);
+        return CLI_USAGE;
+    }
+    if (detfeed_cv_cpu_parse(cpu, &cv->cpu) != DETFEED_OK) {
+        cli_error("--cv-cpu: '%s' is not auto, sse, avx2 or avx512", cpu);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
 static int color_file(const char *in, const char *out, const double g[3],
-                      detfeed_isa isa)
+                      const detfeed_cv *cv, detfeed_isa isa)
 {
     detfeed_codec *codec;
     int rc = detfeed_codec_create(&codec, 0);
@@ -40,7 +55,8 @@ static int color_file(const char *in, const char *out, const double g[3],
     if (rc == DETFEED_OK)
         rc = detfeed_hsv_lut(g[0], g[1], g[2], lut);
     if (rc == DETFEED_OK)
-        rc = detfeed_hsv_apply(px, (size_t)w * 3, px, (size_t)w * 3, w, h, lut, isa);
+        rc = detfeed_hsv_apply_cv(px, (size_t)w * 3, px, (size_t)w * 3, w, h, lut, cv,
+                                  isa);
     if (rc == DETFEED_OK)
         rc = detfeed_codec_write_png(codec, out, px, (size_t)w * 3, w, h);
     if (rc != DETFEED_OK) {
@@ -54,18 +70,30 @@ static int color_file(const char *in, const char *out, const double g[3],
 
 int cmd_color(int argc, char **argv)
 {
-    const char *gains = NULL, *isa_name = "auto";
+    const char *gains = NULL, *isa_name = "auto", *version = "5.1", *cpu = "auto";
     const cli_opt opts[] = {
         {"gains", CLI_STRING, &gains, "DH,DS,DV",
          "post-multiplied gains dh=u0*hsv_h, ds=u1*hsv_s, dv=u2*hsv_v (required)", 0,
          0},
+        {"opencv", CLI_STRING, &version, "V",
+         "the OpenCV whose bytes to reproduce: 4 (4.x), 5.0, 5.1 (default)", 0, 0},
+        {"cv-cpu", CLI_STRING, &cpu, "P",
+         "its code path: auto (default: what OpenCV picks on this CPU), sse (also\n"
+         "                         cv2.setUseOptimized(False)), avx2, avx512",
+         0, 0},
         {"isa", CLI_STRING, &isa_name, "NAME", CLI_ISA_HELP, 0, 0},
         {0}};
-    const char *usage = "detfeed color --gains DH,DS,DV IN.png OUT.png";
+    const char *usage =
+        "detfeed color --gains DH,DS,DV [--opencv V] [--cv-cpu P] IN.png "
+        "OUT.png";
     const char *about =
         "Applies Ultralytics RandomHSV with the given gains to an 8-bit RGB or\n"
         "grayscale PNG, exactly as OpenCV's 8-bit arithmetic does it, and writes\n"
-        "an RGB PNG. The conversion runs even when all three gains are 0.";
+        "an RGB PNG. The conversion runs even when all three gains are 0.\n"
+        "The bytes follow one OpenCV (--opencv) on one code path (--cv-cpu):\n"
+        "OpenCV converts HSV to BGR in SIMD blocks of 16 (sse), 32 (avx2) or, in\n"
+        "5.1, 64 (avx512) pixels and the rest of each row with scalar code that\n"
+        "rounds differently. --isa only picks detfeed's implementation.";
     char *pos[2];
     int npos;
     int rc = cli_parse(argc, argv, opts, usage, about, pos, 2, &npos);
@@ -81,7 +109,10 @@ int cmd_color(int argc, char **argv)
         cli_error("--gains: '%s' is not three finite numbers DH,DS,DV", gains);
         return CLI_USAGE;
     }
+    detfeed_cv cv;
+    if ((rc = stack_options(version, cpu, &cv)) != CLI_OK)
+        return rc;
     if ((rc = cli_isa_option(isa_name, &isa)) != CLI_OK)
         return rc;
-    return color_file(pos[0], pos[1], g, isa);
+    return color_file(pos[0], pos[1], g, &cv, isa);
 }

@@ -60,19 +60,64 @@ void detfeed__hsv_plan_build(detfeed__hsv_plan *plan, const uint8_t lut[3][256])
     }
 }
 
-/* One pixel of each of the three operations, for for_each_pixel(). */
-typedef void (*pixel_fn)(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan);
+/*
+ * OpenCV's HSV->BGR per stack, calibrated on all 2^24 HSV triples laid out
+ * as a 4096 x 4096 image (every pixel in the SIMD block) and as a 2^21 x 8
+ * image (every pixel in the scalar code), 0 differing inputs for each row of
+ * this table:
+ *
+ *   code path    block  SIMD block          scalar tail
+ *   SSE          16     trunc, unfused      round, unfused
+ *   AVX2         32     trunc, t2 t3 fused  round, t2 fused (4.x)
+ *                                           round, t2 t3 fused (5.0, 5.1)
+ *   AVX-512      64 in 5.1, else as AVX2    as AVX2
+ *
+ * Measured builds: Debian's OpenCV 4.6.0 (GCC 12.2) and the
+ * opencv-python-headless 5.0.0.93 and 5.1.0.95 wheels (GCC 14.2), on an
+ * AVX-512 CPU with the default dispatch (AVX2 in 4.6 and 5.0, AVX512_SKX in
+ * 5.1), with OPENCV_CPU_DISABLE=AVX512-SKX (5.1: AVX2), and with
+ * cv2.setUseOptimized(False) or OPENCV_CPU_DISABLE=AVX2 (baseline and SSE4.1
+ * variants, which agree). The fusions are the compiler's doing (GCC
+ * contracts the vector and scalar multiply-subtracts of the FMA-enabled
+ * variants), which is why they differ between the two GCC versions.
+ */
+int detfeed__hsv_stack_of(const detfeed_cv *cv, detfeed__hsv_stack *out)
+{
+    if (cv == NULL || out == NULL || (unsigned)cv->version > DETFEED_CV_5_1 ||
+        (unsigned)cv->cpu > DETFEED_CV_CPU_AVX512)
+        return DETFEED_EINVAL;
+    detfeed_cv_cpu cpu = detfeed_cv_cpu_resolve(cv->cpu);
+    if (cpu == DETFEED_CV_CPU_SSE) {
+        out->block = 16;
+        out->simd = 0;
+        out->tail = DETFEED__HSV_ROUND;
+        return DETFEED_OK;
+    }
+    const unsigned fused = DETFEED__HSV_FUSE_T2 | DETFEED__HSV_FUSE_T3;
+    out->block =
+        cpu == DETFEED_CV_CPU_AVX512 && cv->version == DETFEED_CV_5_1 ? 64 : 32;
+    out->simd = fused;
+    out->tail = DETFEED__HSV_ROUND |
+                (cv->version == DETFEED_CV_4 ? DETFEED__HSV_FUSE_T2 : fused);
+    return DETFEED_OK;
+}
 
-static void px_fused(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan)
+/* One pixel of each of the three operations, for for_each_pixel(). */
+typedef void (*pixel_fn)(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan,
+                         unsigned form);
+
+static void px_fused(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan,
+                     unsigned form)
 {
     int32_t H, S, V;
     detfeed__bgr2hsv_px(s[0], s[1], s[2], &H, &S, &V);
-    detfeed__hsv2bgr_px(plan, H, S, V, d);
+    detfeed__hsv2bgr_px(plan, H, S, V, form, d);
 }
 
-static void px_bgr2hsv(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan)
+static void px_bgr2hsv(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan,
+                       unsigned form)
 {
-    (void)plan;
+    (void)plan, (void)form;
     int32_t H, S, V;
     detfeed__bgr2hsv_px(s[0], s[1], s[2], &H, &S, &V);
     d[0] = (uint8_t)H;
@@ -80,30 +125,59 @@ static void px_bgr2hsv(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *pl
     d[2] = (uint8_t)V;
 }
 
-static void px_hsv2bgr(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan)
+static void px_hsv2bgr(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan,
+                       unsigned form)
 {
-    detfeed__hsv2bgr_px(plan, s[0], s[1], s[2], d);
+    detfeed__hsv2bgr_px(plan, s[0], s[1], s[2], form, d);
 }
 
-/* Applies fn to every pixel; each call reads its source pixel before it
+/* Applies fn to n pixels; each call reads its source pixel before it
  * writes, so in place works. */
+static void pixels(const uint8_t *s, uint8_t *d, int n, pixel_fn fn,
+                   const detfeed__hsv_plan *plan, unsigned form)
+{
+    for (int x = 0; x < n; x++, s += 3, d += 3)
+        fn(s, d, plan, form);
+}
+
+/* Applies fn to every pixel, with the stack's formula for each column (or
+ * none: st NULL). */
 static void for_each_pixel(const uint8_t *src, size_t src_stride, uint8_t *dst,
                            size_t dst_stride, int width, int height, pixel_fn fn,
-                           const detfeed__hsv_plan *plan)
+                           const detfeed__hsv_plan *plan, const detfeed__hsv_stack *st)
 {
+    int nb = st ? detfeed__hsv_block_end(st, width) : width;
     for (int y = 0; y < height; y++) {
         const uint8_t *s = src + (size_t)y * src_stride;
         uint8_t *d = dst + (size_t)y * dst_stride;
-        for (int x = 0; x < width; x++, s += 3, d += 3)
-            fn(s, d, plan);
+        pixels(s, d, nb, fn, plan, st ? st->simd : 0);
+        pixels(s + (size_t)nb * 3, d + (size_t)nb * 3, width - nb, fn, plan,
+               st ? st->tail : 0);
     }
 }
 
-void detfeed__hsv_rows_portable(const uint8_t *src, size_t src_stride, uint8_t *dst,
-                                size_t dst_stride, int width, int height,
-                                const detfeed__hsv_plan *plan)
+void detfeed__hsv_span_portable(const uint8_t *src, uint8_t *dst, int n,
+                                size_t readable, const detfeed__hsv_plan *plan,
+                                unsigned form)
 {
-    for_each_pixel(src, src_stride, dst, dst_stride, width, height, px_fused, plan);
+    (void)readable;
+    pixels(src, dst, n, px_fused, plan, form);
+}
+
+/* Rows through a span kernel: the block columns, then the tail. */
+static void rows_by_span(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                         size_t dst_stride, int width, int height,
+                         const detfeed__hsv_plan *plan, const detfeed__hsv_stack *st,
+                         detfeed__hsv_span_fn span)
+{
+    int nb = detfeed__hsv_block_end(st, width);
+    size_t row = (size_t)width * 3, head = (size_t)nb * 3;
+    for (int y = 0; y < height; y++) {
+        const uint8_t *s = src + (size_t)y * src_stride;
+        uint8_t *d = dst + (size_t)y * dst_stride;
+        span(s, d, nb, row, plan, st->simd);
+        span(s + head, d + head, width - nb, row - head, plan, st->tail);
+    }
 }
 
 int detfeed_isa_available(detfeed_isa isa)
@@ -157,38 +231,60 @@ static int check_images(const uint8_t *src, size_t src_stride, const uint8_t *ds
     return DETFEED_OK;
 }
 
-int detfeed_hsv_apply(const uint8_t *src, size_t src_stride, uint8_t *dst,
-                      size_t dst_stride, int width, int height,
-                      const uint8_t lut[3][256], detfeed_isa isa)
+void detfeed__hsv_apply_stack(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                              size_t dst_stride, int width, int height,
+                              const uint8_t lut[3][256], const detfeed__hsv_stack *st,
+                              detfeed_isa isa)
+{
+    if (isa == DETFEED_ISA_AUTO)
+        isa = detfeed_isa_best();
+    if (isa == DETFEED_ISA_AVX512) {
+#ifdef DETFEED_HAVE_AVX512
+        detfeed__hsv_plan hue_plan;
+        detfeed__hsv_plan_build(&hue_plan, NULL);
+        detfeed__hsv_rows_avx512(src, src_stride, dst, dst_stride, width, height,
+                                 &hue_plan, lut, st);
+        return;
+#endif
+    }
+    detfeed__hsv_plan plan;
+    detfeed__hsv_plan_build(&plan, lut);
+    detfeed__hsv_span_fn span = detfeed__hsv_span_portable;
+#ifdef DETFEED_HAVE_AVX2
+    if (isa == DETFEED_ISA_AVX2)
+        span = detfeed__hsv_span_avx2;
+#endif
+    rows_by_span(src, src_stride, dst, dst_stride, width, height, &plan, st, span);
+}
+
+int detfeed_hsv_apply_cv(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                         size_t dst_stride, int width, int height,
+                         const uint8_t lut[3][256], const detfeed_cv *cv,
+                         detfeed_isa isa)
 {
     int rc = check_images(src, src_stride, dst, dst_stride, width, height);
     if (rc != DETFEED_OK)
         return rc;
-    if (lut == NULL || (unsigned)isa > DETFEED_ISA_AVX512)
+    detfeed__hsv_stack st;
+    if (lut == NULL || (unsigned)isa > DETFEED_ISA_AVX512 ||
+        detfeed__hsv_stack_of(cv, &st) != DETFEED_OK)
         return DETFEED_EINVAL;
     if (!detfeed_isa_available(isa))
         return DETFEED_ENOTSUPPORTED;
-    if (isa == DETFEED_ISA_AUTO)
-        isa = detfeed_isa_best();
-    detfeed__hsv_plan plan;
-    detfeed__hsv_plan_build(&plan, lut);
-#ifdef DETFEED_HAVE_AVX512
-    if (isa == DETFEED_ISA_AVX512) {
-        detfeed__hsv_plan hue_plan;
-        detfeed__hsv_plan_build(&hue_plan, NULL);
-        detfeed__hsv_rows_avx512(src, src_stride, dst, dst_stride, width, height, &plan,
-                                 &hue_plan, lut);
-        return DETFEED_OK;
-    }
-#endif
-#ifdef DETFEED_HAVE_AVX2
-    if (isa == DETFEED_ISA_AVX2) {
-        detfeed__hsv_rows_avx2(src, src_stride, dst, dst_stride, width, height, &plan);
-        return DETFEED_OK;
-    }
-#endif
-    detfeed__hsv_rows_portable(src, src_stride, dst, dst_stride, width, height, &plan);
+    detfeed__hsv_apply_stack(src, src_stride, dst, dst_stride, width, height, lut, &st,
+                             isa);
     return DETFEED_OK;
+}
+
+/* The stack of the functions without one: OpenCV 4.x on this CPU. */
+static const detfeed_cv default_cv = {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0};
+
+int detfeed_hsv_apply(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                      size_t dst_stride, int width, int height,
+                      const uint8_t lut[3][256], detfeed_isa isa)
+{
+    return detfeed_hsv_apply_cv(src, src_stride, dst, dst_stride, width, height, lut,
+                                &default_cv, isa);
 }
 
 int detfeed_bgr_to_hsv(const uint8_t *src, size_t src_stride, uint8_t *dst,
@@ -197,18 +293,30 @@ int detfeed_bgr_to_hsv(const uint8_t *src, size_t src_stride, uint8_t *dst,
     int rc = check_images(src, src_stride, dst, dst_stride, width, height);
     if (rc == DETFEED_OK)
         for_each_pixel(src, src_stride, dst, dst_stride, width, height, px_bgr2hsv,
-                       NULL);
+                       NULL, NULL);
     return rc;
+}
+
+int detfeed_hsv_to_bgr_cv(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                          size_t dst_stride, int width, int height,
+                          const detfeed_cv *cv)
+{
+    int rc = check_images(src, src_stride, dst, dst_stride, width, height);
+    if (rc != DETFEED_OK)
+        return rc;
+    detfeed__hsv_stack st;
+    if (detfeed__hsv_stack_of(cv, &st) != DETFEED_OK)
+        return DETFEED_EINVAL;
+    detfeed__hsv_plan plan;
+    detfeed__hsv_plan_build(&plan, NULL);
+    for_each_pixel(src, src_stride, dst, dst_stride, width, height, px_hsv2bgr, &plan,
+                   &st);
+    return DETFEED_OK;
 }
 
 int detfeed_hsv_to_bgr(const uint8_t *src, size_t src_stride, uint8_t *dst,
                        size_t dst_stride, int width, int height)
 {
-    int rc = check_images(src, src_stride, dst, dst_stride, width, height);
-    if (rc != DETFEED_OK)
-        return rc;
-    detfeed__hsv_plan plan;
-    detfeed__hsv_plan_build(&plan, NULL);
-    for_each_pixel(src, src_stride, dst, dst_stride, width, height, px_hsv2bgr, &plan);
-    return DETFEED_OK;
+    return detfeed_hsv_to_bgr_cv(src, src_stride, dst, dst_stride, width, height,
+                                 &default_cv);
 }

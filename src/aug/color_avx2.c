@@ -5,9 +5,10 @@
  *
  * It computes exactly what detfeed__bgr2hsv_px and detfeed__hsv2bgr_px
  * compute (color_px.h): the same integer steps lane by lane, the same plan
- * tables (gathered), the same float operations with the two fused
- * multiply-adds written as _mm256_fnmadd_ps, and truncation. Pixels that do
- * not fill a step go through those scalar functions.
+ * tables (gathered), the same float operations for each formula (a fused
+ * multiply-subtract written as _mm256_fnmadd_ps; truncation or rounding
+ * half to even of c * 255). Pixels that do not fill a step go through those
+ * scalar functions.
  */
 #include "color_px.h"
 
@@ -84,18 +85,31 @@ static inline __m256 pick(__m256 t0, __m256 t1, __m256 t2, __m256 t3, __m256 m0,
     return _mm256_blendv_ps(lo, hi, m1);
 }
 
-/* c * 255 truncated and saturated to 0..255, as int32 lanes. */
-static inline __m256i code8(__m256 c)
+/* c * 255 truncated (or rounded half to even, with DETFEED__HSV_ROUND) and
+ * saturated to 0..255, as int32 lanes. */
+static inline __m256i code8(__m256 c, unsigned form)
 {
-    __m256i q = _mm256_cvttps_epi32(_mm256_mul_ps(c, _mm256_set1_ps(255.0f)));
+    __m256 y = _mm256_mul_ps(c, _mm256_set1_ps(255.0f));
+    if (form & DETFEED__HSV_ROUND)
+        y = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256i q = _mm256_cvttps_epi32(y);
     q = _mm256_max_epi32(q, _mm256_setzero_si256());
     return _mm256_min_epi32(q, _mm256_set1_epi32(255));
 }
 
-/* HSV->BGR through the plan, 8 lanes (see detfeed__hsv2bgr_px). Returns the
- * codes packed b | g << 8 | r << 16. */
+/* v * (1 - s * u), with one rounding for 1 - s * u when `fused`. */
+static inline __m256 tap8(__m256 s, __m256 u, __m256 v, unsigned fused)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 w =
+        fused ? _mm256_fnmadd_ps(s, u, one) : _mm256_sub_ps(one, _mm256_mul_ps(s, u));
+    return _mm256_mul_ps(v, w);
+}
+
+/* HSV->BGR through the plan, 8 lanes, formula `form` (see
+ * detfeed__hsv2bgr_px). Returns the codes packed b | g << 8 | r << 16. */
 static inline __m256i hsv2bgr8(const detfeed__hsv_plan *p, __m256i H, __m256i S,
-                               __m256i V)
+                               __m256i V, unsigned form)
 {
     const __m256 one = _mm256_set1_ps(1.0f);
     __m256 f = _mm256_i32gather_ps(p->f, H, 4);
@@ -103,17 +117,17 @@ static inline __m256i hsv2bgr8(const detfeed__hsv_plan *p, __m256i H, __m256i S,
     __m256 v = _mm256_i32gather_ps(p->v, V, 4);
     __m256i sel = _mm256_i32gather_epi32(p->sel, H, 4);
     __m256 t1 = _mm256_mul_ps(v, _mm256_sub_ps(one, s));
-    __m256 t2 = _mm256_mul_ps(v, _mm256_fnmadd_ps(s, f, one));
-    __m256 t3 = _mm256_mul_ps(v, _mm256_fnmadd_ps(s, _mm256_sub_ps(one, f), one));
+    __m256 t2 = tap8(s, f, v, form & DETFEED__HSV_FUSE_T2);
+    __m256 t3 = tap8(s, _mm256_sub_ps(one, f), v, form & DETFEED__HSV_FUSE_T3);
     __m256 b = pick(v, t1, t2, t3, _mm256_castsi256_ps(_mm256_slli_epi32(sel, 31)),
                     _mm256_castsi256_ps(_mm256_slli_epi32(sel, 30)));
     __m256 g = pick(v, t1, t2, t3, _mm256_castsi256_ps(_mm256_slli_epi32(sel, 29)),
                     _mm256_castsi256_ps(_mm256_slli_epi32(sel, 28)));
     __m256 r = pick(v, t1, t2, t3, _mm256_castsi256_ps(_mm256_slli_epi32(sel, 27)),
                     _mm256_castsi256_ps(_mm256_slli_epi32(sel, 26)));
-    __m256i out = code8(b);
-    out = _mm256_or_si256(out, _mm256_slli_epi32(code8(g), 8));
-    return _mm256_or_si256(out, _mm256_slli_epi32(code8(r), 16));
+    __m256i out = code8(b, form);
+    out = _mm256_or_si256(out, _mm256_slli_epi32(code8(g, form), 8));
+    return _mm256_or_si256(out, _mm256_slli_epi32(code8(r, form), 16));
 }
 
 /* Loads 8 pixels and converts them to HSV. */
@@ -125,41 +139,33 @@ static inline void load_hsv8(const uint8_t *s, __m256i *H, __m256i *S, __m256i *
              _mm256_shuffle_epi8(in, mr), H, S, V);
 }
 
-static void row_avx2(const uint8_t *s, uint8_t *d, int width,
-                     const detfeed__hsv_plan *plan)
+void detfeed__hsv_span_avx2(const uint8_t *src, uint8_t *dst, int n, size_t readable,
+                            const detfeed__hsv_plan *plan, unsigned form)
 {
-    size_t row = (size_t)width * 3, x = 0;
+    size_t x = 0, end = (size_t)n;
     /* Two independent 8-pixel steps per iteration, interleaved stage by
      * stage, give the out-of-order core work to overlap with the gathers'
      * latency (about 20% faster than one step at a time).
      * Both steps load before either stores, so in place is safe. A step
-     * reads 28 bytes from its start; stay inside the row. */
-    for (; x * 3 + 24 + 28 <= row; x += 16) {
+     * reads 28 bytes from its start; stay inside `readable`. */
+    for (; x + 16 <= end && x * 3 + 24 + 28 <= readable; x += 16) {
         __m256i H0, S0, V0, H1, S1, V1;
-        load_hsv8(s + x * 3, &H0, &S0, &V0);
-        load_hsv8(s + x * 3 + 24, &H1, &S1, &V1);
-        __m256i a = hsv2bgr8(plan, H0, S0, V0), b = hsv2bgr8(plan, H1, S1, V1);
-        store8(d + x * 3, a);
-        store8(d + x * 3 + 24, b);
+        load_hsv8(src + x * 3, &H0, &S0, &V0);
+        load_hsv8(src + x * 3 + 24, &H1, &S1, &V1);
+        __m256i a = hsv2bgr8(plan, H0, S0, V0, form);
+        __m256i b = hsv2bgr8(plan, H1, S1, V1, form);
+        store8(dst + x * 3, a);
+        store8(dst + x * 3 + 24, b);
     }
-    for (; x * 3 + 28 <= row; x += 8) {
+    for (; x + 8 <= end && x * 3 + 28 <= readable; x += 8) {
         __m256i H, S, V;
-        load_hsv8(s + x * 3, &H, &S, &V);
-        store8(d + x * 3, hsv2bgr8(plan, H, S, V));
+        load_hsv8(src + x * 3, &H, &S, &V);
+        store8(dst + x * 3, hsv2bgr8(plan, H, S, V, form));
     }
-    for (; x < (size_t)width; x++) {
+    for (; x < end; x++) {
         int32_t H, S, V;
-        const uint8_t *p = s + x * 3;
+        const uint8_t *p = src + x * 3;
         detfeed__bgr2hsv_px(p[0], p[1], p[2], &H, &S, &V);
-        detfeed__hsv2bgr_px(plan, H, S, V, d + x * 3);
+        detfeed__hsv2bgr_px(plan, H, S, V, form, dst + x * 3);
     }
-}
-
-void detfeed__hsv_rows_avx2(const uint8_t *src, size_t src_stride, uint8_t *dst,
-                            size_t dst_stride, int width, int height,
-                            const detfeed__hsv_plan *plan)
-{
-    for (int y = 0; y < height; y++)
-        row_avx2(src + (size_t)y * src_stride, dst + (size_t)y * dst_stride, width,
-                 plan);
 }

@@ -18,7 +18,12 @@
  *   (|x * hi| <= 255 for the saturation and <= 150 for the hue, checked over
  *   the tables in tests/unit/test_color.c's exhaustive comparison).
  * - HSV->BGR runs in 32-bit float lanes with the same operations as the
- *   scalar code, the fused ones as _mm512_fnmadd_ps, and truncation.
+ *   scalar code for each formula: a fused multiply-subtract as
+ *   _mm512_fnmadd_ps, truncation or rounding half to even of c * 255.
+ * - A step that has fewer than 64 pixels left in its span (the end of the
+ *   SIMD block columns, the row's tail) loads and stores only those pixels'
+ *   bytes, with masks; the masked-off lanes compute on zeros and are not
+ *   written.
  */
 #include "color_px.h"
 
@@ -194,22 +199,38 @@ static inline __m512i widen32(__m512i v, int q)
     return _mm512_cvtepu8_epi32(part);
 }
 
-/* One of t0..t3 per lane: bit `bit` of sel picks odd taps, bit + 1 t2/t3. */
+/* c rounded half to even to int32, whatever the MXCSR rounding mode. */
+static inline __m512i round_even(__m512 c)
+{
+    return _mm512_cvt_roundps_epi32(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+/* One of t0..t3 per lane: bit `bit` of sel picks odd taps, bit + 1 t2/t3;
+ * then its code, truncated or (DETFEED__HSV_ROUND) rounded half to even. */
 static inline __m512i code_of(__m512 t0, __m512 t1, __m512 t2, __m512 t3, __m512i sel,
-                              int bit)
+                              int bit, unsigned form)
 {
     __mmask16 m0 = _mm512_test_epi32_mask(sel, _mm512_set1_epi32(1 << bit));
     __mmask16 m1 = _mm512_test_epi32_mask(sel, _mm512_set1_epi32(2 << bit));
     __m512 lo = _mm512_mask_blend_ps(m0, t0, t1), hi = _mm512_mask_blend_ps(m0, t2, t3);
-    __m512 c = _mm512_mask_blend_ps(m1, lo, hi);
-    __m512i q = _mm512_cvttps_epi32(_mm512_mul_ps(c, _mm512_set1_ps(255.0f)));
+    __m512 c = _mm512_mul_ps(_mm512_mask_blend_ps(m1, lo, hi), _mm512_set1_ps(255.0f));
+    __m512i q = form & DETFEED__HSV_ROUND ? round_even(c) : _mm512_cvttps_epi32(c);
     return _mm512_min_epi32(_mm512_max_epi32(q, _mm512_setzero_si512()),
                             _mm512_set1_epi32(255));
 }
 
+/* v * (1 - s * u), with one rounding for 1 - s * u when `fused`. */
+static inline __m512 tap16(__m512 s, __m512 u, __m512 v, unsigned fused)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 w =
+        fused ? _mm512_fnmadd_ps(s, u, one) : _mm512_sub_ps(one, _mm512_mul_ps(s, u));
+    return _mm512_mul_ps(v, w);
+}
+
 /* HSV->BGR for 16 pixels (quarter q of the 64): three 16-byte results. */
 static inline void hsv2bgr16(__m512i Hq, __m512i Sq, __m512i Vq, __m512i selq,
-                             __m128i out[3])
+                             unsigned form, __m128i out[3])
 {
     const __m512 one = _mm512_set1_ps(1.0f);
     __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(Hq), _mm512_set1_ps(0x1.111112p-5f));
@@ -219,17 +240,28 @@ static inline void hsv2bgr16(__m512i Hq, __m512i Sq, __m512i Vq, __m512i selq,
     __m512 s = _mm512_mul_ps(_mm512_cvtepi32_ps(Sq), k);
     __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(Vq), k);
     __m512 t1 = _mm512_mul_ps(v, _mm512_sub_ps(one, s));
-    __m512 t2 = _mm512_mul_ps(v, _mm512_fnmadd_ps(s, f, one));
-    __m512 t3 = _mm512_mul_ps(v, _mm512_fnmadd_ps(s, _mm512_sub_ps(one, f), one));
+    __m512 t2 = tap16(s, f, v, form & DETFEED__HSV_FUSE_T2);
+    __m512 t3 = tap16(s, _mm512_sub_ps(one, f), v, form & DETFEED__HSV_FUSE_T3);
     for (int c = 0; c < 3; c++)
-        out[c] = _mm512_cvtepi32_epi8(code_of(v, t1, t2, t3, selq, 2 * c));
+        out[c] = _mm512_cvtepi32_epi8(code_of(v, t1, t2, t3, selq, 2 * c, form));
 }
 
-static void step64(const kernel512 *k, const lut512 luts[4], const uint8_t *s,
-                   uint8_t *d)
+/* Byte mask of the first k bytes of a 64-byte register (k clamped). */
+static inline __mmask64 first_bytes(int k)
 {
-    __m512i a = _mm512_loadu_si512(s), b = _mm512_loadu_si512(s + 64),
-            c = _mm512_loadu_si512(s + 128);
+    return k <= 0 ? 0 : k >= 64 ? ~0ull : (1ull << k) - 1;
+}
+
+/* n (1..64) pixels from s to d, formula `form`. */
+static void step64(const kernel512 *k, const lut512 luts[4], const uint8_t *s,
+                   uint8_t *d, int n, unsigned form)
+{
+    int bytes = 3 * n;
+    __mmask64 m[3] = {first_bytes(bytes), first_bytes(bytes - 64),
+                      first_bytes(bytes - 128)};
+    __m512i a = _mm512_maskz_loadu_epi8(m[0], s),
+            b = _mm512_maskz_loadu_epi8(m[1], s + 64),
+            c = _mm512_maskz_loadu_epi8(m[2], s + 128);
     __m512i H, S, V;
     bgr2hsv64(k, gather_channel(&k->in[0], a, b, c), gather_channel(&k->in[1], a, b, c),
               gather_channel(&k->in[2], a, b, c), &H, &S, &V);
@@ -240,7 +272,8 @@ static void step64(const kernel512 *k, const lut512 luts[4], const uint8_t *s,
     __m128i parts[3][4];
     for (int q = 0; q < 4; q++) {
         __m128i o[3];
-        hsv2bgr16(widen32(H, q), widen32(S, q), widen32(V, q), widen32(sel, q), o);
+        hsv2bgr16(widen32(H, q), widen32(S, q), widen32(V, q), widen32(sel, q), form,
+                  o);
         for (int ch = 0; ch < 3; ch++)
             parts[ch][q] = o[ch];
     }
@@ -252,15 +285,23 @@ static void step64(const kernel512 *k, const lut512 luts[4], const uint8_t *s,
         ch[i] = _mm512_inserti32x4(z, parts[i][3], 3);
     }
     for (int o = 0; o < 3; o++)
-        _mm512_storeu_si512(d + 64 * o,
-                            gather_channel(&k->out[o], ch[0], ch[1], ch[2]));
+        _mm512_mask_storeu_epi8(d + 64 * o, m[o],
+                                gather_channel(&k->out[o], ch[0], ch[1], ch[2]));
+}
+
+/* n pixels of one row, formula `form`. */
+static void span512(const kernel512 *k, const lut512 luts[4], const uint8_t *s,
+                    uint8_t *d, int n, unsigned form)
+{
+    for (int x = 0; x < n; x += 64)
+        step64(k, luts, s + (size_t)x * 3, d + (size_t)x * 3, n - x < 64 ? n - x : 64,
+               form);
 }
 
 void detfeed__hsv_rows_avx512(const uint8_t *src, size_t src_stride, uint8_t *dst,
                               size_t dst_stride, int width, int height,
-                              const detfeed__hsv_plan *plan,
                               const detfeed__hsv_plan *hue_plan,
-                              const uint8_t lut[3][256])
+                              const uint8_t lut[3][256], const detfeed__hsv_stack *st)
 {
     kernel512 k;
     tables_build(&k.t, hue_plan, lut);
@@ -270,17 +311,11 @@ void detfeed__hsv_rows_avx512(const uint8_t *src, size_t src_stride, uint8_t *ds
     }
     lut512 luts[4] = {lut_load(k.t.lut[0]), lut_load(k.t.lut[1]), lut_load(k.t.lut[2]),
                       lut_load(k.t.sel)};
+    int nb = detfeed__hsv_block_end(st, width);
     for (int y = 0; y < height; y++) {
         const uint8_t *s = src + (size_t)y * src_stride;
         uint8_t *d = dst + (size_t)y * dst_stride;
-        int x = 0;
-        for (; x + 64 <= width; x += 64)
-            step64(&k, luts, s + (size_t)x * 3, d + (size_t)x * 3);
-        for (; x < width; x++) {
-            int32_t H, S, V;
-            const uint8_t *p = s + (size_t)x * 3;
-            detfeed__bgr2hsv_px(p[0], p[1], p[2], &H, &S, &V);
-            detfeed__hsv2bgr_px(plan, H, S, V, d + (size_t)x * 3);
-        }
+        span512(&k, luts, s, d, nb, st->simd);
+        span512(&k, luts, s + (size_t)nb * 3, d + (size_t)nb * 3, width - nb, st->tail);
     }
 }

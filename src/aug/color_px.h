@@ -1,23 +1,34 @@
 /*
  * color_px.h - the per-pixel arithmetic of the colour core, shared by the
- * portable and the AVX2 implementations so that both compute the same thing.
+ * portable, AVX2 and AVX-512 implementations and by the CUDA kernel, so
+ * that all compute the same thing.
  *
  * The specification is OpenCV's 8-bit cvtColor (see DESIGN §2.2):
  *   BGR->HSV  integer Q12 with the tables of hsv_tables.h;
- *   HSV->BGR  float32 as in OpenCV's AVX2 SIMD block: sector from trunc,
- *             t2 = v * fmaf(-s, f, 1), t3 = v * fmaf(-s, 1 - f, 1), and
- *             truncation of c * 255 to the 8-bit code.
+ *   HSV->BGR  float32: sector and fraction f of the hue position,
+ *             t1 = v * (1 - s), t2 = v * (1 - s * f),
+ *             t3 = v * (1 - s * (1 - f)), then c * 255 to an 8-bit code.
+ *
+ * HSV->BGR comes in several "formulas" that differ in the last bits: OpenCV
+ * runs its SIMD block on the first floor(width / B) * B pixels of a row
+ * (truncating c * 255) and its scalar code on the rest (rounding it half to
+ * even), and the compiler that built it fused some of the multiply-subtracts
+ * of t2 and t3 into one rounding. Which ones, and B, depend on the OpenCV
+ * build and the code path its dispatcher picks on the CPU (the "stack",
+ * detfeed_cv). detfeed__hsv_stack_of() holds the calibrated table.
  *
  * Everything that depends only on the H, S or V byte is folded, per call,
  * into a 256-entry "plan" together with the RandomHSV tables. The pixel loop
  * then does the BGR->HSV integer step, three table reads and the few float
  * operations that depend on more than one channel. The plan is computed with
  * the same float operations OpenCV applies per pixel, so folding changes no
- * bit. This file must be compiled with -ffp-contract=off.
+ * bit; it is the same for every formula. This file must be compiled with
+ * -ffp-contract=off.
  */
 #ifndef DETFEED_COLOR_PX_H
 #define DETFEED_COLOR_PX_H
 
+#include "detfeed.h"
 #include "hsv_tables.h"
 
 #include <math.h>
@@ -44,6 +55,44 @@
  * {1,3,0} {1,0,2} {3,0,1} {0,2,1} {0,1,3} {2,1,0}, i.e. 13, 33, 19, 24, 52
  * and 6, six bits per sector. */
 #define DETFEED__SECTOR_SELS 0x1b461384dull
+
+/* The choices that make one HSV->BGR formula (bit flags):
+ *   FUSE_T2  t2 = v * fmaf(-s, f, 1)      instead of v * (1 - s * f)
+ *   FUSE_T3  t3 = v * fmaf(-s, 1 - f, 1)  instead of v * (1 - s * (1 - f))
+ *   ROUND    code = c * 255 rounded half to even (OpenCV's scalar
+ *            saturate_cast) instead of truncated (its SIMD v_trunc).
+ * The fraction and the sector are the same in all: OpenCV's scalar code
+ * reduces the hue position with fmodf and floor where the SIMD block uses
+ * trunc, and both give the same f and sector for every hue byte. */
+enum { DETFEED__HSV_FUSE_T2 = 1, DETFEED__HSV_FUSE_T3 = 2, DETFEED__HSV_ROUND = 4 };
+
+/* The HSV->BGR arithmetic of one OpenCV build on one code path: in each
+ * row, pixels [0, floor(width / block) * block) take formula `simd`, the
+ * rest formula `tail`. */
+typedef struct detfeed__hsv_stack {
+    int block;     /* 16, 32 or 64 pixels */
+    unsigned simd; /* DETFEED__HSV_* flags */
+    unsigned tail;
+} detfeed__hsv_stack;
+
+/* The first pixel of a row of `width` that takes the tail formula. */
+static inline DETFEED__HD int detfeed__hsv_block_end(const detfeed__hsv_stack *st,
+                                                     int width)
+{
+    return width / st->block * st->block;
+}
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The stack of `cv` (its cpu resolved on this CPU) into *out;
+ * DETFEED_EINVAL for NULL or an unknown version or cpu. */
+int detfeed__hsv_stack_of(const detfeed_cv *cv, detfeed__hsv_stack *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 typedef struct detfeed__hsv_plan {
     float f[256];     /* fractional hue position f, indexed by the input H */
@@ -102,10 +151,12 @@ static inline DETFEED__HD float detfeed__unit_entry(int32_t x)
     return (float)x * DETFEED__K255;
 }
 
-/* c * 255 truncated and saturated to a code, as v_trunc + v_pack_u. */
-static inline DETFEED__HD uint8_t detfeed__f2code(float c)
+/* c * 255 to a code: truncated, or with DETFEED__HSV_ROUND rounded half to
+ * even, then saturated (v_trunc + v_pack_u, or saturate_cast<uchar>). */
+static inline DETFEED__HD uint8_t detfeed__f2code(float c, unsigned form)
 {
-    int32_t q = (int32_t)truncf(c * 255.0f);
+    float y = c * 255.0f;
+    int32_t q = (int32_t)(form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y));
     return (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
 }
 
@@ -116,16 +167,31 @@ static inline DETFEED__HD float detfeed__tap(float t0, float t1, float t2, float
     return i == 0 ? t0 : i == 1 ? t1 : i == 2 ? t2 : t3;
 }
 
-/* HSV->BGR for one pixel given its plan entries f, s, v and sel. */
+/* t2 and t3 of formula `form`; u is f for t2 and 1 - f for t3. */
+static inline DETFEED__HD float detfeed__tap_fused(float s, float u, float v)
+{
+    return v * fmaf(-s, u, 1.0f);
+}
+
+static inline DETFEED__HD float detfeed__tap_unfused(float s, float u, float v)
+{
+    return v * (1.0f - s * u);
+}
+
+/* HSV->BGR for one pixel given its plan entries f, s, v and sel, with
+ * formula `form` (DETFEED__HSV_* flags). */
 static inline DETFEED__HD void detfeed__hsv2bgr_taps(float f, float s, float v,
-                                                     int32_t sel, uint8_t out[3])
+                                                     int32_t sel, unsigned form,
+                                                     uint8_t out[3])
 {
     float t1 = v * (1.0f - s);
-    float t2 = v * fmaf(-s, f, 1.0f);
-    float t3 = v * fmaf(-s, 1.0f - f, 1.0f);
-    out[0] = detfeed__f2code(detfeed__tap(v, t1, t2, t3, sel & 3));
-    out[1] = detfeed__f2code(detfeed__tap(v, t1, t2, t3, (sel >> 2) & 3));
-    out[2] = detfeed__f2code(detfeed__tap(v, t1, t2, t3, (sel >> 4) & 3));
+    float t2 = form & DETFEED__HSV_FUSE_T2 ? detfeed__tap_fused(s, f, v)
+                                           : detfeed__tap_unfused(s, f, v);
+    float t3 = form & DETFEED__HSV_FUSE_T3 ? detfeed__tap_fused(s, 1.0f - f, v)
+                                           : detfeed__tap_unfused(s, 1.0f - f, v);
+    out[0] = detfeed__f2code(detfeed__tap(v, t1, t2, t3, sel & 3), form);
+    out[1] = detfeed__f2code(detfeed__tap(v, t1, t2, t3, (sel >> 2) & 3), form);
+    out[2] = detfeed__f2code(detfeed__tap(v, t1, t2, t3, (sel >> 4) & 3), form);
 }
 
 #ifndef __CUDACC__
@@ -137,28 +203,45 @@ static inline void detfeed__bgr2hsv_px(int32_t b, int32_t g, int32_t r, int32_t 
 }
 
 static inline void detfeed__hsv2bgr_px(const detfeed__hsv_plan *p, int32_t H, int32_t S,
-                                       int32_t V, uint8_t out[3])
+                                       int32_t V, unsigned form, uint8_t out[3])
 {
-    detfeed__hsv2bgr_taps(p->f[H], p->s[S], p->v[V], p->sel[H], out);
+    detfeed__hsv2bgr_taps(p->f[H], p->s[S], p->v[V], p->sel[H], form, out);
 }
 
 /* Builds the plan for the tables `lut` (NULL: identity, i.e. plain HSV->BGR). */
 void detfeed__hsv_plan_build(detfeed__hsv_plan *plan, const uint8_t lut[3][256]);
 
-/* Row kernels: n pixels of BGR in, BGR out (fused), or HSV->BGR only. */
-void detfeed__hsv_rows_portable(const uint8_t *src, size_t src_stride, uint8_t *dst,
-                                size_t dst_stride, int width, int height,
-                                const detfeed__hsv_plan *plan);
-void detfeed__hsv_rows_avx2(const uint8_t *src, size_t src_stride, uint8_t *dst,
-                            size_t dst_stride, int width, int height,
-                            const detfeed__hsv_plan *plan);
-/* The AVX-512 kernel also takes the identity plan (its tap selection by hue
- * value) and the tables themselves; `plan` serves the row tails. */
+/* The fused operation on n pixels of one row (BGR in, BGR out; in place
+ * allowed) with formula `form`. `readable` is the number of bytes that may
+ * be read from `src` (at least 3 * n): a vector step may read a little past
+ * its pixels, within the row. */
+typedef void (*detfeed__hsv_span_fn)(const uint8_t *src, uint8_t *dst, int n,
+                                     size_t readable, const detfeed__hsv_plan *plan,
+                                     unsigned form);
+void detfeed__hsv_span_portable(const uint8_t *src, uint8_t *dst, int n,
+                                size_t readable, const detfeed__hsv_plan *plan,
+                                unsigned form);
+void detfeed__hsv_span_avx2(const uint8_t *src, uint8_t *dst, int n, size_t readable,
+                            const detfeed__hsv_plan *plan, unsigned form);
+
+/* The AVX-512 kernel keeps the tables themselves in registers: `hue_plan`
+ * is the identity plan (its tap selection by hue value), `lut` the
+ * RandomHSV tables. */
 void detfeed__hsv_rows_avx512(const uint8_t *src, size_t src_stride, uint8_t *dst,
                               size_t dst_stride, int width, int height,
-                              const detfeed__hsv_plan *plan,
                               const detfeed__hsv_plan *hue_plan,
-                              const uint8_t lut[3][256]);
+                              const uint8_t lut[3][256], const detfeed__hsv_stack *st);
+
+/*
+ * The fused colour operation of `st` (see detfeed_hsv_apply_cv, which
+ * checks the arguments and resolves the stack, then calls this): for the
+ * loader, which resolves its stack once with detfeed__hsv_stack_of and
+ * checks its images itself. `isa` must be available (detfeed_isa_available).
+ */
+void detfeed__hsv_apply_stack(const uint8_t *src, size_t src_stride, uint8_t *dst,
+                              size_t dst_stride, int width, int height,
+                              const uint8_t lut[3][256], const detfeed__hsv_stack *st,
+                              detfeed_isa isa);
 
 #endif /* !__CUDACC__ */
 

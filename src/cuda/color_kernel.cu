@@ -4,9 +4,11 @@
  * each image's RandomHSV tables on the way (DESIGN §2.1, §2.2, §2.5).
  *
  * Exactness: the per-pixel steps are the CPU core's own (aug/color_px.h,
- * compiled here as device functions) and the dtype is a lookup in the
- * table detfeed_dtype_table builds on the host, so the bytes are those of
- * detfeed_hsv_apply followed by detfeed_convert_chw. This file must be
+ * compiled here as device functions), with the HSV->BGR formula of the
+ * reference stack for each pixel's column (OpenCV's SIMD block columns and
+ * its scalar row tail), and the dtype is a lookup in the table
+ * detfeed_dtype_table builds on the host, so the bytes are those of
+ * detfeed_hsv_apply_cv followed by detfeed_convert_chw. This file must be
  * compiled with -fmad=false and without fast math (CMakeLists.txt);
  * tests/mutation/run_cuda.sh shows the captured pixels fail otherwise.
  *
@@ -17,6 +19,7 @@
  */
 #include "aug/color_px.h"
 #include "aug/hsv_tables.h"
+#include "color_kernel.cuh"
 #include "cuda_host.h"
 #include "detfeed.h"
 
@@ -63,13 +66,26 @@ __device__ void tables_init(block_tables<T> *t, const dtype_table &tab,
     }
 }
 
-/* RandomHSV on one pixel, in place, with the block's plan. */
+/* RandomHSV on one pixel, in place, with the block's plan and formula
+ * `form`. */
 template <typename T>
-__device__ __forceinline__ void colour_px(const block_tables<T> *t, uint8_t px[3])
+__device__ __forceinline__ void colour_px(const block_tables<T> *t, uint8_t px[3],
+                                          unsigned form)
 {
     int32_t H, S, V;
     detfeed__bgr2hsv_q12(px[0], px[1], px[2], t->sdiv, t->hdiv, &H, &S, &V);
-    detfeed__hsv2bgr_taps(t->f[H], t->s[S], t->v[V], t->sel[H], px);
+    detfeed__hsv2bgr_taps(t->f[H], t->s[S], t->v[V], t->sel[H], form, px);
+}
+
+/* Where a pixel's column falls: the stack's HSV->BGR formula for it. */
+struct row_split {
+    int width, block_end;
+    unsigned simd, tail;
+};
+
+__device__ __forceinline__ unsigned form_at(const row_split &r, int x)
+{
+    return x < r.block_end ? r.simd : r.tail;
 }
 
 /* Four consecutive elements of a plane (16-byte, 8-byte or 4-byte store). */
@@ -94,7 +110,7 @@ __device__ __forceinline__ void store4(uint8_t *d, uint8_t a, uint8_t b, uint8_t
 template <typename T>
 __global__ void __launch_bounds__(256)
     colour_convert(const uint8_t *__restrict__ src, const uint8_t *__restrict__ params,
-                   T *__restrict__ dst, int64_t hw, dtype_table tab)
+                   T *__restrict__ dst, int64_t hw, row_split split, dtype_table tab)
 {
     __shared__ block_tables<T> t;
     int64_t img = blockIdx.y;
@@ -113,9 +129,11 @@ __global__ void __launch_bounds__(256)
             uint8_t px[12];
             for (int k = 0; k < 12; k++)
                 px[k] = (uint8_t)(word[k / 4] >> (8 * (k % 4)));
-            if (colour)
-                for (int k = 0; k < 4; k++)
-                    colour_px(&t, px + 3 * k);
+            if (colour) {
+                int x = (int)(4 * q % split.width);
+                for (int k = 0; k < 4; k++, x = x + 1 < split.width ? x + 1 : 0)
+                    colour_px(&t, px + 3 * k, form_at(split, x));
+            }
             store4(b + 4 * q, t.out[px[0]], t.out[px[3]], t.out[px[6]], t.out[px[9]]);
             store4(g + 4 * q, t.out[px[1]], t.out[px[4]], t.out[px[7]], t.out[px[10]]);
             store4(r + 4 * q, t.out[px[2]], t.out[px[5]], t.out[px[8]], t.out[px[11]]);
@@ -125,7 +143,7 @@ __global__ void __launch_bounds__(256)
     for (int64_t i = first; i < hw; i += step) {
         uint8_t px[3] = {in[3 * i], in[3 * i + 1], in[3 * i + 2]};
         if (colour)
-            colour_px(&t, px);
+            colour_px(&t, px, form_at(split, (int)(i % split.width)));
         b[i] = t.out[px[0]];
         g[i] = t.out[px[1]];
         r[i] = t.out[px[2]];
@@ -145,7 +163,8 @@ static unsigned blocks_per_image(int n, int64_t hw, int64_t slots)
 
 template <typename T>
 static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *params,
-                          void *dst, const dtype_table &tab, cudaStream_t stream)
+                          void *dst, const row_split &split, const dtype_table &tab,
+                          cudaStream_t stream)
 {
     int dev = 0, sms = 1, per_sm = 1;
     cudaError_t e = cudaGetDevice(&dev);
@@ -158,18 +177,19 @@ static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *
         return e;
     dim3 grid(blocks_per_image(n, hw, (int64_t)sms * (per_sm > 0 ? per_sm : 1)),
               (unsigned)n);
-    colour_convert<T><<<grid, 256, 0, stream>>>(src, params, (T *)dst, hw, tab);
+    colour_convert<T><<<grid, 256, 0, stream>>>(src, params, (T *)dst, hw, split, tab);
     return cudaGetLastError();
 }
 
-extern "C" int detfeed_cuda_color_convert(const uint8_t *src, int n, int width,
-                                          int height, const uint8_t *params, void *dst,
-                                          detfeed_dtype dtype, detfeed_scale scale,
-                                          void *stream)
+extern "C" int detfeed__cuda_color_convert_stack(const uint8_t *src, int n, int width,
+                                                 int height, const uint8_t *params,
+                                                 const detfeed__hsv_stack *st,
+                                                 void *dst, detfeed_dtype dtype,
+                                                 detfeed_scale scale, void *stream)
 {
     size_t esize = detfeed_dtype_size(dtype);
-    if (src == nullptr || dst == nullptr || n < 1 || n > 65535 || width < 1 ||
-        height < 1 || esize == 0 || (uintptr_t)dst % esize != 0)
+    if (src == nullptr || dst == nullptr || st == nullptr || n < 1 || n > 65535 ||
+        width < 1 || height < 1 || esize == 0 || (uintptr_t)dst % esize != 0)
         return DETFEED_EINVAL;
     int64_t hw = (int64_t)width * height;
     if (hw > INT64_MAX / 12 / n)
@@ -186,9 +206,24 @@ extern "C" int detfeed_cuda_color_convert(const uint8_t *src, int n, int width,
         memcpy(&v, bytes + (size_t)c * esize, esize); /* little-endian host */
         tab.v[c] = v;
     }
+    row_split split = {width, detfeed__hsv_block_end(st, width), st->simd, st->tail};
     cudaStream_t s = (cudaStream_t)stream;
-    cudaError_t e = esize == 4   ? launch<uint32_t>(src, n, hw, params, dst, tab, s)
-                    : esize == 2 ? launch<uint16_t>(src, n, hw, params, dst, tab, s)
-                                 : launch<uint8_t>(src, n, hw, params, dst, tab, s);
+    cudaError_t e =
+        esize == 4   ? launch<uint32_t>(src, n, hw, params, dst, split, tab, s)
+        : esize == 2 ? launch<uint16_t>(src, n, hw, params, dst, split, tab, s)
+                     : launch<uint8_t>(src, n, hw, params, dst, split, tab, s);
     return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
+}
+
+extern "C" int detfeed_cuda_color_convert(const uint8_t *src, int n, int width,
+                                          int height, const uint8_t *params,
+                                          const detfeed_cv *cv, void *dst,
+                                          detfeed_dtype dtype, detfeed_scale scale,
+                                          void *stream)
+{
+    detfeed__hsv_stack st;
+    if (detfeed__hsv_stack_of(cv, &st) != DETFEED_OK)
+        return DETFEED_EINVAL;
+    return detfeed__cuda_color_convert_stack(src, n, width, height, params, &st, dst,
+                                             dtype, scale, stream);
 }

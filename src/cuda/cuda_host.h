@@ -28,11 +28,13 @@ void detfeed__cuda_host_free(void *p);
  */
 typedef struct detfeed__cuda_route detfeed__cuda_route;
 
-/* Creates it on `device` for `slots` slots of in_bytes in and out_bytes out.
- * On failure *why (static) says why: no CUDA build, no such device, out of
- * device memory. */
+/* Creates it on `device` for `slots` slots of in_bytes in and out_bytes out;
+ * its kernel colours as OpenCV `cv` does (resolved here, once). On failure
+ * *why (static) says why: no CUDA build, no such device, an unknown stack,
+ * out of device memory. */
 int detfeed__cuda_route_create(detfeed__cuda_route **out, int device, int slots,
-                               size_t in_bytes, size_t out_bytes, const char **why);
+                               size_t in_bytes, size_t out_bytes, const detfeed_cv *cv,
+                               const char **why);
 void detfeed__cuda_route_destroy(detfeed__cuda_route *r);
 
 /* Batch `slot`: one asynchronous copy of `bytes` from the page-locked host

@@ -3,6 +3,7 @@
  * cuda_host.h): its stream, buffers and the events that order the copy, the
  * kernel and the consumer's stream. Nothing is allocated per batch.
  */
+#include "color_kernel.cuh"
 #include "cuda_host.h"
 
 #include <cuda_runtime.h>
@@ -17,6 +18,7 @@ typedef struct route_slot {
 struct detfeed__cuda_route {
     int device, slots;
     size_t in_bytes, out_bytes;
+    detfeed__hsv_stack stack; /* the reference stack of the colour kernel */
     cudaStream_t stream;
     uint8_t *in;
     route_slot *slot;
@@ -113,9 +115,14 @@ static bool device_ok(int device, const char **why)
 
 extern "C" int detfeed__cuda_route_create(detfeed__cuda_route **out, int device,
                                           int slots, size_t in_bytes, size_t out_bytes,
-                                          const char **why)
+                                          const detfeed_cv *cv, const char **why)
 {
     *out = nullptr;
+    detfeed__hsv_stack stack;
+    if (detfeed__hsv_stack_of(cv, &stack) != DETFEED_OK) {
+        *why = "unknown OpenCV reference stack";
+        return DETFEED_EINVAL;
+    }
     if (!device_ok(device, why))
         return DETFEED_ENOTSUPPORTED;
     detfeed__cuda_route *r = (detfeed__cuda_route *)calloc(1, sizeof *r);
@@ -130,6 +137,7 @@ extern "C" int detfeed__cuda_route_create(detfeed__cuda_route **out, int device,
     r->slots = slots;
     r->in_bytes = in_bytes;
     r->out_bytes = out_bytes;
+    r->stack = stack;
     r->slot = sl;
     device_scope d;
     cudaError_t e = enter(r, &d);
@@ -170,8 +178,9 @@ extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
     if (e == cudaSuccess)
         e = cudaEventRecord(s->copied, r->stream);
     int rc = e == cudaSuccess
-                 ? detfeed_cuda_color_convert(r->in + params, n, w, h, r->in, s->out,
-                                              dtype, scale, r->stream)
+                 ? detfeed__cuda_color_convert_stack(r->in + params, n, w, h, r->in,
+                                                     &r->stack, s->out, dtype, scale,
+                                                     r->stream)
                  : DETFEED_ECUDA;
     if (rc == DETFEED_OK)
         e = cudaEventRecord(s->ready, r->stream);

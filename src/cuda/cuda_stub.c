@@ -34,18 +34,19 @@ void detfeed__cuda_host_free(void *p)
 }
 
 int detfeed_cuda_color_convert(const uint8_t *src, int n, int width, int height,
-                               const uint8_t *params, void *dst, detfeed_dtype dtype,
-                               detfeed_scale scale, void *stream)
+                               const uint8_t *params, const detfeed_cv *cv, void *dst,
+                               detfeed_dtype dtype, detfeed_scale scale, void *stream)
 {
-    (void)src, (void)n, (void)width, (void)height, (void)params, (void)dst, (void)dtype,
-        (void)scale, (void)stream;
+    (void)src, (void)n, (void)width, (void)height, (void)params, (void)cv, (void)dst,
+        (void)dtype, (void)scale, (void)stream;
     return DETFEED_ENOTSUPPORTED;
 }
 
 int detfeed__cuda_route_create(detfeed__cuda_route **out, int device, int slots,
-                               size_t in_bytes, size_t out_bytes, const char **why)
+                               size_t in_bytes, size_t out_bytes, const detfeed_cv *cv,
+                               const char **why)
 {
-    (void)device, (void)slots, (void)in_bytes, (void)out_bytes;
+    (void)device, (void)slots, (void)in_bytes, (void)out_bytes, (void)cv;
     *out = NULL;
     *why = "this build of detfeed has no CUDA support";
     return DETFEED_ENOTSUPPORTED;

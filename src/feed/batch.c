@@ -275,9 +275,9 @@ static int open_route(detfeed_loader *l, detfeed__batches *b)
     l->eff_route = DETFEED_ROUTE_WORKER;
     l->route_why = NULL;
     if (l->output == DETFEED_OUTPUT_CUDA) {
-        int rc =
-            detfeed__cuda_route_create(&b->route, l->cuda_device, l->prefetch,
-                                       staged_bytes(l), tensor_bytes(l), &l->route_why);
+        int rc = detfeed__cuda_route_create(&b->route, l->cuda_device, l->prefetch,
+                                            staged_bytes(l), tensor_bytes(l),
+                                            &l->aug.stack.cv, &l->route_why);
         if (rc == DETFEED_ENOMEM)
             return rc;
         if (rc == DETFEED_OK) /* otherwise the same bytes, in host memory */

@@ -2,13 +2,18 @@
  * test_cuda_kernel.c - the device route's kernel against the CPU core, on a
  * CUDA device (exit 77, skipped, without one).
  *
- *   test_cuda_kernel             captured pixels, dtype tables, and all 2^24
+ *   test_cuda_kernel             captured pixels, dtype tables, all 2^24
  *                                BGR triples under several gains in all four
- *                                dtypes (plus per-image gains in one launch)
+ *                                dtypes (plus per-image gains in one launch),
+ *                                all 2^24 triples through each row-tail
+ *                                formula, and images whose widths leave a
+ *                                tail (480, 500, 586, ...) under every
+ *                                reference stack
  *   test_cuda_kernel --captured  the first two only (tests/mutation/run_cuda.sh)
  *
- * The reference is detfeed_hsv_apply followed by detfeed_convert_chw; every
- * byte of the kernel's output is compared and the differing bytes counted.
+ * The reference is detfeed_hsv_apply_cv with the same stack followed by
+ * detfeed_convert_chw; every byte of the kernel's output is compared and the
+ * differing bytes counted.
  */
 #include "testutil.h"
 
@@ -19,13 +24,20 @@
 #define CUDA_OK(call) CHECK_INT((long long)(call), (long long)cudaSuccess)
 
 /* The captured pixels of tests/unit/test_captured.c: OpenCV's RandomHSV
- * output for gains (0.01, -0.3, 0.2). */
+ * output for gains (0.01, -0.3, 0.2), in a SIMD block (a row of 64 on an
+ * AVX2 code path), alone (a 1-pixel image: OpenCV's scalar code) and in
+ * the SSE code path's SIMD block (unfused; OpenCV 4.6 and 5.1 with
+ * cv2.setUseOptimized(False)). */
 static const struct {
-    uint8_t in[3], out[3];
+    uint8_t in[3], block[3], alone[3], sse[3];
 } captured[] = {
-    {{62, 188, 73}, {120, 225, 126}},
-    {{80, 82, 188}, {135, 140, 225}},
+    {{62, 188, 73}, {120, 225, 126}, {120, 225, 127}, {120, 225, 127}},
+    {{80, 82, 188}, {135, 140, 225}, {135, 141, 225}, {135, 141, 225}},
 };
+
+/* The stack of the tests that do not vary it: OpenCV 4.x on an AVX2 CPU,
+ * whatever this host's CPU is. */
+static const detfeed_cv cv_default = {DETFEED_CV_4, DETFEED_CV_CPU_AVX2, 0};
 
 /* Device buffers of one run. */
 typedef struct dev_bufs {
@@ -36,7 +48,8 @@ typedef struct dev_bufs {
 /* Runs the kernel on n images of w x h from host memory, with per-image
  * params (NULL: none), and copies the result into out. */
 static int run_kernel(const uint8_t *src, int n, int w, int h, const uint8_t *params,
-                      void *out, detfeed_dtype dt, detfeed_scale scale)
+                      const detfeed_cv *cv, void *out, detfeed_dtype dt,
+                      detfeed_scale scale)
 {
     size_t px = (size_t)n * w * h, esize = detfeed_dtype_size(dt);
     dev_bufs d = {0};
@@ -50,7 +63,7 @@ static int run_kernel(const uint8_t *src, int n, int w, int h, const uint8_t *pa
         (params == NULL ||
          cudaMemcpy(d.params, params, (size_t)n * DETFEED_CUDA_PARAM_STRIDE,
                     cudaMemcpyHostToDevice) == cudaSuccess)) {
-        rc = detfeed_cuda_color_convert(d.src, n, w, h, d.params, d.dst, dt, scale,
+        rc = detfeed_cuda_color_convert(d.src, n, w, h, d.params, cv, d.dst, dt, scale,
                                         NULL);
         if (rc == DETFEED_OK && (cudaDeviceSynchronize() != cudaSuccess ||
                                  cudaMemcpy(out, d.dst, px * 3 * esize,
@@ -71,32 +84,50 @@ static void make_params(uint8_t *p, const double g[3], int colour)
     p[DETFEED_CUDA_PARAM_FLAG] = (uint8_t)colour;
 }
 
-/* The captured pixels through the kernel: a row of 64 (the 4-pixel path)
- * and a single pixel (the 1-pixel path), as codes and as f32. */
+/* The captured pixels through the kernel, as codes and as f32: a row of 64
+ * (the 4-pixel path, all SIMD block) on the AVX2 and the SSE code path,
+ * whose block formulas differ in their fused steps; a row of 24 (the
+ * 4-pixel path, narrower than the AVX2 block: all scalar code) and a single
+ * pixel (the 1-pixel path, scalar code). */
 static void test_captured(void)
 {
     static const double g[3] = {0.01, -0.3, 0.2};
+    static const detfeed_cv cv_sse = {DETFEED_CV_4, DETFEED_CV_CPU_SSE, 0};
+    static const struct {
+        int width;
+        const detfeed_cv *cv;
+        int which; /* 0: block, 1: alone, 2: sse */
+    } cases[] = {{64, &cv_default, 0},
+                 {64, &cv_sse, 2},
+                 {24, &cv_default, 1},
+                 {1, &cv_default, 1}};
     uint8_t params[DETFEED_CUDA_PARAM_STRIDE];
     make_params(params, g, 1);
-    for (int width = 64; width >= 1; width -= 63) {
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int width = cases[k].width;
         uint8_t row[64 * 3], codes[64 * 3];
         float vals[64 * 3];
         for (int i = 0; i < width; i++)
             memcpy(row + 3 * i, captured[i % 2].in, 3);
-        CHECK_INT(run_kernel(row, 1, width, 1, params, codes, DETFEED_DTYPE_U8,
-                             DETFEED_SCALE_QUOTIENT),
+        CHECK_INT(run_kernel(row, 1, width, 1, params, cases[k].cv, codes,
+                             DETFEED_DTYPE_U8, DETFEED_SCALE_QUOTIENT),
                   0);
-        CHECK_INT(run_kernel(row, 1, width, 1, params, vals, DETFEED_DTYPE_F32,
-                             DETFEED_SCALE_QUOTIENT),
+        CHECK_INT(run_kernel(row, 1, width, 1, params, cases[k].cv, vals,
+                             DETFEED_DTYPE_F32, DETFEED_SCALE_QUOTIENT),
                   0);
         int bad = 0;
-        for (int i = 0; i < width; i++)
+        for (int i = 0; i < width; i++) {
+            const uint8_t *out = cases[k].which == 0   ? captured[i % 2].block
+                                 : cases[k].which == 1 ? captured[i % 2].alone
+                                                       : captured[i % 2].sse;
             for (int c = 0; c < 3; c++) { /* plane c is R, G, B: BGR byte 2 - c */
-                uint8_t want = captured[i % 2].out[2 - c];
+                uint8_t want = out[2 - c];
                 bad += codes[c * width + i] != want;
                 bad += vals[c * width + i] != (float)want / 255.0f;
             }
-        printf("captured pixels, width %d: %d wrong values\n", width, bad);
+        }
+        printf("captured pixels, width %d, %s: %d wrong values\n", width,
+               cases[k].cv == &cv_sse ? "sse" : "avx2", bad);
         CHECK_INT(bad, 0);
     }
 }
@@ -110,7 +141,7 @@ static void test_tables(void)
         img[3 * c] = img[3 * c + 1] = img[3 * c + 2] = (uint8_t)c;
     for (int scale = 0; scale <= 1; scale++) {
         float vals[256 * 3];
-        CHECK_INT(run_kernel(img, 1, 16, 16, NULL, vals, DETFEED_DTYPE_F32,
+        CHECK_INT(run_kernel(img, 1, 16, 16, NULL, &cv_default, vals, DETFEED_DTYPE_F32,
                              (detfeed_scale)scale),
                   0);
         int bad = 0;
@@ -128,7 +159,7 @@ static void test_tables(void)
         size_t es = detfeed_dtype_size((detfeed_dtype)dt);
         CHECK_INT(detfeed_dtype_table((detfeed_dtype)dt, DETFEED_SCALE_QUOTIENT, table),
                   0);
-        CHECK_INT(run_kernel(img, 1, 256, 1, NULL, out, (detfeed_dtype)dt,
+        CHECK_INT(run_kernel(img, 1, 256, 1, NULL, &cv_default, out, (detfeed_dtype)dt,
                              DETFEED_SCALE_QUOTIENT),
                   0);
         int bad = 0;
@@ -140,15 +171,17 @@ static void test_tables(void)
 
 /* The reference for n images: colour (where flagged) then conversion. */
 static void reference(const uint8_t *src, int n, int w, int h, const uint8_t *params,
-                      uint8_t *tmp, uint8_t *out, detfeed_dtype dt, detfeed_scale scale)
+                      const detfeed_cv *cv, uint8_t *tmp, uint8_t *out,
+                      detfeed_dtype dt, detfeed_scale scale)
 {
     size_t one = (size_t)w * h * 3, es = detfeed_dtype_size(dt);
     for (int i = 0; i < n; i++) {
         const uint8_t *p = params + (size_t)i * DETFEED_CUDA_PARAM_STRIDE;
         const uint8_t *img = src + i * one;
         if (p[DETFEED_CUDA_PARAM_FLAG]) {
-            CHECK_INT(detfeed_hsv_apply(img, (size_t)w * 3, tmp, (size_t)w * 3, w, h,
-                                        (const uint8_t(*)[256])p, DETFEED_ISA_AUTO),
+            CHECK_INT(detfeed_hsv_apply_cv(img, (size_t)w * 3, tmp, (size_t)w * 3, w, h,
+                                           (const uint8_t(*)[256])p, cv,
+                                           DETFEED_ISA_AUTO),
                       0);
             img = tmp;
         }
@@ -203,10 +236,10 @@ static void test_all_triples(void)
         for (int dt = DETFEED_DTYPE_U8; dt <= DETFEED_DTYPE_BF16; dt++) {
             for (int scale = 0; scale <= (dt == DETFEED_DTYPE_F32); scale++) {
                 size_t bytes = px * 3 * detfeed_dtype_size((detfeed_dtype)dt);
-                reference(src, n, w, h, params, tmp, want, (detfeed_dtype)dt,
-                          (detfeed_scale)scale);
-                CHECK_INT(run_kernel(src, n, w, h, params, got, (detfeed_dtype)dt,
-                                     (detfeed_scale)scale),
+                reference(src, n, w, h, params, &cv_default, tmp, want,
+                          (detfeed_dtype)dt, (detfeed_scale)scale);
+                CHECK_INT(run_kernel(src, n, w, h, params, &cv_default, got,
+                                     (detfeed_dtype)dt, (detfeed_scale)scale),
                           0);
                 size_t d = count_diff(want, got, bytes);
                 compared += bytes;
@@ -231,6 +264,128 @@ static void test_all_triples(void)
     free(params);
 }
 
+/* The stacks compared below: every version on every code path, and this
+ * host's own. */
+static const detfeed_cv stacks[] = {
+    {DETFEED_CV_4, DETFEED_CV_CPU_SSE, 0},
+    {DETFEED_CV_4, DETFEED_CV_CPU_AVX2, 0},
+    {DETFEED_CV_4, DETFEED_CV_CPU_AVX512, 0},
+    {DETFEED_CV_5_0, DETFEED_CV_CPU_SSE, 0},
+    {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX2, 0},
+    {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX512, 0},
+    {DETFEED_CV_5_1, DETFEED_CV_CPU_SSE, 1},
+    {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX2, 1},
+    {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX512, 1},
+    {DETFEED_CV_5_1, DETFEED_CV_CPU_AUTO, 1},
+};
+#define NSTACKS ((int)(sizeof stacks / sizeof stacks[0]))
+
+/* Compares the kernel with the reference for n images of w x h in `src`
+ * under `cv`, dtype u8 and f32; returns the differing bytes. */
+static size_t compare_stack(const uint8_t *src, int n, int w, int h,
+                            const uint8_t *params, const detfeed_cv *cv,
+                            size_t *compared)
+{
+    size_t px = (size_t)n * w * h, differ = 0;
+    uint8_t *tmp = malloc((size_t)w * h * 3);
+    uint8_t *want = malloc(px * 3 * 4), *got = malloc(px * 3 * 4);
+    if (!CHECK(tmp && want && got))
+        goto done;
+    for (int dt = DETFEED_DTYPE_U8; dt <= DETFEED_DTYPE_F32; dt++) {
+        size_t bytes = px * 3 * detfeed_dtype_size((detfeed_dtype)dt);
+        reference(src, n, w, h, params, cv, tmp, want, (detfeed_dtype)dt,
+                  DETFEED_SCALE_QUOTIENT);
+        CHECK_INT(run_kernel(src, n, w, h, params, cv, got, (detfeed_dtype)dt,
+                             DETFEED_SCALE_QUOTIENT),
+                  0);
+        differ += count_diff(want, got, bytes);
+        *compared += bytes;
+    }
+done:
+    free(tmp);
+    free(want);
+    free(got);
+    return differ;
+}
+
+/* All 2^24 triples in images narrower than one SIMD block (8 pixels wide:
+ * all OpenCV scalar code, on every stack), so each row-tail formula sees
+ * every input. */
+static void test_all_triples_tail(void)
+{
+    const int n = 16, w = 8, h = (1 << 20) / 8;
+    size_t px = (size_t)n * w * h;
+    uint8_t *src = malloc(px * 3),
+            *params = malloc((size_t)n * DETFEED_CUDA_PARAM_STRIDE);
+    if (!CHECK(src && params)) {
+        free(src);
+        free(params);
+        return;
+    }
+    for (size_t k = 0; k < px; k++) {
+        src[3 * k] = (uint8_t)(k >> 16);
+        src[3 * k + 1] = (uint8_t)(k >> 8);
+        src[3 * k + 2] = (uint8_t)k;
+    }
+    static const double g[3] = {0.01, -0.3, 0.2};
+    for (int i = 0; i < n; i++)
+        make_params(params + (size_t)i * DETFEED_CUDA_PARAM_STRIDE, g, 1);
+    for (int k = 0; k < NSTACKS; k++) {
+        size_t compared = 0,
+               d = compare_stack(src, n, w, h, params, &stacks[k], &compared);
+        printf("all 2^24 triples, row tail, stack %d: %zu bytes compared, %zu differ\n",
+               k, compared, d);
+        CHECK_INT((long long)d, 0);
+    }
+    free(src);
+    free(params);
+}
+
+/* Random images whose widths leave a row tail after the SIMD blocks (and
+ * some that do not), several heights so that the kernel's 4-pixel groups
+ * straddle rows, per-image gains, under every stack. */
+static void test_tail_widths(void)
+{
+    static const int widths[] = {586, 480, 500, 613, 997, 640, 1,
+                                 3,   7,   33,  63,  65,  97,  130};
+    static const int heights[] = {2, 3, 5};
+    const int n = 3;
+    uint64_t rng = 99;
+    size_t compared = 0, differ = 0;
+    uint8_t *params = malloc((size_t)n * DETFEED_CUDA_PARAM_STRIDE);
+    if (!CHECK(params != NULL))
+        return;
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+        for (size_t hi = 0; hi < sizeof heights / sizeof heights[0]; hi++) {
+            int w = widths[wi], h = heights[hi];
+            size_t bytes = (size_t)n * w * h * 3;
+            uint8_t *src = malloc(bytes);
+            if (!CHECK(src != NULL))
+                break;
+            for (size_t i = 0; i < bytes; i++)
+                src[i] = (uint8_t)tu_rand(&rng);
+            for (int i = 0; i < n; i++) {
+                double g[3] = {tu_uniform(&rng, -1, 1) * 0.015,
+                               tu_uniform(&rng, -1, 1) * 0.7,
+                               tu_uniform(&rng, -1, 1) * 0.4};
+                make_params(params + (size_t)i * DETFEED_CUDA_PARAM_STRIDE, g, i != 2);
+            }
+            for (int k = 0; k < NSTACKS; k++) {
+                size_t d = compare_stack(src, n, w, h, params, &stacks[k], &compared);
+                if (d != 0)
+                    printf("width %d, height %d, stack %d: %zu bytes differ\n", w, h, k,
+                           d);
+                differ += d;
+            }
+            free(src);
+        }
+    }
+    printf("tail widths, %d stacks: %zu bytes compared, %zu differ\n", NSTACKS,
+           compared, differ);
+    CHECK_INT((long long)differ, 0);
+    free(params);
+}
+
 int main(int argc, char **argv)
 {
     const char *why = NULL;
@@ -243,7 +398,10 @@ int main(int argc, char **argv)
         printf("device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
     test_captured();
     test_tables();
-    if (argc < 2 || strcmp(argv[1], "--captured") != 0)
+    if (argc < 2 || strcmp(argv[1], "--captured") != 0) {
         test_all_triples();
+        test_all_triples_tail();
+        test_tail_widths();
+    }
     return tu_finish("test_cuda_kernel");
 }

@@ -14,15 +14,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 mutations=(
-  "src/aug/color_px.h|float t2 = v * fmaf(-s, f, 1.0f);|float t2 = v * (1.0f - s * f);"
-  "src/aug/color_px.h|float t3 = v * fmaf(-s, 1.0f - f, 1.0f);|float t3 = v * (1.0f - s * (1.0f - f));"
-  "src/aug/color_px.h|truncf(c * 255.0f)|rintf(c * 255.0f)"
-  "src/aug/color_avx2.c|_mm256_fnmadd_ps(s, f, one)|_mm256_sub_ps(one, _mm256_mul_ps(s, f))"
-  "src/aug/color_avx2.c|_mm256_fnmadd_ps(s, _mm256_sub_ps(one, f), one)|_mm256_sub_ps(one, _mm256_mul_ps(s, _mm256_sub_ps(one, f)))"
-  "src/aug/color_avx2.c|_mm256_cvttps_epi32|_mm256_cvtps_epi32"
-  "src/aug/color_avx512.c|_mm512_fnmadd_ps(s, f, one)|_mm512_sub_ps(one, _mm512_mul_ps(s, f))"
-  "src/aug/color_avx512.c|_mm512_fnmadd_ps(s, _mm512_sub_ps(one, f), one)|_mm512_sub_ps(one, _mm512_mul_ps(s, _mm512_sub_ps(one, f)))"
-  "src/aug/color_avx512.c|_mm512_cvttps_epi32|_mm512_cvtps_epi32"
+  "src/aug/color_px.h|float t2 = form & DETFEED__HSV_FUSE_T2 ?|float t2 = 0 ?"
+  "src/aug/color_px.h|float t3 = form & DETFEED__HSV_FUSE_T3 ?|float t3 = 0 ?"
+  "src/aug/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|rintf(y)"
+  "src/aug/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|truncf(y)"
+  "src/aug/color_avx2.c|tap8(s, f, v, form & DETFEED__HSV_FUSE_T2)|tap8(s, f, v, 0)"
+  "src/aug/color_avx2.c|v, form & DETFEED__HSV_FUSE_T3)|v, 0)"
+  "src/aug/color_avx2.c|if (form & DETFEED__HSV_ROUND)|if (1)"
+  "src/aug/color_avx2.c|if (form & DETFEED__HSV_ROUND)|if (0)"
+  "src/aug/color_avx512.c|tap16(s, f, v, form & DETFEED__HSV_FUSE_T2)|tap16(s, f, v, 0)"
+  "src/aug/color_avx512.c|v, form & DETFEED__HSV_FUSE_T3)|v, 0)"
+  "src/aug/color_avx512.c|: _mm512_cvttps_epi32(c)|: _mm512_cvtps_epi32(c)"
+  "src/aug/color_avx512.c|form & DETFEED__HSV_ROUND ? round_even(c)|0 ? round_even(c)"
   "src/aug/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Hq), _mm512_set1_ps(0x1.111112p-5f))|_mm512_div_ps(_mm512_cvtepi32_ps(Hq), _mm512_set1_ps(30.0f))"
   "src/aug/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Sq), k)|_mm512_div_ps(_mm512_cvtepi32_ps(Sq), _mm512_set1_ps(255.0f))"
   "src/aug/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Vq), k)|_mm512_div_ps(_mm512_cvtepi32_ps(Vq), _mm512_set1_ps(255.0f))"
@@ -39,7 +42,8 @@ build_and_run() { # $1 = source root to build from; prints the test's verdict
   "$cc" "${flags[@]}" -mavx2 -mfma -c "$root/src/aug/color_avx2.c" -o "$obj/color_avx2.o"
   "$cc" "${flags[@]}" -mavx512f -mavx512bw -mavx512vbmi -mfma \
     -c "$root/src/aug/color_avx512.c" -o "$obj/color_avx512.o"
-  for f in src/core/status.c src/core/sha256.c tests/unit/testutil.c tests/unit/test_captured.c; do
+  for f in src/core/status.c src/core/sha256.c src/core/cv.c tests/unit/testutil.c \
+           tests/unit/test_captured.c; do
     "$cc" "${flags[@]}" -c "$top/$f" -o "$obj/$(basename "$f" .c).o"
   done
   "$cc" "$obj"/*.o -lm -o "$obj/test_captured"

@@ -18,19 +18,19 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 mutations=(
   "hue-div|src/aug/color_px.h|(float)hue * DETFEED__HSCALE|(float)hue / 30.0f"
   "unit-div|src/aug/color_px.h|(float)x * DETFEED__K255|(float)x / 255.0f"
-  "t2-unfused|src/aug/color_px.h|float t2 = v * fmaf(-s, f, 1.0f);|float t2 = v * (1.0f - s * f);"
-  "t3-unfused|src/aug/color_px.h|float t3 = v * fmaf(-s, 1.0f - f, 1.0f);|float t3 = v * (1.0f - s * (1.0f - f));"
-  "round|src/aug/color_px.h|truncf(c * 255.0f)|rintf(c * 255.0f)"
+  "t2-unfused|src/aug/color_px.h|float t2 = form & DETFEED__HSV_FUSE_T2 ?|float t2 = 0 ?"
+  "t3-unfused|src/aug/color_px.h|float t3 = form & DETFEED__HSV_FUSE_T3 ?|float t3 = 0 ?"
+  "round|src/aug/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|rintf(y)"
+  "trunc|src/aug/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|truncf(y)"
+  "no-tail|src/cuda/color_kernel.cu|return x < r.block_end ? r.simd : r.tail;|return r.simd;"
   "recip255|src/cuda/color_kernel.cu|return (T)tab.v[c];|return (T)__float_as_uint((float)c * (1.0f / 255.0f));"
-)
-# Equivalent mutants: changes that must NOT change a byte, checked on all
-# 2^24 triples. -fmad=true: the kernel writes its two fused steps as fmaf()
-# and has no other multiply-add that contraction could round differently
-# (nvcc fuses only pre - trunc(pre / 6) * 6, exact on small integers), so
-# the flag is a guard for future edits, not a difference today.
-equivalent=(
   "fmad|flags|-fmad=false|-fmad=true"
 )
+# Equivalent mutants: changes that must NOT change a byte, checked on all
+# 2^24 triples. None today: -fmad=true used to be one (the kernel wrote only
+# fused steps), but the unfused formulas of the SSE code path and of the
+# 4.x row tail now contract to different bytes, so it is a mutation above.
+equivalent=()
 
 build() { # BUILD OUT
   local bdir=$1 out=$2 work

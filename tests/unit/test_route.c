@@ -125,18 +125,28 @@ static void check_settings(const char *data)
     /* The kernel's own checks come before any launch; the stub refuses all. */
     _Alignas(16) uint8_t px[16] = {0};
     int want = detfeed_cuda_built() ? DETFEED_EINVAL : DETFEED_ENOTSUPPORTED;
-    CHECK_INT(detfeed_cuda_color_convert(NULL, 1, 2, 2, NULL, px, DETFEED_DTYPE_U8,
+    const detfeed_cv cv = {DETFEED_CV_5_1, DETFEED_CV_CPU_AUTO, 1};
+    const detfeed_cv bad_cv = {DETFEED_CV_5_1, (detfeed_cv_cpu)7, 1};
+    CHECK_INT(detfeed_cuda_color_convert(NULL, 1, 2, 2, NULL, &cv, px, DETFEED_DTYPE_U8,
                                          DETFEED_SCALE_QUOTIENT, NULL),
               want);
-    CHECK_INT(detfeed_cuda_color_convert(px, 0, 2, 2, NULL, px, DETFEED_DTYPE_U8,
+    CHECK_INT(detfeed_cuda_color_convert(px, 0, 2, 2, NULL, &cv, px, DETFEED_DTYPE_U8,
                                          DETFEED_SCALE_QUOTIENT, NULL),
               want);
-    CHECK_INT(detfeed_cuda_color_convert(px, 1, 2, 2, NULL, px, (detfeed_dtype)9,
+    CHECK_INT(detfeed_cuda_color_convert(px, 1, 2, 2, NULL, &cv, px, (detfeed_dtype)9,
                                          DETFEED_SCALE_QUOTIENT, NULL),
               want);
-    CHECK_INT(detfeed_cuda_color_convert(px, 1, 2, 2, NULL, px + 1, DETFEED_DTYPE_U8,
-                                         DETFEED_SCALE_QUOTIENT, NULL),
+    CHECK_INT(detfeed_cuda_color_convert(px, 1, 2, 2, NULL, &cv, px + 1,
+                                         DETFEED_DTYPE_U8, DETFEED_SCALE_QUOTIENT,
+                                         NULL),
               want); /* 4 pixels: dst must be 4-byte aligned */
+    CHECK_INT(detfeed_cuda_color_convert(px, 1, 2, 2, NULL, NULL, px, DETFEED_DTYPE_U8,
+                                         DETFEED_SCALE_QUOTIENT, NULL),
+              want);
+    CHECK_INT(detfeed_cuda_color_convert(px, 1, 2, 2, NULL, &bad_cv, px,
+                                         DETFEED_DTYPE_U8, DETFEED_SCALE_QUOTIENT,
+                                         NULL),
+              want);
     if (data == NULL)
         return;
     l = make(data, DETFEED_OUTPUT_HOST, DETFEED_ROUTE_DEVICE, DETFEED_DTYPE_F32, 1);

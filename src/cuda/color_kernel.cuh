@@ -1,0 +1,28 @@
+/*
+ * color_kernel.cuh - the device route's kernel with a resolved reference
+ * stack, for the loader's route (cuda_route.cu), which resolves its stack
+ * once. detfeed_cuda_color_convert (detfeed.h) resolves a detfeed_cv and
+ * calls it.
+ */
+#ifndef DETFEED_COLOR_KERNEL_CUH
+#define DETFEED_COLOR_KERNEL_CUH
+
+#include "aug/color_px.h"
+#include "detfeed.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* detfeed_cuda_color_convert with the stack `st` (detfeed__hsv_stack_of). */
+int detfeed__cuda_color_convert_stack(const uint8_t *src, int n, int width, int height,
+                                      const uint8_t *params,
+                                      const detfeed__hsv_stack *st, void *dst,
+                                      detfeed_dtype dtype, detfeed_scale scale,
+                                      void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DETFEED_COLOR_KERNEL_CUH */
