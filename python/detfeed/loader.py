@@ -36,6 +36,9 @@ class _CudaImages:
                                          "stream": None}
 
 
+_STACK_KEYS = ("ultralytics", "numpy", "opencv", "opencv_cpu", "opencv_ipp")
+
+
 def _stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy):
     """The reference stack's settings: those given, and for the others what
     the installed cv2 and ultralytics packages are (the library's defaults,
@@ -197,6 +200,9 @@ class Loader:
         settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy))
         self._imgsz, self._augment = imgsz, bool(augment)
         self._ultralytics = str(settings.get("ultralytics", "8.4"))
+        # The reference stack in effect: what was given or found installed
+        # (settings not listed keep the library's defaults).
+        self.stack = {k: str(settings[k]) for k in _STACK_KEYS if k in settings}
         for name, value in list(settings.items()) + list(hyp.items()):
             self._set(name, value)
         split = split or ("train" if augment else "val")

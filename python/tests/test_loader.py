@@ -29,11 +29,14 @@ def data(task):
     return path
 
 
-def cli_digest(path, **kw):
-    """`detfeed replay ... --sha256 --json` with the same settings."""
+def cli_digest(path, stack=None, **kw):
+    """`detfeed replay ... --sha256 --json` with the same settings, and the
+    reference stack a Loader found (`stack`, its .stack)."""
     if not os.path.exists(CLI):
         pytest.skip("no detfeed tool at %s" % CLI)
     args = [CLI, "replay", path, "--json"]
+    if stack:
+        args += ["--set", ",".join("%s=%s" % kv for kv in sorted(stack.items()))]
     for k, v in kw.items():
         args += ["--" + k.replace("_", "-"), str(v)]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
@@ -82,7 +85,8 @@ def test_same_bytes_as_the_tool(task, dtype):
         else:
             assert "masks" not in first
         digest, images = py_digest(loader, 2)
-    ref = cli_digest(path, imgsz=320, batch=3, workers=1, seed=5, epochs=2, close_mosaic=1,
+        stack = loader.stack
+    ref = cli_digest(path, stack, imgsz=320, batch=3, workers=1, seed=5, epochs=2, close_mosaic=1,
                      dtype={"uint8": "u8", "float32": "f32", "bfloat16": "bf16"}[dtype])
     assert images == ref["images"]
     assert digest == ref["sha256"]
@@ -93,8 +97,29 @@ def test_validation_batches_match_the_tool():
     with detfeed.Loader(path, imgsz=320, batch=2, augment=False, tensors="numpy") as loader:
         assert loader.color == "worker"
         digest, images = py_digest(loader, 1)
-    ref = cli_digest(path, imgsz=320, batch=2, augment=0, split="val")
+        stack = loader.stack
+    ref = cli_digest(path, stack, imgsz=320, batch=2, augment=0, split="val")
     assert (digest, images) == (ref["sha256"], ref["images"])
+
+
+def test_validation_takes_numpys_order():
+    """Ultralytics orders validation images by NumPy's (unstable) argsort of
+    h / w; on coco128 that order is not the stable one detfeed's C library
+    keeps by itself, and the package hands NumPy's over."""
+    path = os.path.join(DATA, "coco128", "coco128.yaml")
+    if not os.path.exists(path):
+        pytest.skip("no coco128")
+    with detfeed.Loader(path, imgsz=320, batch=16, augment=False, split="train",
+                        tensors="numpy") as loader:
+        files = [f for b in loader for f in b["im_file"]]
+        shapes = {}
+        for b in loader:
+            shapes.update(zip(b["im_file"], b["ori_shape"]))
+        every = loader.dataset.im_files
+    hw = np.array([shapes[f] for f in every], np.int64)
+    ar = hw[:, 0] / hw[:, 1]
+    assert files == [every[i] for i in ar.argsort()]
+    assert files != [every[i] for i in ar.argsort(kind="stable")]
 
 
 def test_epochs_count_up_and_repeat_exactly():
