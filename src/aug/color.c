@@ -102,17 +102,9 @@ int detfeed__hsv_stack_of(const detfeed_cv *cv, detfeed__hsv_stack *out)
     return DETFEED_OK;
 }
 
-/* One pixel of each of the three operations, for for_each_pixel(). */
+/* One pixel of the two conversions, for for_each_pixel(). */
 typedef void (*pixel_fn)(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan,
                          unsigned form);
-
-static void px_fused(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan,
-                     unsigned form)
-{
-    int32_t H, S, V;
-    detfeed__bgr2hsv_px(s[0], s[1], s[2], &H, &S, &V);
-    detfeed__hsv2bgr_px(plan, H, S, V, form, d);
-}
 
 static void px_bgr2hsv(const uint8_t *s, uint8_t *d, const detfeed__hsv_plan *plan,
                        unsigned form)
@@ -156,12 +148,36 @@ static void for_each_pixel(const uint8_t *src, size_t src_stride, uint8_t *dst,
     }
 }
 
+/* The fused operation on n pixels, `form` a constant where inlined. */
+static inline __attribute__((always_inline)) void
+fused_pixels(const uint8_t *s, uint8_t *d, int n, const detfeed__hsv_plan *plan,
+             unsigned form)
+{
+    for (int x = 0; x < n; x++, s += 3, d += 3) {
+        int32_t H, S, V;
+        detfeed__bgr2hsv_px(s[0], s[1], s[2], &H, &S, &V);
+        detfeed__hsv2bgr_px(plan, H, S, V, form, d);
+    }
+}
+
+/* One copy of the loop for the SIMD block formulas, whose pixels are most
+ * of an image, so that their choices are made at compile time. */
 void detfeed__hsv_span_portable(const uint8_t *src, uint8_t *dst, int n,
                                 size_t readable, const detfeed__hsv_plan *plan,
                                 unsigned form)
 {
     (void)readable;
-    pixels(src, dst, n, px_fused, plan, form);
+    switch (form) {
+    case DETFEED__HSV_FUSE_T2 | DETFEED__HSV_FUSE_T3:
+        fused_pixels(src, dst, n, plan, DETFEED__HSV_FUSE_T2 | DETFEED__HSV_FUSE_T3);
+        break;
+    case 0:
+        fused_pixels(src, dst, n, plan, 0);
+        break;
+    default:
+        fused_pixels(src, dst, n, plan, form);
+        break;
+    }
 }
 
 /* Rows through a span kernel: the block columns, then the tail. */

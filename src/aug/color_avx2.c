@@ -139,8 +139,11 @@ static inline void load_hsv8(const uint8_t *s, __m256i *H, __m256i *S, __m256i *
              _mm256_shuffle_epi8(in, mr), H, S, V);
 }
 
-void detfeed__hsv_span_avx2(const uint8_t *src, uint8_t *dst, int n, size_t readable,
-                            const detfeed__hsv_plan *plan, unsigned form)
+/* The span with `form` a constant where it is inlined (see below). */
+static inline __attribute__((always_inline)) void span(const uint8_t *src, uint8_t *dst,
+                                                       int n, size_t readable,
+                                                       const detfeed__hsv_plan *plan,
+                                                       unsigned form)
 {
     size_t x = 0, end = (size_t)n;
     /* Two independent 8-pixel steps per iteration, interleaved stage by
@@ -167,5 +170,23 @@ void detfeed__hsv_span_avx2(const uint8_t *src, uint8_t *dst, int n, size_t read
         const uint8_t *p = src + x * 3;
         detfeed__bgr2hsv_px(p[0], p[1], p[2], &H, &S, &V);
         detfeed__hsv2bgr_px(plan, H, S, V, form, dst + x * 3);
+    }
+}
+
+/* One copy of the loop per formula OpenCV uses, so that the choices are
+ * made at compile time rather than in every step. */
+void detfeed__hsv_span_avx2(const uint8_t *src, uint8_t *dst, int n, size_t readable,
+                            const detfeed__hsv_plan *plan, unsigned form)
+{
+    switch (form) {
+    case DETFEED__HSV_FUSE_T2 | DETFEED__HSV_FUSE_T3:
+        span(src, dst, n, readable, plan, DETFEED__HSV_FUSE_T2 | DETFEED__HSV_FUSE_T3);
+        break;
+    case 0:
+        span(src, dst, n, readable, plan, 0);
+        break;
+    default: /* the row tails: a few pixels per row */
+        span(src, dst, n, readable, plan, form);
+        break;
     }
 }

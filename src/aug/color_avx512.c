@@ -253,8 +253,10 @@ static inline __mmask64 first_bytes(int k)
 }
 
 /* n (1..64) pixels from s to d, formula `form`. */
-static void step64(const kernel512 *k, const lut512 luts[4], const uint8_t *s,
-                   uint8_t *d, int n, unsigned form)
+static inline __attribute__((always_inline)) void step64(const kernel512 *k,
+                                                         const lut512 luts[4],
+                                                         const uint8_t *s, uint8_t *d,
+                                                         int n, unsigned form)
 {
     int bytes = 3 * n;
     __mmask64 m[3] = {first_bytes(bytes), first_bytes(bytes - 64),
@@ -289,13 +291,33 @@ static void step64(const kernel512 *k, const lut512 luts[4], const uint8_t *s,
                                 gather_channel(&k->out[o], ch[0], ch[1], ch[2]));
 }
 
-/* n pixels of one row, formula `form`. */
-static void span512(const kernel512 *k, const lut512 luts[4], const uint8_t *s,
-                    uint8_t *d, int n, unsigned form)
+/* n pixels of one row, formula `form` (a constant where inlined). */
+static inline __attribute__((always_inline)) void
+span_form(const kernel512 *k, const lut512 luts[4], const uint8_t *s, uint8_t *d, int n,
+          unsigned form)
 {
     for (int x = 0; x < n; x += 64)
         step64(k, luts, s + (size_t)x * 3, d + (size_t)x * 3, n - x < 64 ? n - x : 64,
                form);
+}
+
+/* One copy of the loop for the SIMD block formulas OpenCV uses, so that
+ * their choices are made at compile time; the row tails (a few pixels per
+ * row) share a generic one. */
+static void span512(const kernel512 *k, const lut512 luts[4], const uint8_t *s,
+                    uint8_t *d, int n, unsigned form)
+{
+    switch (form) {
+    case DETFEED__HSV_FUSE_T2 | DETFEED__HSV_FUSE_T3:
+        span_form(k, luts, s, d, n, DETFEED__HSV_FUSE_T2 | DETFEED__HSV_FUSE_T3);
+        break;
+    case 0:
+        span_form(k, luts, s, d, n, 0);
+        break;
+    default:
+        span_form(k, luts, s, d, n, form);
+        break;
+    }
 }
 
 void detfeed__hsv_rows_avx512(const uint8_t *src, size_t src_stride, uint8_t *dst,
