@@ -199,8 +199,9 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t 
             rc = detfeed_hsv_lut(r->gains[0], r->gains[1], r->gains[2], lut);
             size_t stride = (size_t)s->out.w * 3;
             if (rc == DETFEED_OK)
-                rc = detfeed_hsv_apply(s->out.px, stride, s->out.px, stride, s->out.w,
-                                       s->out.h, lut, DETFEED_ISA_AUTO);
+                rc =
+                    detfeed_hsv_apply_cv(s->out.px, stride, s->out.px, stride, s->out.w,
+                                         s->out.h, lut, &a->stack.cv, DETFEED_ISA_AUTO);
         }
         detfeed__stage_add(s, DETFEED_STAGE_COLOUR, &t0);
         if (rc == DETFEED_OK)
