@@ -90,30 +90,36 @@ static detfeed__recipe identity(void)
     return r;
 }
 
+/* `in` through the identity RandomPerspective of a flat 100 x 100 image
+ * under `st`. */
+static void identity_warp(detfeed__inst *in, const detfeed__stack *st)
+{
+    detfeed__img im = {0}, out = {0};
+    CHECK_INT(detfeed__img_reserve(&im, 100, 100), 0);
+    memset(im.px, 50, 100 * 100 * 3);
+    detfeed__recipe r = identity();
+    CHECK_INT(detfeed__random_perspective(&im, in, &r, st, 100, 100, &out), 0);
+    detfeed__img_free(&im);
+    detfeed__img_free(&out);
+}
+
 /* A keypoint right of a 100-wide image: 8.4 clamps it to 100, 8.3 keeps
  * 110; both make it invisible. */
 static void test_keypoint_clip(void)
 {
     for (int k = 0; k < 2; k++) {
-        const detfeed__stack *st = k ? &v84 : &v83;
-        detfeed__img im = {0}, out = {0};
-        CHECK_INT(detfeed__img_reserve(&im, 100, 100), 0);
-        memset(im.px, 50, 100 * 100 * 3);
         detfeed__inst in = {0};
         CHECK_INT(detfeed__inst_reserve(&in, 1, 1), 0);
         in.n = 1;
         float box[4] = {20, 20, 80, 80}, kpt[3] = {110, 40, 2};
         memcpy(in.box, box, sizeof box);
         memcpy(in.kpt, kpt, sizeof kpt);
-        detfeed__recipe r = identity();
-        CHECK_INT(detfeed__random_perspective(&im, &in, &r, st, 100, 100, &out), 0);
+        identity_warp(&in, k ? &v84 : &v83);
         if (CHECK_INT(in.n, 1)) {
             CHECK(in.kpt[0] == (k ? 100.0f : 110.0f));
             CHECK(in.kpt[2] == 0.0f);
         }
         detfeed__inst_free(&in);
-        detfeed__img_free(&im);
-        detfeed__img_free(&out);
     }
 }
 
@@ -124,10 +130,6 @@ static void test_keypoint_clip(void)
 static void test_segment_box(void)
 {
     for (int k = 0; k < 2; k++) {
-        const detfeed__stack *st = k ? &v84 : &v83;
-        detfeed__img im = {0}, out = {0};
-        CHECK_INT(detfeed__img_reserve(&im, 100, 100), 0);
-        memset(im.px, 50, 100 * 100 * 3);
         detfeed__inst in = {0};
         CHECK_INT(detfeed__inst_reserve(&in, 1, 0), 0);
         CHECK_INT(detfeed__inst_reserve_seg(&in, 1, 3), 0);
@@ -135,8 +137,7 @@ static void test_segment_box(void)
         float box[4] = {-10, 10, 10, 30}, seg[6] = {-10, 10, 10, 10, 10, 30};
         memcpy(in.box, box, sizeof box);
         memcpy(in.seg, seg, sizeof seg);
-        detfeed__recipe r = identity();
-        CHECK_INT(detfeed__random_perspective(&im, &in, &r, st, 100, 100, &out), 0);
+        identity_warp(&in, k ? &v84 : &v83);
         if (k == 1 && CHECK_INT(in.n, 1)) {
             CHECK(in.box[0] == 0.0f && in.box[1] == 10.0f);
             CHECK(in.box[2] == 10.0f && in.box[3] == 30.0f);
@@ -144,8 +145,6 @@ static void test_segment_box(void)
             CHECK_INT(in.n, 0);
         }
         detfeed__inst_free(&in);
-        detfeed__img_free(&im);
-        detfeed__img_free(&out);
     }
 }
 
