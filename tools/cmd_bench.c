@@ -86,7 +86,7 @@ static int bench_color(long imgsz, long runs, long warmup, detfeed_isa isa, bool
 /* The loader benchmark's settings. */
 typedef struct loader_bench {
     long imgsz, batch, workers, epochs, prefetch, seed;
-    const char *cache, *dtype, *route, *output;
+    const char *cache, *dtype, *route, *output, *set;
     bool json;
 } loader_bench;
 
@@ -119,7 +119,7 @@ static int configure(detfeed_loader *l, const loader_bench *o)
         cli_error("a setting is out of range (--imgsz must be a multiple of 32)");
         return CLI_USAGE;
     }
-    return CLI_OK;
+    return o->set ? cli_set_hyps(l, o->set) : CLI_OK;
 }
 
 /* The process's peak resident memory in KiB (Linux /proc), or -1. */
@@ -292,6 +292,8 @@ int cmd_bench(int argc, char **argv)
         {"seed", CLI_INT, &lb.seed, "S", "loader: seed (default 0)", 0, 1L << 62},
         {"route", CLI_STRING, &lb.route, "R", "loader: " CLI_ROUTE_HELP, 0, 0},
         {"output", CLI_STRING, &lb.output, "O", "loader: " CLI_OUTPUT_HELP, 0, 0},
+        {"set", CLI_STRING, &lb.set, "K=V,...",
+         "loader: hyperparameters, stack: opencv=4,mosaic=0.5", 0, 0},
         {"runs", CLI_INT, &runs, "N", "color: timed runs (default 50)", 1, 100000},
         {"warmup", CLI_INT, &warmup, "N", "color: untimed runs first (default 5)", 0,
          100000},
