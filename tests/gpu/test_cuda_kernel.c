@@ -266,18 +266,8 @@ static void test_all_triples(void)
 
 /* The stacks compared below: every version on every code path, and this
  * host's own. */
-static const detfeed_cv stacks[] = {
-    {DETFEED_CV_4, DETFEED_CV_CPU_SSE, 0},
-    {DETFEED_CV_4, DETFEED_CV_CPU_AVX2, 0},
-    {DETFEED_CV_4, DETFEED_CV_CPU_AVX512, 0},
-    {DETFEED_CV_5_0, DETFEED_CV_CPU_SSE, 0},
-    {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX2, 0},
-    {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX512, 0},
-    {DETFEED_CV_5_1, DETFEED_CV_CPU_SSE, 1},
-    {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX2, 1},
-    {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX512, 1},
-    {DETFEED_CV_5_1, DETFEED_CV_CPU_AUTO, 1},
-};
+static const detfeed_cv stacks[] = {TU_CV_STACKS,
+                                    {DETFEED_CV_5_1, DETFEED_CV_CPU_AUTO, 1}};
 #define NSTACKS ((int)(sizeof stacks / sizeof stacks[0]))
 
 /* Compares the kernel with the reference for n images of w x h in `src`

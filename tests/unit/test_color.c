@@ -48,17 +48,7 @@ static const char *const GOLDEN_TAIL_SSE =
     "1d83b9748c7fefee184258d93d8baa89b7cf22ffe42f4122504bc116c7f7bca8";
 
 /* Every stack: each version on each code path. */
-static const detfeed_cv STACKS[] = {
-    {DETFEED_CV_4, DETFEED_CV_CPU_SSE, 0},
-    {DETFEED_CV_4, DETFEED_CV_CPU_AVX2, 0},
-    {DETFEED_CV_4, DETFEED_CV_CPU_AVX512, 0},
-    {DETFEED_CV_5_0, DETFEED_CV_CPU_SSE, 0},
-    {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX2, 0},
-    {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX512, 0},
-    {DETFEED_CV_5_1, DETFEED_CV_CPU_SSE, 1},
-    {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX2, 1},
-    {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX512, 1},
-};
+static const detfeed_cv STACKS[] = {TU_CV_STACKS};
 #define NSTACKS ((int)(sizeof STACKS / sizeof STACKS[0]))
 
 static const char *stack_name(const detfeed_cv *cv)

@@ -23,6 +23,18 @@ int tu_finish(const char *suite);
 #define CHECK_INT(got, want) tu_check_int((got), (want), #got, __FILE__, __LINE__)
 #define CHECK_STR(got, want) tu_check_str((got), (want), #got, __FILE__, __LINE__)
 
+/* Every reference stack: each OpenCV version on each of its code paths (an
+ * initializer list for an array of detfeed_cv). */
+/* clang-format off */
+#define TU_CV_STACKS                                                              \
+    {DETFEED_CV_4, DETFEED_CV_CPU_SSE, 0},   {DETFEED_CV_4, DETFEED_CV_CPU_AVX2, 0},   \
+    {DETFEED_CV_4, DETFEED_CV_CPU_AVX512, 0},                                           \
+    {DETFEED_CV_5_0, DETFEED_CV_CPU_SSE, 0}, {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX2, 0}, \
+    {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX512, 0},                                         \
+    {DETFEED_CV_5_1, DETFEED_CV_CPU_SSE, 1}, {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX2, 1}, \
+    {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX512, 1}
+/* clang-format on */
+
 /* splitmix64: a small deterministic generator for test inputs. */
 static inline uint64_t tu_rand(uint64_t *state)
 {
