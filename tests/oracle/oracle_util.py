@@ -5,12 +5,15 @@ import os
 import sys
 
 
-def parse_args():
+def parse_args(extra=None):
+    """The oracle tests' common options; `extra(ap)` may add more."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--detfeed", required=True, help="path of the detfeed binary")
     ap.add_argument("--data", required=True, help="the shared data folder")
     ap.add_argument("--no-ctypes", action="store_true",
                     help="skip the checks that load libdetfeed.so (sanitizer builds)")
+    if extra:
+        extra(ap)
     return ap.parse_args()
 
 

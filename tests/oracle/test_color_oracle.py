@@ -30,7 +30,6 @@ cv2.setUseOptimized(False) (--cv-cpu sse).
 --expect-cv 5.0 (or 5.1): skip (exit 77) unless the cv2 imported is that
 version, so that a missing wheel is reported instead of testing the system's.
 """
-import argparse
 import ctypes
 import hashlib
 import os
@@ -56,13 +55,8 @@ class Cv(ctypes.Structure):
 
 
 def parse_args():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--detfeed", required=True, help="path of the detfeed binary")
-    ap.add_argument("--data", required=True, help="the shared data folder")
-    ap.add_argument("--no-ctypes", action="store_true",
-                    help="skip the checks that load libdetfeed.so (sanitizer builds)")
-    ap.add_argument("--expect-cv", help="skip unless cv2 is this version (5.0, 5.1)")
-    return ap.parse_args()
+    return ou.parse_args(lambda ap: ap.add_argument(
+        "--expect-cv", help="skip unless cv2 is this version (5.0, 5.1)"))
 
 
 def stack_name(cv2):
