@@ -137,13 +137,20 @@ DETFEED_API detfeed_isa detfeed_isa_best(void);
  * accumulates with fused multiply-adds and NumPy 1 rounds step by step: the
  * loader's `numpy` setting.
  *
+ * Builds of one version can differ too: Debian 12's OpenCV 4.6 (GCC 12)
+ * rounds one step of HSV->BGR's scalar formula that the PyPI wheels (4.12,
+ * 5.x) fuse; DETFEED_CV_4_DEBIAN ("4-debian") is that build, DETFEED_CV_4
+ * ("4") the wheels. Their warps are the same.
+ *
  * A detfeed_cv names one such OpenCV as run on one CPU. The zero value
- * {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0} is OpenCV 4.x on this CPU.
+ * {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0} is the OpenCV 4.x wheels on this
+ * CPU.
  */
 typedef enum detfeed_cv_version {
-    DETFEED_CV_4 = 0,   /* 4.x, through 4.12 */
-    DETFEED_CV_5_0 = 1, /* 5.0 */
-    DETFEED_CV_5_1 = 2  /* 5.1 */
+    DETFEED_CV_4 = 0,       /* 4.x through 4.12 as the opencv-python wheels build it */
+    DETFEED_CV_5_0 = 1,     /* 5.0 */
+    DETFEED_CV_5_1 = 2,     /* 5.1 */
+    DETFEED_CV_4_DEBIAN = 3 /* 4.6 as Debian 12 builds it (python3-opencv) */
 } detfeed_cv_version;
 
 /* The code path OpenCV's dispatcher runs, by the CPU features it finds. */
@@ -160,7 +167,7 @@ typedef struct detfeed_cv {
     int ipp; /* 5.1 only: 1 when cv2.ipp.useIPP() is true (its default) */
 } detfeed_cv;
 
-/* The stack's name ("4", "5.0", "5.1") into *out; DETFEED_EINVAL for an
+/* The stack's name ("4", "4-debian", "5.0", "5.1") into *out; DETFEED_EINVAL for an
  * unknown name. Names of later releases are not guessed: the caller maps
  * them (the Python package uses the nearest known one, with a warning). */
 DETFEED_API int detfeed_cv_version_parse(const char *name, detfeed_cv_version *out);
@@ -192,14 +199,14 @@ DETFEED_API detfeed_cv_cpu detfeed_cv_cpu_resolve(detfeed_cv_cpu cpu);
  *
  *   code path  B                   block              scalar tail
  *   SSE        16                  trunc, unfused     round, unfused
- *   AVX2       32                  trunc, t2 t3 FMA   round, t2 FMA (4.x),
- *                                                     t2 t3 FMA (5.0, 5.1)
+ *   AVX2       32                  trunc, t2 t3 FMA   round, t2 FMA (Debian's
+ *                                                     4.6), t2 t3 FMA (wheels)
  *   AVX-512    64 (5.1), else 32   as AVX2            as AVX2
  *
  * (t2 = v * (1 - s * f), t3 = v * (1 - s * (1 - f)); "FMA": the inner
  * 1 - s * x rounded once.) Calibrated on all 2^24 inputs against Debian's
- * OpenCV 4.6 (GCC 12) and the opencv-python-headless 5.0.0.93 and 5.1.0.95
- * wheels (GCC 14). So a pixel's bytes depend on the stack, its column and
+ * OpenCV 4.6 (GCC 12) and the opencv-python-headless 4.12.0.88, 5.0.0.93
+ * and 5.1.0.95 wheels. So a pixel's bytes depend on the stack, its column and
  * the image width; never on detfeed's own implementation (detfeed_isa).
  * Rows whose width is a multiple of B (640, 1280: every usual YOLO size on
  * every stack) are all block.
@@ -248,9 +255,10 @@ DETFEED_API int detfeed_hsv_apply_cv(const uint8_t *src, size_t src_stride,
                                      const detfeed_cv *cv, detfeed_isa isa);
 
 /*
- * detfeed_hsv_apply_cv with the stack {DETFEED_CV_4, DETFEED_CV_CPU_AUTO}:
- * OpenCV 4.x as it runs on this CPU. The bytes of the last width % B pixels
- * of each row therefore depend on the CPU (B = 32 with AVX2, 16 without).
+ * detfeed_hsv_apply_cv with the stack {DETFEED_CV_4_DEBIAN,
+ * DETFEED_CV_CPU_AUTO}: Debian 12's OpenCV 4.6 as it runs on this CPU. The bytes of the
+ * last width % B pixels of each row therefore depend on the CPU (B = 32 with AVX2, 16
+ * without).
  */
 DETFEED_API int detfeed_hsv_apply(const uint8_t *src, size_t src_stride, uint8_t *dst,
                                   size_t dst_stride, int width, int height,
@@ -274,7 +282,7 @@ DETFEED_API int detfeed_hsv_to_bgr_cv(const uint8_t *src, size_t src_stride,
                                       int height, const detfeed_cv *cv);
 
 /*
- * detfeed_hsv_to_bgr_cv with the stack {DETFEED_CV_4, DETFEED_CV_CPU_AUTO}
+ * detfeed_hsv_to_bgr_cv with the stack {DETFEED_CV_4_DEBIAN, DETFEED_CV_CPU_AUTO}
  * (so the row tails depend on the CPU, as for detfeed_hsv_apply).
  */
 DETFEED_API int detfeed_hsv_to_bgr(const uint8_t *src, size_t src_stride, uint8_t *dst,
@@ -919,7 +927,7 @@ DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_para
  * "u8", "f32", "f16", "bf16"; value_scale "quotient", "reciprocal"; output
  * "host", "cuda"; color "worker", "device"; ultralytics "8.3", "8.4";
  * numpy "1", "2";
- * opencv "4", "5.0", "5.1"; opencv_cpu "auto", "sse", "avx2", "avx512".
+ * opencv "4", "4-debian", "5.0", "5.1"; opencv_cpu "auto", "sse", "avx2", "avx512".
  * DETFEED_EINVAL, with the loader's message naming the setting and what
  * it accepts, for an unknown name or a value it does not accept;
  * DETFEED_EBADSTATE after detfeed_loader_open.

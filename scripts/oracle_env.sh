@@ -8,7 +8,7 @@
 #                            opencv-python, so that cv2 stays Debian's 4.6;
 #   build-py/numpy/2.4.6     NumPy 2 (NUMPY2_VERSION), the same way;
 #   build-py/cv/VERSION      opencv-python-headless VERSION from PyPI, for
-#                            each of OPENCV_WHEELS (default 5.0.0.93
+#                            each of OPENCV_WHEELS (default 4.12.0.88 5.0.0.93
 #                            5.1.0.95), installed into its own folder:
 #                            PYTHONPATH=build-py/cv/VERSION puts it in front
 #                            of Debian's cv2 for one run.
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ul=${ULTRALYTICS_VERSION:-8.4.190}
-wheels=${OPENCV_WHEELS:-5.0.0.93 5.1.0.95}
+wheels=${OPENCV_WHEELS:-4.12.0.88 5.0.0.93 5.1.0.95}
 py=build-py/venv
 [ -x "$py/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$py"
 if ! "$py/bin/python" -c 'import torch, torchvision' 2>/dev/null; then

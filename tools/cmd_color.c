@@ -32,7 +32,7 @@ static int stack_options(const char *version, const char *cpu, detfeed_cv *cv)
 {
     cv->ipp = 1;
     if (detfeed_cv_version_parse(version, &cv->version) != DETFEED_OK) {
-        cli_error("--opencv: '%s' is not 4, 5.0 or 5.1", version);
+        cli_error("--opencv: '%s' is not 4, 4-debian, 5.0 or 5.1", version);
         return CLI_USAGE;
     }
     if (detfeed_cv_cpu_parse(cpu, &cv->cpu) != DETFEED_OK) {
@@ -76,7 +76,10 @@ int cmd_color(int argc, char **argv)
          "post-multiplied gains dh=u0*hsv_h, ds=u1*hsv_s, dv=u2*hsv_v (required)", 0,
          0},
         {"opencv", CLI_STRING, &version, "V",
-         "the OpenCV whose bytes to reproduce: 4 (4.x), 5.0, 5.1 (default)", 0, 0},
+         "the OpenCV whose bytes to reproduce: 4 (the 4.x wheels), 4-debian\n"
+         "                         (Debian 12's python3-opencv 4.6), 5.0, 5.1 "
+         "(default)",
+         0, 0},
         {"cv-cpu", CLI_STRING, &cpu, "P",
          "its code path: auto (default: what OpenCV picks on this CPU), sse (also\n"
          "                         cv2.setUseOptimized(False)), avx2, avx512",

@@ -8,9 +8,12 @@ float32 matrix products differently); this module reads them off the installed p
 a Loader matches the Ultralytics training it stands in for.
 """
 import importlib.metadata
+import os
 import warnings
 
-KNOWN_OPENCV = ("4", "5.0", "5.1")
+KNOWN_OPENCV = ("4", "4-debian", "5.0", "5.1")
+# Where Debian installs its python3-opencv; the wheels live in site-packages.
+_DEBIAN_DIST = "/usr/lib/python3/dist-packages/"
 KNOWN_ULTRALYTICS = ("8.3", "8.4")
 
 
@@ -24,10 +27,13 @@ def _major_minor(version):
     return tuple(parts)
 
 
-def opencv_name(version):
-    """The stack name for an OpenCV version string, and whether it is one
-    detfeed knows (4.0-4.12, 5.0, 5.1) or the nearest known one."""
+def opencv_name(version, debian=False):
+    """The stack name for an OpenCV version string (`debian`: Debian's own
+    build rather than a PyPI wheel), and whether it is one detfeed knows
+    (wheels 4.0-4.12, 5.0, 5.1; Debian 12's 4.6) or the nearest known one."""
     major, minor = _major_minor(version)
+    if major == 4 and debian:
+        return "4-debian", minor == 6
     if major == 4 and minor <= 12:
         return "4", True
     if (major, minor) == (5, 0):
@@ -73,7 +79,8 @@ def detect():
     except ImportError:
         cv2 = None
     if cv2 is not None:
-        name, known = opencv_name(cv2.__version__)
+        debian = os.path.abspath(cv2.__file__).startswith(_DEBIAN_DIST)
+        name, known = opencv_name(cv2.__version__, debian)
         if not known:
             warnings.warn("detfeed: OpenCV %s is not a version detfeed reproduces; using "
                           "OpenCV %s's arithmetic" % (cv2.__version__, name), stacklevel=3)

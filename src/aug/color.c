@@ -68,22 +68,23 @@ void detfeed__hsv_plan_build(detfeed__hsv_plan *plan, const uint8_t lut[3][256])
  *
  *   code path    block  SIMD block          scalar tail
  *   SSE          16     trunc, unfused      round, unfused
- *   AVX2         32     trunc, t2 t3 fused  round, t2 fused (4.x)
- *                                           round, t2 t3 fused (5.0, 5.1)
+ *   AVX2         32     trunc, t2 t3 fused  round, t2 fused (Debian's 4.6)
+ *                                           round, t2 t3 fused (the wheels)
  *   AVX-512      64 in 5.1, else as AVX2    as AVX2
  *
  * Measured builds: Debian's OpenCV 4.6.0 (GCC 12.2) and the
- * opencv-python-headless 5.0.0.93 and 5.1.0.95 wheels (GCC 14.2), on an
+ * opencv-python-headless 4.12.0.88, 5.0.0.93 and 5.1.0.95 wheels, on an
  * AVX-512 CPU with the default dispatch (AVX2 in 4.6 and 5.0, AVX512_SKX in
  * 5.1), with OPENCV_CPU_DISABLE=AVX512-SKX (5.1: AVX2), and with
  * cv2.setUseOptimized(False) or OPENCV_CPU_DISABLE=AVX2 (baseline and SSE4.1
  * variants, which agree). The fusions are the compiler's doing (GCC
  * contracts the vector and scalar multiply-subtracts of the FMA-enabled
- * variants), which is why they differ between the two GCC versions.
+ * variants), which is why they differ between Debian's build and the
+ * wheels.
  */
 int detfeed__hsv_stack_of(const detfeed_cv *cv, detfeed__hsv_stack *out)
 {
-    if (cv == NULL || out == NULL || (unsigned)cv->version > DETFEED_CV_5_1 ||
+    if (cv == NULL || out == NULL || (unsigned)cv->version > DETFEED_CV_4_DEBIAN ||
         (unsigned)cv->cpu > DETFEED_CV_CPU_AVX512)
         return DETFEED_EINVAL;
     detfeed_cv_cpu cpu = detfeed_cv_cpu_resolve(cv->cpu);
@@ -98,7 +99,7 @@ int detfeed__hsv_stack_of(const detfeed_cv *cv, detfeed__hsv_stack *out)
         cpu == DETFEED_CV_CPU_AVX512 && cv->version == DETFEED_CV_5_1 ? 64 : 32;
     out->simd = fused;
     out->tail = DETFEED__HSV_ROUND |
-                (cv->version == DETFEED_CV_4 ? DETFEED__HSV_FUSE_T2 : fused);
+                (cv->version == DETFEED_CV_4_DEBIAN ? DETFEED__HSV_FUSE_T2 : fused);
     return DETFEED_OK;
 }
 
@@ -292,8 +293,9 @@ int detfeed_hsv_apply_cv(const uint8_t *src, size_t src_stride, uint8_t *dst,
     return DETFEED_OK;
 }
 
-/* The stack of the functions without one: OpenCV 4.x on this CPU. */
-static const detfeed_cv default_cv = {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0};
+/* The stack of the functions without one: Debian 12's OpenCV 4.6 on this
+ * CPU (what they followed before stacks existed). */
+static const detfeed_cv default_cv = {DETFEED_CV_4_DEBIAN, DETFEED_CV_CPU_AUTO, 0};
 
 int detfeed_hsv_apply(const uint8_t *src, size_t src_stride, uint8_t *dst,
                       size_t dst_stride, int width, int height,

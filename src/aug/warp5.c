@@ -250,7 +250,7 @@ static int resolve_isa(detfeed_isa isa)
 
 static bool cv_ok(const detfeed_cv *cv)
 {
-    return cv != NULL && (unsigned)cv->version <= DETFEED_CV_5_1 &&
+    return cv != NULL && (unsigned)cv->version <= DETFEED_CV_4_DEBIAN &&
            (unsigned)cv->cpu <= DETFEED_CV_CPU_AVX512;
 }
 
@@ -465,7 +465,7 @@ int detfeed__warp5_affine_isa(const uint8_t *src, size_t src_stride, int src_wid
 {
     if (!cv_ok(cv))
         return DETFEED_EINVAL;
-    if (cv->version == DETFEED_CV_4)
+    if (cv->version == DETFEED_CV_4 || cv->version == DETFEED_CV_4_DEBIAN)
         return detfeed__warp_affine_isa(src, src_stride, src_width, src_height, dst,
                                         dst_stride, dst_width, dst_height, M, border,
                                         isa);
@@ -481,7 +481,7 @@ int detfeed__warp5_perspective_isa(const uint8_t *src, size_t src_stride, int sr
 {
     if (!cv_ok(cv))
         return DETFEED_EINVAL;
-    if (cv->version == DETFEED_CV_4)
+    if (cv->version == DETFEED_CV_4 || cv->version == DETFEED_CV_4_DEBIAN)
         return detfeed__warp_perspective_isa(src, src_stride, src_width, src_height,
                                              dst, dst_stride, dst_width, dst_height, M,
                                              border, isa);

@@ -10,6 +10,7 @@ int detfeed_cv_version_parse(const char *name, detfeed_cv_version *out)
         {"4", DETFEED_CV_4},
         {"5.0", DETFEED_CV_5_0},
         {"5.1", DETFEED_CV_5_1},
+        {"4-debian", DETFEED_CV_4_DEBIAN},
     };
     int v = 0;
     if (out == NULL || detfeed__lookup(names, sizeof names / sizeof names[0], name, &v))

@@ -79,7 +79,7 @@ static const int_setting int_settings[] = {
     {DETFEED_LOADER_OUTPUT, offsetof(detfeed_loader, output), 0, DETFEED_OUTPUT_CUDA},
     {DETFEED_LOADER_COLOR, offsetof(detfeed_loader, colour), 0, DETFEED_ROUTE_DEVICE},
     {DETFEED_LOADER_CUDA_DEVICE, offsetof(detfeed_loader, cuda_device), 0, 1023},
-    {DETFEED_LOADER_OPENCV, offsetof(detfeed_loader, opencv), 0, DETFEED_CV_5_1},
+    {DETFEED_LOADER_OPENCV, offsetof(detfeed_loader, opencv), 0, DETFEED_CV_4_DEBIAN},
     {DETFEED_LOADER_OPENCV_CPU, offsetof(detfeed_loader, opencv_cpu), 0,
      DETFEED_CV_CPU_AVX512},
     {DETFEED_LOADER_OPENCV_IPP, offsetof(detfeed_loader, opencv_ipp), 0, 1},

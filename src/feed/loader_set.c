@@ -21,8 +21,10 @@ static const detfeed__named dtype_names[] = {{"u8", DETFEED_DTYPE_U8},
                                              {"f32", DETFEED_DTYPE_F32},
                                              {"f16", DETFEED_DTYPE_F16},
                                              {"bf16", DETFEED_DTYPE_BF16}};
-static const detfeed__named opencv_names[] = {
-    {"4", DETFEED_CV_4}, {"5.0", DETFEED_CV_5_0}, {"5.1", DETFEED_CV_5_1}};
+static const detfeed__named opencv_names[] = {{"4", DETFEED_CV_4},
+                                              {"4-debian", DETFEED_CV_4_DEBIAN},
+                                              {"5.0", DETFEED_CV_5_0},
+                                              {"5.1", DETFEED_CV_5_1}};
 static const detfeed__named cpu_names[] = {{"auto", DETFEED_CV_CPU_AUTO},
                                            {"sse", DETFEED_CV_CPU_SSE},
                                            {"avx2", DETFEED_CV_CPU_AVX2},

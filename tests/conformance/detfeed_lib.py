@@ -61,7 +61,7 @@ TASKS = {0: "detect", 1: "segment", 2: "pose"}
 # detfeed_loader_set (which takes the names themselves).
 _NAMED = {"dtype": {"u8": 0, "f32": 1, "f16": 2, "bf16": 3},
           "ultralytics": {"8.3": 803, "8.4": 804},
-          "opencv": {"4": 0, "5.0": 1, "5.1": 2},
+          "opencv": {"4": 0, "5.0": 1, "5.1": 2, "4-debian": 3},
           "opencv_cpu": {"auto": 0, "sse": 1, "avx2": 2, "avx512": 3}}
 
 

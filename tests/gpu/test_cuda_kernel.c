@@ -37,7 +37,7 @@ static const struct {
 
 /* The stack of the tests that do not vary it: OpenCV 4.x on an AVX2 CPU,
  * whatever this host's CPU is. */
-static const detfeed_cv cv_default = {DETFEED_CV_4, DETFEED_CV_CPU_AVX2, 0};
+static const detfeed_cv cv_default = {DETFEED_CV_4_DEBIAN, DETFEED_CV_CPU_AVX2, 0};
 
 /* Device buffers of one run. */
 typedef struct dev_bufs {
@@ -92,7 +92,7 @@ static void make_params(uint8_t *p, const double g[3], int colour)
 static void test_captured(void)
 {
     static const double g[3] = {0.01, -0.3, 0.2};
-    static const detfeed_cv cv_sse = {DETFEED_CV_4, DETFEED_CV_CPU_SSE, 0};
+    static const detfeed_cv cv_sse = {DETFEED_CV_4_DEBIAN, DETFEED_CV_CPU_SSE, 0};
     static const struct {
         int width;
         const detfeed_cv *cv;

@@ -403,7 +403,7 @@ def run_case(t, d, ref, np, cv2, source, paths, index, seed, epoch, imgsz, sets,
     # This re-implementation follows Ultralytics 8.3 on OpenCV 4.x with
     # Debian's NumPy 1, the stack
     # detfeed keeps as a setting; the real 8.4 is checked in tests/conformance.
-    stack = "ultralytics=8.3,opencv=4,numpy=1"
+    stack = "ultralytics=8.3,opencv=4-debian,numpy=1"
     args += ["--set", f"{sets},{stack}" if sets else stack]
     p = subprocess.run(args, capture_output=True, text=True)
     label = f"{os.path.basename(source)} index {index} seed {seed} epoch {epoch} {sets}"

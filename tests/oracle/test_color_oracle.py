@@ -27,7 +27,7 @@ cv2.setUseOptimized(False) (--cv-cpu sse).
 
     test_color_oracle.py --detfeed BIN --data DIR [--no-ctypes] [--expect-cv V]
 
---expect-cv 5.0 (or 5.1): skip (exit 77) unless the cv2 imported is that
+--expect-cv 4, 5.0 or 5.1: skip (exit 77) unless the cv2 imported is that
 version, so that a missing wheel is reported instead of testing the system's.
 """
 import ctypes
@@ -44,7 +44,7 @@ GOLDEN_BLOCK = {"fused": "5f2643cdbdd25a04cf28db7ca8d0c83ef4b76f4a625319409ce1af
                 "sse": "1481eff6d9d8fb16de3fefe19ccc575fee06aeabb9df9988232d9bbdad7a5deb"}
 CPU = {"auto": 0, "sse": 1, "avx2": 2, "avx512": 3}
 CPU_NAMES = {v: k for k, v in CPU.items()}
-VERSION = {"4": 0, "5.0": 1, "5.1": 2}
+VERSION = {"4": 0, "5.0": 1, "5.1": 2, "4-debian": 3}
 WIDTHS = list(range(1, 131)) + [480, 500, 586, 613, 640, 997, 1280]
 DEFAULT_GAINS = (0.015, 0.7, 0.4)
 
@@ -56,13 +56,17 @@ class Cv(ctypes.Structure):
 
 def parse_args():
     return ou.parse_args(lambda ap: ap.add_argument(
-        "--expect-cv", help="skip unless cv2 is this version (5.0, 5.1)"))
+        "--expect-cv", help="skip unless cv2 maps to this stack (4, 5.0, 5.1)"))
 
 
 def stack_name(cv2):
-    """detfeed's --opencv for this cv2: 4 for 4.x, else major.minor."""
+    """detfeed's --opencv for this cv2: 4-debian for Debian's own 4.x build,
+    4 for the 4.x wheels, else major.minor."""
     major, minor = cv2.__version__.split(".")[:2]
-    return "4" if major == "4" else f"{major}.{minor}"
+    if major == "4":
+        debian = os.path.abspath(cv2.__file__).startswith("/usr/lib/python3/dist-packages/")
+        return "4-debian" if debian else "4"
+    return f"{major}.{minor}"
 
 
 def set_mode(cv2, mode):
@@ -280,7 +284,9 @@ OA, OB = [46, 59, 175], [1, 9, 51]  # SIMD block (fused; SSE: B is 1, 10, 51)
 TA4, TA5, TB = [47, 59, 175], [47, 60, 175], [2, 10, 51]  # scalar code
 SB = [1, 10, 51]
 CAPTURED_OUT = {
-    ("4", "avx2"): [[TA4, TB], [OB, OA, OB, TA4, TA4, TB], [OA, OB]],
+    ("4-debian", "avx2"): [[TA4, TB], [OB, OA, OB, TA4, TA4, TB], [OA, OB]],
+    ("4-debian", "sse"): [[TA4, TB], [SB, OA, SB, OA, TA4, TB], [OA, SB]],
+    ("4", "avx2"): [[TA5, TB], [OB, OA, OB, TA5, TA5, TB], [OA, OB]],
     ("4", "sse"): [[TA4, TB], [SB, OA, SB, OA, TA4, TB], [OA, SB]],
     ("5.0", "avx2"): [[TA5, TB], [OB, OA, OB, TA5, TA5, TB], [OA, OB]],
     ("5.0", "sse"): [[TA4, TB], [SB, OA, SB, OA, TA4, TB], [OA, SB]],

@@ -32,8 +32,8 @@ static const struct {
 
 /* The stacks these bytes are from: OpenCV 4.x on an AVX2 CPU, and on its
  * SSE code path. */
-static const detfeed_cv cv = {DETFEED_CV_4, DETFEED_CV_CPU_AVX2, 0};
-static const detfeed_cv cv_sse = {DETFEED_CV_4, DETFEED_CV_CPU_SSE, 0};
+static const detfeed_cv cv = {DETFEED_CV_4_DEBIAN, DETFEED_CV_CPU_AVX2, 0};
+static const detfeed_cv cv_sse = {DETFEED_CV_4_DEBIAN, DETFEED_CV_CPU_SSE, 0};
 
 int main(void)
 {

@@ -642,7 +642,7 @@ static void test_cv_arguments(void)
     uint8_t a[8 * 8 * 3] = {0}, b[8 * 8 * 3] = {0}, c[8 * 8 * 3] = {0};
     const double M6[6] = {1, 0, 0.5, 0, 1, 0}, M9[9] = {1, 0, 0.5, 0, 1, 0, 0, 0, 1};
     const detfeed_cv ok = {DETFEED_CV_5_1, DETFEED_CV_CPU_AUTO, 1};
-    const detfeed_cv bad_version = {(detfeed_cv_version)3, DETFEED_CV_CPU_AUTO, 0};
+    const detfeed_cv bad_version = {(detfeed_cv_version)4, DETFEED_CV_CPU_AUTO, 0};
     const detfeed_cv bad_cpu = {DETFEED_CV_5_0, (detfeed_cv_cpu)4, 0};
     const detfeed_isa auto_ = DETFEED_ISA_AUTO;
     for (int kind = 0; kind < 2; kind++) {
@@ -704,6 +704,12 @@ static void test_cv_arguments(void)
     CHECK_INT(detfeed_warp_perspective(a, 24, 8, 8, b, 21, 7, 9, R, GREY), DETFEED_OK);
     CHECK_INT(detfeed_warp_perspective_cv(a, 24, 8, 8, c, 21, 7, 9, R, GREY, &v4),
               DETFEED_OK);
+    CHECK(memcmp(b, c, 21 * 9) == 0);
+    /* Debian's 4.6 build warps as the 4.x wheels do. */
+    const detfeed_cv deb = {DETFEED_CV_4_DEBIAN, DETFEED_CV_CPU_AVX2, 0};
+    CHECK_INT(detfeed_warp_affine_cv(a, 24, 8, 8, c, 21, 7, 9, R, GREY, &deb),
+              DETFEED_OK);
+    CHECK_INT(detfeed_warp_affine(a, 24, 8, 8, b, 21, 7, 9, R, GREY), DETFEED_OK);
     CHECK(memcmp(b, c, 21 * 9) == 0);
 }
 

@@ -32,7 +32,10 @@ int tu_finish(const char *suite);
     {DETFEED_CV_5_0, DETFEED_CV_CPU_SSE, 0}, {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX2, 0}, \
     {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX512, 0},                                         \
     {DETFEED_CV_5_1, DETFEED_CV_CPU_SSE, 1}, {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX2, 1}, \
-    {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX512, 1}
+    {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX512, 1},                                         \
+    {DETFEED_CV_4_DEBIAN, DETFEED_CV_CPU_SSE, 0},                                       \
+    {DETFEED_CV_4_DEBIAN, DETFEED_CV_CPU_AVX2, 0},                                      \
+    {DETFEED_CV_4_DEBIAN, DETFEED_CV_CPU_AVX512, 0}
 /* clang-format on */
 
 /* splitmix64: a small deterministic generator for test inputs. */
