@@ -1181,17 +1181,21 @@ DETFEED_API int detfeed_cuda_device_count(const char **why);
  * n x 3 x height x width elements). `params` (device memory, or NULL for
  * no colour at all) holds DETFEED_CUDA_PARAM_STRIDE bytes per image: its
  * three tables as detfeed_hsv_lut writes them (H, S, V, 256 bytes each),
- * then at DETFEED_CUDA_PARAM_FLAG a byte, 1 to colour the image, 0 to
- * convert it only. `cv` (host memory, required) is the reference stack of
- * the colour, its cpu resolved on this host's CPU: each row's SIMD block
- * columns and tail take OpenCV's formulas as on the CPU. The result is byte
- * for byte detfeed_hsv_apply_cv with `cv` (where the flag is 1) followed by
- * detfeed_convert_chw. When width * height is a multiple of 4, src must be
- * 4-byte and dst (4 * element size)-byte aligned (cudaMalloc's are).
- * Enqueued on `stream` (a cudaStream_t; NULL: the legacy default stream)
- * and returns at once: DETFEED_EINVAL for bad arguments (cv NULL or
- * unknown included), DETFEED_ECUDA when the launch fails,
- * DETFEED_ENOTSUPPORTED without CUDA.
+ * then at DETFEED_CUDA_PARAM_FLAG a byte: bit 0 set to colour the image
+ * (clear: convert it only); bit 1 set when the image was flipped
+ * left-right after the point where its colour belongs (Ultralytics colours
+ * before RandomFlip), so that column x takes the HSV->BGR formula of column
+ * width - 1 - x (a row's last width % B columns take OpenCV's scalar
+ * formula, so colour and a mirror commute only when there are none). `cv`
+ * (host memory, required) is the reference stack of the colour, its cpu
+ * resolved on this host's CPU: each row's SIMD block columns and tail take
+ * OpenCV's formulas as on the CPU. The result is byte for byte
+ * detfeed_hsv_apply_cv with `cv` (where bit 0 is set; on the image mirrored
+ * back and forth where bit 1 is) followed by detfeed_convert_chw. When width * height
+ * is a multiple of 4, src must be 4-byte and dst (4 * element size)-byte aligned
+ * (cudaMalloc's are). Enqueued on `stream` (a cudaStream_t; NULL: the legacy default
+ * stream) and returns at once: DETFEED_EINVAL for bad arguments (cv NULL or unknown
+ * included), DETFEED_ECUDA when the launch fails, DETFEED_ENOTSUPPORTED without CUDA.
  */
 #define DETFEED_CUDA_PARAM_STRIDE 1024
 #define DETFEED_CUDA_PARAM_FLAG   768

@@ -83,8 +83,12 @@ struct row_split {
     unsigned simd, tail;
 };
 
-__device__ __forceinline__ unsigned form_at(const row_split &r, int x)
+/* `mirrored`: the image was flipped left-right after its colour step, so
+ * column x had column width - 1 - x's place in OpenCV's row. */
+__device__ __forceinline__ unsigned form_at(const row_split &r, int x, bool mirrored)
 {
+    if (mirrored)
+        x = r.width - 1 - x;
     return x < r.block_end ? r.simd : r.tail;
 }
 
@@ -115,7 +119,8 @@ __global__ void __launch_bounds__(256)
     __shared__ block_tables<T> t;
     int64_t img = blockIdx.y;
     const uint8_t *p = params ? params + img * DETFEED_CUDA_PARAM_STRIDE : nullptr;
-    bool colour = p != nullptr && p[DETFEED_CUDA_PARAM_FLAG] != 0;
+    bool colour = p != nullptr && (p[DETFEED_CUDA_PARAM_FLAG] & 1) != 0;
+    bool mirrored = colour && (p[DETFEED_CUDA_PARAM_FLAG] & 2) != 0;
     tables_init(&t, tab, colour ? p : nullptr);
     __syncthreads();
     const uint8_t *in = src + img * hw * 3;
@@ -132,7 +137,7 @@ __global__ void __launch_bounds__(256)
             if (colour) {
                 int x = (int)(4 * q % split.width);
                 for (int k = 0; k < 4; k++, x = x + 1 < split.width ? x + 1 : 0)
-                    colour_px(&t, px + 3 * k, form_at(split, x));
+                    colour_px(&t, px + 3 * k, form_at(split, x, mirrored));
             }
             store4(b + 4 * q, t.out[px[0]], t.out[px[3]], t.out[px[6]], t.out[px[9]]);
             store4(g + 4 * q, t.out[px[1]], t.out[px[4]], t.out[px[7]], t.out[px[10]]);
@@ -143,7 +148,7 @@ __global__ void __launch_bounds__(256)
     for (int64_t i = first; i < hw; i += step) {
         uint8_t px[3] = {in[3 * i], in[3 * i + 1], in[3 * i + 2]};
         if (colour)
-            colour_px(&t, px, form_at(split, (int)(i % split.width)));
+            colour_px(&t, px, form_at(split, (int)(i % split.width), mirrored));
         b[i] = t.out[px[0]];
         g[i] = t.out[px[1]];
         r[i] = t.out[px[2]];

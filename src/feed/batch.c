@@ -144,7 +144,10 @@ static int stage_for_device(const detfeed_loader *l, detfeed_batch *bt, int pos,
     p[DETFEED_CUDA_PARAM_FLAG] = 0;
     if (l->eff_route != DETFEED_ROUTE_DEVICE || !s->recipe.hsv)
         return DETFEED_OK;
-    p[DETFEED_CUDA_PARAM_FLAG] = 1;
+    /* Colour comes before the flips in Ultralytics; the worker has flipped
+     * the image already, which moves the columns that OpenCV's row tail
+     * covers when the image is mirrored left-right. */
+    p[DETFEED_CUDA_PARAM_FLAG] = s->recipe.fliplr ? 3 : 1;
     return detfeed_hsv_lut(s->recipe.gains[0], s->recipe.gains[1], s->recipe.gains[2],
                            (uint8_t(*)[256])p);
 }
