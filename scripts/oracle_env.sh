@@ -30,8 +30,8 @@ if [ "$have" != "$ul" ]; then
 fi
 # Debian's cv2 4.6 is built against NumPy 1.x: keep NumPy below 2 in the
 # venv (the 5.x wheels and PyTorch work with it too).
-if ! "$py/bin/python" -c 'import numpy, cv2, ultralytics; assert numpy.__version__ < "2"' \
-    2>/dev/null; then
+deps='import numpy, cv2, ultralytics, matplotlib, PIL, yaml, requests, psutil, polars, thop'
+if ! "$py/bin/python" -c "$deps; assert numpy.__version__ < '2'" 2>/dev/null; then
   echo "installing the dependencies of ultralytics (NumPy < 2) into $py"
   "$py/bin/pip" install -q "numpy<2" matplotlib pillow pyyaml requests psutil polars \
     "ultralytics-thop>=2.2.3"
