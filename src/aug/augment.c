@@ -74,6 +74,8 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
                           int *ori_h)
 {
     int rc;
+    detfeed__img loaded;
+    const detfeed__img *in = &s->canvas; /* what RandomPerspective warps */
     if (r->mosaic) {
         detfeed__tile t[4];
         rc = tile(a, s, 0, index, &t[0], ori_w, ori_h);
@@ -83,18 +85,14 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
             rc = detfeed__mosaic4(t, a->hyp.imgsz, r->xc, r->yc, &a->stack, &s->canvas,
                                   inst);
     } else if (a->stack.ultralytics >= 804) {
-        /* 8.4 warps the loaded image itself into out_w x out_h. */
+        /* 8.4 warps the loaded image itself (released after the warp). */
         detfeed__tile t;
         rc = tile(a, s, 0, index, &t, ori_w, ori_h);
-        if (rc == DETFEED_OK)
-            rc = detfeed__inst_from_labels(inst, &t.lab, t.w, t.h);
         if (rc == DETFEED_OK) {
-            detfeed__img loaded = {.px = (uint8_t *)t.px, .w = t.w, .h = t.h};
-            rc = detfeed__random_perspective(&loaded, inst, r, &a->stack, out_w, out_h,
-                                             out);
+            rc = detfeed__inst_from_labels(inst, &t.lab, t.w, t.h);
+            loaded = (detfeed__img){.px = (uint8_t *)t.px, .w = t.w, .h = t.h};
+            in = &loaded;
         }
-        release_owned(s);
-        return rc;
     } else {
         detfeed__tile t;
         rc = tile(a, s, 0, index, &t, ori_w, ori_h);
@@ -102,10 +100,9 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
             rc = detfeed__letterbox(t.px, t.w, t.h, &t.lab, out_w, out_h, true,
                                     &s->canvas, inst, NULL, NULL);
     }
-    release_owned(s);
     if (rc == DETFEED_OK)
-        rc = detfeed__random_perspective(&s->canvas, inst, r, &a->stack, out_w, out_h,
-                                         out);
+        rc = detfeed__random_perspective(in, inst, r, &a->stack, out_w, out_h, out);
+    release_owned(s);
     return rc;
 }
 

@@ -177,40 +177,37 @@ int detfeed_loader_set_float(detfeed_loader *l, detfeed_loader_param p, double v
     return DETFEED_OK;
 }
 
-const char *detfeed__loader_param_range(detfeed_loader_param p)
+void detfeed__loader_param_range(detfeed_loader_param p, char *buf, size_t size)
 {
+    for (size_t i = 0; i < sizeof int_settings / sizeof int_settings[0]; i++)
+        if (int_settings[i].param == p) {
+            snprintf(buf, size, "an integer from %lld to %lld",
+                     (long long)int_settings[i].min, (long long)int_settings[i].max);
+            return;
+        }
     static const struct {
         detfeed_loader_param param;
         const char *text;
     } ranges[] = {
         {DETFEED_LOADER_IMGSZ, "an integer from 32 to 8192, a multiple of 32"},
         {DETFEED_LOADER_SEED, "any 64-bit integer"},
-        {DETFEED_LOADER_EPOCHS, "an integer from 1 to 1000000"},
-        {DETFEED_LOADER_CLOSE_MOSAIC, "an integer from 0 to 1000000"},
         {DETFEED_LOADER_CACHE_BYTES, "a byte count >= 0"},
         {DETFEED_LOADER_AUGMENT, "0 or 1"},
-        {DETFEED_LOADER_WORKERS, "an integer from 1 to 1024"},
-        {DETFEED_LOADER_BATCH, "an integer from 1 to 65536"},
-        {DETFEED_LOADER_PREFETCH, "an integer from 1 to 1024"},
-        {DETFEED_LOADER_RANK, "an integer from 0 to 65535"},
-        {DETFEED_LOADER_WORLD_SIZE, "an integer from 1 to 65536"},
         {DETFEED_LOADER_DROP_LAST, "0 or 1"},
-        {DETFEED_LOADER_CUDA_DEVICE, "an integer from 0 to 1023"},
-        {DETFEED_LOADER_OPENCV_IPP, "0 or 1"},
-        {DETFEED_LOADER_NUMPY, "1 or 2"},
         {DETFEED_LOADER_TRANSLATE, "a number from 0 to 0.5"},
         {DETFEED_LOADER_SCALE, "a number from 0 to 1"},
         {DETFEED_LOADER_DEGREES, "a number from 0 to 360"},
         {DETFEED_LOADER_SHEAR, "a number from 0 to below 90"},
     };
+    const char *text = "see detfeed.h";
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
         if (ranges[i].param == p)
-            return ranges[i].text;
+            text = ranges[i].text;
     if (p >= DETFEED_LOADER_FLIPUD && p <= DETFEED_LOADER_BGR)
-        return "a probability from 0 to 1";
+        text = "a probability from 0 to 1";
     if (p >= DETFEED_LOADER_HSV_H && p <= DETFEED_LOADER_HSV_V)
-        return "a number >= 0";
-    return "see detfeed.h";
+        text = "a number >= 0";
+    snprintf(buf, size, "%s", text);
 }
 
 int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)

@@ -54,8 +54,9 @@ struct detfeed_loader {
     const char *pinned_why; /* why the batch slots are not page-locked */
 };
 
-/* What setting `p` accepts, in words, for messages (a static string). */
-const char *detfeed__loader_param_range(detfeed_loader_param p);
+/* What setting `p` accepts, in words, for messages (into buf); the
+ * integer ranges come from the table the setter checks. */
+void detfeed__loader_param_range(detfeed_loader_param p, char *buf, size_t size);
 
 /* Whether mosaic applies in `epoch` (close_mosaic). */
 bool detfeed__loader_mosaic_on(const detfeed_loader *l, uint32_t epoch);

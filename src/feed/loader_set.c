@@ -121,9 +121,12 @@ static int set_number(detfeed_loader *l, const char *name, detfeed_loader_param 
         if (parse_int(value, &v))
             rc = detfeed_loader_set_int(l, p, v);
     }
-    if (rc == DETFEED_EINVAL)
+    if (rc == DETFEED_EINVAL) {
+        char range[96];
+        detfeed__loader_param_range(p, range, sizeof range);
         return detfeed__fail(&l->msg, rc, "%s: '%s' is not a value it accepts (%s)",
-                             name, value, detfeed__loader_param_range(p));
+                             name, value, range);
+    }
     return rc;
 }
 
