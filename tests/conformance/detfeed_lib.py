@@ -21,9 +21,6 @@ _SIGNATURES = {
     "detfeed_loader_create": (_i, [ctypes.POINTER(_p), _u32]),
     "detfeed_loader_destroy": (None, [_p]),
     "detfeed_loader_last_error": (_s, [_p]),
-    "detfeed_loader_param_parse": (_i, [_s, _pi]),
-    "detfeed_loader_set_int": (_i, [_p, _i, ctypes.c_int64]),
-    "detfeed_loader_set_float": (_i, [_p, _i, _d]),
     "detfeed_loader_set_split": (_i, [_p, _s]),
     "detfeed_loader_open": (_i, [_p, _s]),
     "detfeed_loader_dataset": (_p, [_p]),
@@ -49,20 +46,11 @@ _SIGNATURES = {
     "detfeed_batch_masks": (_p, [_p, _pi, _pi]),
     "detfeed_batch_im_file": (_s, [_p, _i]),
     "detfeed_batch_shapes": (None, [_p, _i, _pi, _pi]),
-}
-# Newer entry points: used when the library has them (see Library.missing).
-_OPTIONAL = {
     "detfeed_loader_set": (_i, [_p, _s, _s]),
     "detfeed_loader_set_rect_order": (_i, [_p, ctypes.POINTER(_u64), _sz]),
 }
 
 TASKS = {0: "detect", 1: "segment", 2: "pose"}
-# The header's enum values of named settings, for libraries that predate
-# detfeed_loader_set (which takes the names themselves).
-_NAMED = {"dtype": {"u8": 0, "f32": 1, "f16": 2, "bf16": 3},
-          "ultralytics": {"8.3": 803, "8.4": 804},
-          "opencv": {"4": 0, "5.0": 1, "5.1": 2, "4-debian": 3},
-          "opencv_cpu": {"auto": 0, "sse": 1, "avx2": 2, "avx512": 3}}
 
 
 class DetfeedCallError(RuntimeError):
@@ -70,21 +58,13 @@ class DetfeedCallError(RuntimeError):
 
 
 class Library:
-    """libdetfeed at `path` with the signatures above. `missing` names the
-    optional functions this build lacks."""
+    """libdetfeed at `path` with the signatures above."""
 
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
         self.path = path
         for name, (res, args) in _SIGNATURES.items():
             f = getattr(self.lib, name)
-            f.restype, f.argtypes = res, args
-        self.missing = []
-        for name, (res, args) in _OPTIONAL.items():
-            f = getattr(self.lib, name, None)
-            if f is None:
-                self.missing.append(name)
-                continue
             f.restype, f.argtypes = res, args
 
     def version(self):
@@ -112,7 +92,6 @@ class Loader:
         self.h = _p()
         self._check(self.lib.detfeed_loader_create(ctypes.byref(self.h), 0), "create")
         self.ds = None
-        self.notes = []  # settings that could not be given as asked
 
     def close(self):
         if self.h.value:
@@ -127,29 +106,10 @@ class Loader:
 
     # -- settings ------------------------------------------------------------
     def set(self, name, value):
-        """Any setting by name with a text value (detfeed_loader_set). Where
-        the library predates detfeed_loader_set, integer and float settings
-        go through set_int / set_float, and named values it cannot take that
-        way are recorded in `notes` (the gap is reported, not hidden)."""
+        """Any setting by name with a text value (detfeed_loader_set)."""
         text = str(value)
-        if "detfeed_loader_set" not in self.L.missing:
-            self._check(self.lib.detfeed_loader_set(self.h, name.encode(), text.encode()),
-                        "set %s=%s" % (name, text))
-            return
-        param = ctypes.c_int()
-        if self.lib.detfeed_loader_param_parse(name.encode(), ctypes.byref(param)) < 0:
-            self.notes.append("%s=%s: no such setting in this library" % (name, text))
-            return
-        if param.value >= 100:
-            rc = self.lib.detfeed_loader_set_float(self.h, param, float(text))
-        else:
-            number = _NAMED.get(name, {}).get(text, text)
-            try:
-                rc = self.lib.detfeed_loader_set_int(self.h, param, int(number))
-            except ValueError:
-                self.notes.append("%s=%s: named value needs detfeed_loader_set" % (name, text))
-                return
-        self._check(rc, "set %s=%s" % (name, text))
+        self._check(self.lib.detfeed_loader_set(self.h, name.encode(), text.encode()),
+                    "set %s=%s" % (name, text))
 
     def set_split(self, split):
         self._check(self.lib.detfeed_loader_set_split(self.h, split.encode()), "split")
@@ -164,13 +124,10 @@ class Loader:
 
     def set_rect_order(self, order):
         """Validation: the order of the images by aspect ratio, as the
-        reference sorted them. False when the library lacks the function."""
-        if "detfeed_loader_set_rect_order" in self.L.missing:
-            return False
+        reference sorted them."""
         arr = (_u64 * len(order))(*order)
         self._check(self.lib.detfeed_loader_set_rect_order(self.h, arr, len(order)),
                     "set_rect_order")
-        return True
 
     # -- the dataset -----------------------------------------------------------
     def size(self):

@@ -341,7 +341,7 @@ def ultralytics_dataset(side, cfg_overrides, val, batch):
     return ds, cfg
 
 
-def detfeed_loader(L, side, cfg, conf, stack, notes):
+def detfeed_loader(L, side, cfg, conf, stack):
     """A loader with the configuration's settings, taken from the same cfg
     namespace Ultralytics runs with."""
     from detfeed_lib import Loader
@@ -361,7 +361,6 @@ def detfeed_loader(L, side, cfg, conf, stack, notes):
         ld.set(name, value)
     ld.set_split("val" if conf["val"] else "train")
     ld.open(side.det_yaml)
-    notes.extend(ld.notes)
     return ld
 
 
@@ -528,7 +527,6 @@ def run_config(conf, side, L, stack, args, checks, report):
     print("\n== %s (opencv %s) ==" % (conf.name, stack["opencv"]), flush=True)
     overrides = dict(conf.hyp)
     ds, cfg = ultralytics_dataset(side, overrides, conf.val, conf.batch)
-    notes = []
     if ds.cache != "ram":
         checks.check(False, "%s: Ultralytics cache is %r, not 'ram' (Mosaic would draw from "
                      "its buffer)" % (conf.name, ds.cache))
@@ -537,14 +535,14 @@ def run_config(conf, side, L, stack, args, checks, report):
         ds.close_mosaic(hyp=copy.copy(cfg))  # as the trainer's _close_dataloader_mosaic
     hyp = fd.Hyp.from_transforms(ds)
     ld = detfeed_loader(L, side, cfg, {"seed": args.seed, "val": conf.val,
-                                       "batch": conf.batch}, stack, notes)
+                                       "batch": conf.batch}, stack)
     try:
-        _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, notes, t0)
+        _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0)
     finally:
         ld.close()
 
 
-def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, notes, t0):
+def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
     import numpy as np
     import forced_draws as fd
     n = ld.size()
@@ -560,8 +558,6 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, notes, t0):
             conf.name, len(ds), n), ["first Ultralytics %s, detfeed %s" % (
                 ul_files[:3], det_files[:3])]):
         return
-    for note in notes:
-        print("  note  %s" % note)
     residual_ok = conf.rotates and stack["opencv"] == "5.1" and stack["opencv_ipp"] == "1"
     img_t, lab_t = ImageTally(), LabelTally()
     bimg_t, blab_t = ImageTally(), LabelTally()
@@ -642,11 +638,8 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, notes, t0):
                   sum(1 for k in range(n) if own[k] != order[k]), n, moved))
         ld.close()
         ld2 = detfeed_loader(L, side, ds_cfg_of(ds, conf), {"seed": args.seed, "val": True,
-                                                            "batch": conf.batch}, stack, [])
-        have = ld2.set_rect_order(order)
-        if not have:
-            notes.append("detfeed_loader_set_rect_order is missing: validation order is "
-                         "detfeed's own")
+                                                            "batch": conf.batch}, stack)
+        ld2.set_rect_order(order)
         try:
             shape_bad = []
             for k in range(n):
@@ -683,7 +676,7 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, notes, t0):
         finally:
             ld2.close()
     finalize(conf, stack, checks, report, img_t, lab_t, bimg_t, blab_t, draw_fail, recipe_fail,
-             residual_ok, notes, time.time() - t0)
+             residual_ok, time.time() - t0)
 
 
 class Residual:
@@ -704,7 +697,7 @@ class Residual:
         if self.conf.closed:
             ds.close_mosaic(hyp=copy.copy(cfg))
         ld = detfeed_loader(self.L, self.side, cfg, {"seed": self.args.seed, "val": False,
-                                                     "batch": self.conf.batch}, self.stack, [])
+                                                     "batch": self.conf.batch}, self.stack)
         self.pair = (ds, fd.Hyp.from_transforms(ds), ld)
 
     def pixels(self, epoch, idx, ul_img, det_img):
@@ -739,7 +732,7 @@ def ds_cfg_of(ds, conf):
 
 
 def finalize(conf, stack, checks, report, img_t, lab_t, bimg_t, blab_t, draw_fail, recipe_fail,
-             residual_ok, notes, seconds):
+             residual_ok, seconds):
     name = conf.name
     checks.check(not draw_fail, "%s: forced draws (%d mismatches)" % (name, len(draw_fail)),
                  draw_fail[:DETAILS])
@@ -939,8 +932,6 @@ def main():
         checks = Checks()
         if ultralytics.__version__ != ULTRALYTICS_VERSION:
             print("note: the suite is written for ultralytics %s" % ULTRALYTICS_VERSION)
-        for name in L.missing:
-            print("GAP: this libdetfeed lacks %s" % name)
         sides, report = {}, []
         t0 = time.time()
         sides["coco8-pose"] = Side("coco8-pose", args.data, tmp)
