@@ -177,8 +177,13 @@ def test_a_bad_image_is_a_counted_skip(tmp_path):
     victim = sorted(os.listdir(tmp_path / "images"))[1]
     with detfeed.Loader(str(tmp_path), imgsz=128, batch=2, mosaic=0, cache="none",
                         tensors="numpy") as loader:
+        assert sum(b["img"].shape[0] for b in loader) == 4  # epoch 0: every image sound
         with open(tmp_path / "images" / victim, "r+b") as f:  # damaged after indexing
             f.truncate(100)
+        # The next epoch the workers start is after the damage (the constructor
+        # starts epoch 0 and the end of an epoch starts the next one, so their
+        # workers may read the image before it).
+        loader.set_epoch(5)
         seen = sum(b["img"].shape[0] for b in loader)
         assert seen == 4
         n, first = loader.skipped
