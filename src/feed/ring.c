@@ -5,12 +5,16 @@
  * `work` (workers: a sample can be claimed, or the ring stops), `ready`
  * (the consumer: a batch completed, an error, or the ring stops) and
  * `space` (workers: a slot was released, or the ring stops); `idle` tells
- * a stopping thread that no sample is in production any more.
+ * a stopping thread that no sample is in production any more. The
+ * condition variables run on CLOCK_MONOTONIC, for the consumer's timed
+ * waits.
  */
 #include "ring.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef struct slot {
     uint64_t batch; /* the batch the slot holds (or is filling) */
@@ -33,6 +37,7 @@ struct detfeed__ring {
     int error;          /* first failure of the epoch */
     int active;         /* samples in production */
     bool running, shutdown;
+    bool joined; /* quit has joined the workers (or is joining them) */
 };
 
 static int batch_size(const detfeed__ring *r, uint64_t b)
@@ -92,18 +97,53 @@ static void *worker(void *arg)
 
 static int init_sync(detfeed__ring *r)
 {
-    if (pthread_mutex_init(&r->mu, NULL) != 0)
+    pthread_condattr_t attr;
+    if (pthread_condattr_init(&attr) != 0)
         return DETFEED_ENOMEM;
+    int rc = DETFEED_OK;
+    if (pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
+        pthread_mutex_init(&r->mu, NULL) != 0) {
+        pthread_condattr_destroy(&attr);
+        return DETFEED_ENOMEM;
+    }
     pthread_cond_t *cv[] = {&r->work, &r->ready, &r->space, &r->idle};
     for (int i = 0; i < 4; i++) {
-        if (pthread_cond_init(cv[i], NULL) != 0) {
+        if (pthread_cond_init(cv[i], &attr) != 0) {
             while (i-- > 0)
                 pthread_cond_destroy(cv[i]);
             pthread_mutex_destroy(&r->mu);
-            return DETFEED_ENOMEM;
+            rc = DETFEED_ENOMEM;
+            break;
         }
     }
-    return DETFEED_OK;
+    pthread_condattr_destroy(&attr);
+    return rc;
+}
+
+/* The moment `ms` milliseconds from now on CLOCK_MONOTONIC. */
+static struct timespec deadline_in(int ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+/* Waits on `cv` until signalled, or until `deadline` (NULL: no limit);
+ * false when the deadline has passed. */
+static bool wait_on(detfeed__ring *r, pthread_cond_t *cv,
+                    const struct timespec *deadline)
+{
+    if (deadline == NULL) {
+        pthread_cond_wait(cv, &r->mu);
+        return true;
+    }
+    return pthread_cond_timedwait(cv, &r->mu, deadline) != ETIMEDOUT;
 }
 
 int detfeed__ring_create(detfeed__ring **out, int workers, int depth, int batch,
@@ -166,18 +206,26 @@ void detfeed__ring_stop(detfeed__ring *r)
     pthread_mutex_unlock(&r->mu);
 }
 
-void detfeed__ring_destroy(detfeed__ring *r)
+void detfeed__ring_quit(detfeed__ring *r)
 {
-    if (r == NULL)
-        return;
     pthread_mutex_lock(&r->mu);
     stop_locked(r);
     r->shutdown = true;
     pthread_cond_broadcast(&r->work);
     pthread_cond_broadcast(&r->space);
+    pthread_cond_broadcast(&r->ready);
+    bool join = !r->joined;
+    r->joined = true;
     pthread_mutex_unlock(&r->mu);
-    for (int i = 0; i < r->nthreads; i++)
+    for (int i = 0; join && i < r->nthreads; i++)
         pthread_join(r->threads[i], NULL);
+}
+
+void detfeed__ring_destroy(detfeed__ring *r)
+{
+    if (r == NULL)
+        return;
+    detfeed__ring_quit(r);
     pthread_cond_destroy(&r->work);
     pthread_cond_destroy(&r->ready);
     pthread_cond_destroy(&r->space);
@@ -191,6 +239,10 @@ void detfeed__ring_destroy(detfeed__ring *r)
 int detfeed__ring_start(detfeed__ring *r, uint64_t total)
 {
     pthread_mutex_lock(&r->mu);
+    if (r->shutdown) {
+        pthread_mutex_unlock(&r->mu);
+        return DETFEED_EBADSTATE;
+    }
     stop_locked(r);
     r->total = total;
     r->nbatches = (total + (uint64_t)r->batch - 1) / (uint64_t)r->batch;
@@ -206,26 +258,53 @@ int detfeed__ring_start(detfeed__ring *r, uint64_t total)
 
 int detfeed__ring_take(detfeed__ring *r, int *slot_out, int *count, uint64_t *batch)
 {
+    return detfeed__ring_take_timed(r, slot_out, count, batch, -1);
+}
+
+/* Whether the consumer's next batch must still be waited for. */
+static bool pending(const detfeed__ring *r, uint64_t b)
+{
+    const slot *s = &r->slots[b % (uint64_t)r->depth];
+    return r->running && r->error == DETFEED_OK &&
+           !(s->batch == b && s->done == batch_size(r, b));
+}
+
+int detfeed__ring_take_timed(detfeed__ring *r, int *slot_out, int *count,
+                             uint64_t *batch, int timeout_ms)
+{
+    struct timespec at, *deadline = NULL;
+    if (timeout_ms >= 0) {
+        at = deadline_in(timeout_ms);
+        deadline = &at;
+    }
     pthread_mutex_lock(&r->mu);
-    int rc;
+    int rc = DETFEED_OK;
     uint64_t b = r->delivered;
-    slot *s = &r->slots[b % (uint64_t)r->depth];
-    if (!r->running && r->error == DETFEED_OK && b < r->nbatches) {
+    if (r->shutdown) {
+        rc = DETFEED_EBADSTATE; /* quit */
+    } else if (!r->running && r->error == DETFEED_OK && b < r->nbatches) {
         rc = DETFEED_EBADSTATE; /* stopped, or never started */
     } else if (b >= r->nbatches) {
         rc = 1;
     } else if (b >= r->released + (uint64_t)r->depth) {
         rc = DETFEED_EBADSTATE; /* every slot is held by the consumer */
     } else {
-        while (r->running && r->error == DETFEED_OK &&
-               !(s->batch == b && s->done == batch_size(r, b)))
-            pthread_cond_wait(&r->ready, &r->mu);
-        if (r->error != DETFEED_OK) {
+        while (pending(r, b))
+            if (!wait_on(r, &r->ready, deadline) && pending(r, b)) {
+                rc = DETFEED__RING_TIMEOUT;
+                break;
+            }
+        if (rc == DETFEED__RING_TIMEOUT) {
+            /* nothing taken */
+        } else if (r->error != DETFEED_OK) {
             /* Nothing claims a sample after an error; wait for those in
              * production so that the caller may tear down what they use. */
-            while (r->active > 0)
-                pthread_cond_wait(&r->idle, &r->mu);
             rc = r->error;
+            while (r->active > 0)
+                if (!wait_on(r, &r->idle, deadline) && r->active > 0) {
+                    rc = DETFEED__RING_TIMEOUT;
+                    break;
+                }
         } else if (!r->running)
             rc = DETFEED_EBADSTATE;
         else {

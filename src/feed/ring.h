@@ -13,8 +13,8 @@
  * Errors: a failing sample (the produce callback returning non-zero)
  * stops the epoch; the consumer receives that status from its next take,
  * which returns only once no sample is in production any more.
- * Stopping (a new epoch or destroy) returns promptly: workers finish the
- * sample in hand and claim no more.
+ * Stopping (a new epoch, quit or destroy) returns promptly: workers finish
+ * the sample in hand and claim no more.
  */
 #ifndef DETFEED_RING_H
 #define DETFEED_RING_H
@@ -35,7 +35,13 @@ int detfeed__ring_create(detfeed__ring **out, int workers, int depth, int batch,
 /* Stops any epoch in progress, joins the workers, frees the ring. */
 void detfeed__ring_destroy(detfeed__ring *ring);
 
-/* Starts an epoch of `total` samples (any running epoch is stopped first). */
+/* Stops any epoch in progress and joins the workers, for good, keeping the
+ * ring's memory: takes then fail with DETFEED_EBADSTATE, starts too;
+ * releases still work. Idempotent; destroy is still needed. */
+void detfeed__ring_quit(detfeed__ring *ring);
+
+/* Starts an epoch of `total` samples (any running epoch is stopped first).
+ * DETFEED_EBADSTATE after quit. */
 int detfeed__ring_start(detfeed__ring *ring, uint64_t total);
 
 /* Waits for the next batch in order. On success *slot is its slot, *count
@@ -43,6 +49,13 @@ int detfeed__ring_start(detfeed__ring *ring, uint64_t total);
  * no more batches (nothing to release), or a negative status when a sample
  * failed (the epoch is over). */
 int detfeed__ring_take(detfeed__ring *ring, int *slot, int *count, uint64_t *batch);
+
+/* The same, waiting at most timeout_ms milliseconds (< 0: no limit): returns
+ * DETFEED__RING_TIMEOUT when the batch is not ready by then (nothing taken;
+ * a failure not yet reported stays for the next take). */
+enum { DETFEED__RING_TIMEOUT = 2 };
+int detfeed__ring_take_timed(detfeed__ring *ring, int *slot, int *count,
+                             uint64_t *batch, int timeout_ms);
 
 /* Gives a taken slot back to the workers. */
 void detfeed__ring_release(detfeed__ring *ring, int slot);

@@ -2,12 +2,15 @@
  * test_ring.c - the worker pool and batch ring: every batch arrives
  * complete and in order for any worker count, depth and batch size; a
  * failing sample reaches the consumer; a consumer that holds every slot is
- * told so; stopping and destroying mid-epoch return promptly. Run under
- * TSan by the test script.
+ * told so; stopping and destroying mid-epoch return promptly; a timed take
+ * gives up in time without taking anything, and quitting joins the workers
+ * at once, keeps held batches intact and wakes a waiting consumer. Run
+ * under TSan by the test script.
  */
 #include "feed/ring.h"
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,11 +148,119 @@ static void test_stop(void)
     CHECK(atomic_load(&b.produced) < 1000);
 }
 
+/* Timed takes: 4 samples of 20 ms per batch on one worker. */
+static void test_timed_take(void)
+{
+    box b = {.fail_at = UINT64_MAX, .delay_ns = 20000000};
+    detfeed__ring *r;
+    detfeed__ring_create(&r, 1, 2, 4, produce, &b);
+    detfeed__ring_start(r, 12);
+    int slot, n;
+    uint64_t bi;
+    double t0 = now();
+    CHECK_INT(detfeed__ring_take_timed(r, &slot, &n, &bi, 0), DETFEED__RING_TIMEOUT);
+    CHECK_INT(detfeed__ring_take_timed(r, &slot, &n, &bi, 10), DETFEED__RING_TIMEOUT);
+    double waited = now() - t0;
+    CHECK(waited >= 0.009 && waited < 0.070); /* the batch takes 80 ms */
+    /* Waiting in slices gives every batch, in order, as untimed takes do. */
+    uint64_t expect = 0;
+    int timeouts = 0, rc;
+    for (;;) {
+        while ((rc = detfeed__ring_take_timed(r, &slot, &n, &bi, 5)) ==
+               DETFEED__RING_TIMEOUT)
+            timeouts++;
+        if (rc != 0)
+            break;
+        CHECK(bi * 4 == expect && n == 4);
+        for (int p = 0; p < n; p++)
+            CHECK(b.seen[slot][p] == expect + (uint64_t)p + 1);
+        expect += (uint64_t)n;
+        detfeed__ring_release(r, slot);
+    }
+    CHECK_INT(rc, 1);
+    CHECK(expect == 12 && timeouts > 3);
+    /* A failure: reported once the samples in production are done. */
+    b.fail_at = 1;
+    detfeed__ring_start(r, 12);
+    while ((rc = detfeed__ring_take_timed(r, &slot, &n, &bi, 1)) ==
+           DETFEED__RING_TIMEOUT)
+        ;
+    CHECK_INT(rc, DETFEED_ECORRUPT);
+    CHECK_INT(detfeed__ring_take_timed(r, &slot, &n, &bi, 0), DETFEED_ECORRUPT);
+    detfeed__ring_destroy(r);
+}
+
+/* Quitting: the workers are joined at once, a held batch keeps its
+ * contents, nothing more is taken or started; releases still work. */
+static void test_quit(void)
+{
+    box b = {.fail_at = UINT64_MAX, .delay_ns = 1000000};
+    detfeed__ring *r;
+    detfeed__ring_create(&r, 3, 3, 4, produce, &b);
+    detfeed__ring_start(r, 10000);
+    int slot, n;
+    uint64_t bi, held[4];
+    CHECK_INT(detfeed__ring_take(r, &slot, &n, &bi), 0);
+    memcpy(held, b.seen[slot], sizeof held);
+    double t0 = now();
+    detfeed__ring_quit(r);
+    CHECK(now() - t0 < 0.5);
+    int produced = atomic_load(&b.produced);
+    CHECK(produced < 100);
+    CHECK(memcmp(held, b.seen[slot], sizeof held) == 0);
+    int other;
+    CHECK_INT(detfeed__ring_take(r, &other, &n, &bi), DETFEED_EBADSTATE);
+    CHECK_INT(detfeed__ring_take_timed(r, &other, &n, &bi, 0), DETFEED_EBADSTATE);
+    CHECK_INT(detfeed__ring_start(r, 8), DETFEED_EBADSTATE);
+    detfeed__ring_release(r, slot);
+    detfeed__ring_quit(r); /* idempotent */
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
+    CHECK_INT(atomic_load(&b.produced), produced); /* no worker is left */
+    detfeed__ring_destroy(r);
+}
+
+typedef struct waiter {
+    detfeed__ring *r;
+    int rc;
+} waiter;
+
+static void *wait_for_batch(void *arg)
+{
+    waiter *w = arg;
+    int slot, n;
+    uint64_t bi;
+    w->rc = detfeed__ring_take(w->r, &slot, &n, &bi);
+    return NULL;
+}
+
+/* Quitting from another thread wakes a consumer waiting without a limit. */
+static void test_quit_wakes_the_consumer(void)
+{
+    box b = {.fail_at = UINT64_MAX, .delay_ns = 50000000};
+    waiter w = {.rc = 99};
+    detfeed__ring_create(&w.r, 1, 2, 8, produce, &b); /* 400 ms a batch */
+    detfeed__ring_start(w.r, 64);
+    pthread_t t;
+    pthread_create(&t, NULL, wait_for_batch, &w);
+    struct timespec ts = {0, 30000000};
+    nanosleep(&ts, NULL);
+    double t0 = now();
+    detfeed__ring_quit(w.r);
+    pthread_join(t, NULL);
+    CHECK(now() - t0 < 0.3); /* one sample of 50 ms, not the batch's 400 */
+    CHECK_INT(w.rc, DETFEED_EBADSTATE);
+    detfeed__ring_destroy(w.r);
+}
+
 int main(void)
 {
     test_orders();
     test_hold_all_slots();
     test_failure();
     test_stop();
+    test_timed_take();
+    test_quit();
+    test_quit_wakes_the_consumer();
     return tu_finish("test_ring");
 }
