@@ -1020,12 +1020,47 @@ DETFEED_API size_t detfeed_loader_batch_count(const detfeed_loader *loader);
  */
 DETFEED_API int detfeed_loader_start(detfeed_loader *loader, uint32_t epoch);
 
+/* What detfeed_loader_next and detfeed_loader_next_timed return besides
+ * DETFEED_OK and a negative status (both positive: not failures). */
+#define DETFEED_NEXT_END     1 /* the epoch is over: no batch */
+#define DETFEED_NEXT_TIMEOUT 2 /* _next_timed: the batch is not ready yet */
+
 /* The next batch of the epoch, in order; blocks until it is complete.
- * Returns DETFEED_OK with *batch set, 1 when the epoch is over, or the
- * status of a sample that failed (with its message). At most prefetch - 1
- * batches may be held unreleased when asking for the next. */
+ * Returns DETFEED_OK with *batch set, DETFEED_NEXT_END (1) when the epoch
+ * is over, or the status of a sample that failed (with its message). At
+ * most prefetch - 1 batches may be held unreleased when asking for the
+ * next. After detfeed_loader_shutdown: DETFEED_EBADSTATE. */
 DETFEED_API int detfeed_loader_next(detfeed_loader *loader,
                                     const detfeed_batch **batch);
+
+/*
+ * detfeed_loader_next waiting at most timeout_ms milliseconds (< 0: without
+ * a limit, as detfeed_loader_next; 0: only looks). DETFEED_NEXT_TIMEOUT when
+ * the batch is not complete by then: nothing was taken (*batch is NULL) and
+ * nothing changes, so the caller asks again; a failed sample's status is
+ * reported once the samples still in production have finished, which the
+ * timeout bounds too. For consumers that must stay responsive while they
+ * wait: the Python package waits in slices of 20 ms so that its signal
+ * handlers (Ctrl-C) run between them. The deadline is on CLOCK_MONOTONIC.
+ */
+DETFEED_API int detfeed_loader_next_timed(detfeed_loader *loader,
+                                          const detfeed_batch **batch, int timeout_ms);
+
+/*
+ * Stops the worker threads for good, without freeing anything: the epoch
+ * in progress stops, each worker finishes the sample it has in hand (so
+ * this returns after at most one sample's time) and exits, and is joined.
+ * Batches held stay valid with their contents until detfeed_loader_destroy
+ * (the workers only ever fill slots that are not held) and may still be
+ * released. Afterwards detfeed_loader_start and detfeed_loader_next(_timed)
+ * fail with DETFEED_EBADSTATE and a message saying so; the batch accessors,
+ * the dataset and detfeed_loader_sample keep working. Idempotent. Unlike
+ * the rest of the loader, it may be called from another thread while one
+ * waits in detfeed_loader_next(_timed), which then returns
+ * DETFEED_EBADSTATE. The Python package calls it from Loader.close(), and
+ * destroys the loader once no array of its batches is left.
+ */
+DETFEED_API int detfeed_loader_shutdown(detfeed_loader *loader);
 
 /*
  * Under DETFEED_POLICY_SKIP (the default), a sample whose image cannot be

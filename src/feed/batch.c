@@ -372,6 +372,10 @@ int detfeed_loader_start(detfeed_loader *l, uint32_t epoch)
         return DETFEED_EINVAL;
     if (l->ds == NULL || l->cache == NULL)
         return DETFEED_EBADSTATE;
+    if (l->shut_down)
+        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                             "the loader is shut down (detfeed_loader_shutdown): "
+                             "no more epochs");
     if (!l->augment && l->world_size > 1)
         return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
                              "validation batches (rect shapes) need world_size 1");
@@ -439,20 +443,32 @@ static int assemble(detfeed_batch *bt)
 
 int detfeed_loader_next(detfeed_loader *l, const detfeed_batch **out)
 {
+    return detfeed_loader_next_timed(l, out, -1);
+}
+
+int detfeed_loader_next_timed(detfeed_loader *l, const detfeed_batch **out,
+                              int timeout_ms)
+{
     if (l == NULL || out == NULL)
         return DETFEED_EINVAL;
     *out = NULL;
+    if (l->shut_down)
+        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                             "the loader is shut down (detfeed_loader_shutdown): "
+                             "no more batches");
     if (l->batches == NULL)
         return DETFEED_EBADSTATE;
     detfeed__batches *b = l->batches;
     int slot, count;
     uint64_t index;
     uint64_t t0 = detfeed__now_ns();
-    int rc = detfeed__ring_take(b->ring, &slot, &count, &index);
+    int rc = detfeed__ring_take_timed(b->ring, &slot, &count, &index, timeout_ms);
     atomic_fetch_add_explicit(&l->wait_ns, detfeed__now_ns() - t0,
                               memory_order_relaxed);
+    if (rc == DETFEED__RING_TIMEOUT)
+        return DETFEED_NEXT_TIMEOUT;
     if (rc == 1)
-        return 1;
+        return DETFEED_NEXT_END;
     if (rc != DETFEED_OK)
         return detfeed__fail(&l->msg, rc, "%s",
                              b->err.text[0] ? b->err.text : detfeed_strerror(rc));
@@ -482,6 +498,16 @@ int detfeed_loader_next(detfeed_loader *l, const detfeed_batch **out)
         bt->dev_images = dev;
     }
     *out = bt;
+    return DETFEED_OK;
+}
+
+int detfeed_loader_shutdown(detfeed_loader *l)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    l->shut_down = true;
+    if (l->batches != NULL)
+        detfeed__ring_quit(l->batches->ring);
     return DETFEED_OK;
 }
 

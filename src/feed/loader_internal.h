@@ -45,6 +45,7 @@ struct detfeed_loader {
     const char *route_why; /* why they differ from the request, or NULL */
     void *cuda_stream;     /* the consumer's cudaStream_t */
     detfeed__batches *batches;
+    _Atomic bool shut_down;   /* detfeed_loader_shutdown: no more epochs */
     _Atomic uint64_t wait_ns; /* the consumer in detfeed_loader_next */
     /* samples replaced under the skip policy, and the first one's message
      * (skip_state: 0 none, 1 being written, 2 written) */

@@ -7,7 +7,10 @@
  *   and the label arrays are the samples' in order with batch_idx;
  * - two ranks' shards are disjoint (but for the padding) and cover the
  *   epoch; validation batches follow the rect order and shapes;
- * - a sample that fails reaches the consumer with its file named.
+ * - a sample that fails reaches the consumer with its file named;
+ * - detfeed_loader_next_timed in short slices gives the same batches, and
+ *   after detfeed_loader_shutdown a held batch keeps its bytes while
+ *   nothing more is started or taken.
  */
 #include "testutil.h"
 
@@ -259,6 +262,102 @@ static void test_destroy_mid_epoch(void)
     detfeed_loader_destroy(l);
 }
 
+/* The digest of two epochs taken with detfeed_loader_next_timed in slices
+ * of `slice_ms`; counts the time-outs. */
+static void digest_timed(detfeed_loader *l, int slice_ms, char hex[65], int *timeouts)
+{
+    detfeed_sha256 ctx;
+    detfeed_sha256_init(&ctx);
+    *timeouts = 0;
+    for (uint32_t e = 0; e < 2; e++) {
+        CHECK_INT(detfeed_loader_start(l, e), 0);
+        const detfeed_batch *b;
+        int rc;
+        for (;;) {
+            rc = detfeed_loader_next_timed(l, &b, slice_ms);
+            if (rc == DETFEED_NEXT_TIMEOUT) {
+                CHECK(b == NULL);
+                ++*timeouts;
+                continue;
+            }
+            if (rc != DETFEED_OK)
+                break;
+            size_t bytes;
+            const void *img = detfeed_batch_images(b, &bytes);
+            int n = detfeed_batch_instances(b);
+            detfeed_sha256_update(&ctx, img, bytes);
+            detfeed_sha256_update(&ctx, &n, sizeof n);
+            if (n) {
+                detfeed_sha256_update(&ctx, detfeed_batch_cls(b), (size_t)n * 4);
+                detfeed_sha256_update(&ctx, detfeed_batch_bboxes(b), (size_t)n * 16);
+                detfeed_sha256_update(&ctx, detfeed_batch_batch_idx(b), (size_t)n * 4);
+            }
+            detfeed_loader_release(l, b);
+        }
+        CHECK_INT(rc, DETFEED_NEXT_END);
+    }
+    detfeed_sha256_hex(&ctx, hex);
+}
+
+static void test_next_timed(void)
+{
+    char ref[65], hex[65];
+    int timeouts;
+    detfeed_loader *l = make(2, 2, 1, 0, 1, DETFEED_DTYPE_F32);
+    digest(l, ref);
+    detfeed_loader_destroy(l);
+    int slices[] = {0, 1, -1};
+    for (int i = 0; i < 3; i++) {
+        l = make(2, 2, 1, 0, 1, DETFEED_DTYPE_F32);
+        digest_timed(l, slices[i], hex, &timeouts);
+        if (!CHECK_STR(hex, ref))
+            fprintf(stderr, "  slices of %d ms\n", slices[i]);
+        if (slices[i] < 0)
+            CHECK_INT(timeouts, 0);
+        detfeed_loader_destroy(l);
+    }
+    CHECK_INT(detfeed_loader_next_timed(NULL, NULL, 0), DETFEED_EINVAL);
+}
+
+/* Shutdown: the workers stop for good; the held batch keeps its bytes and
+ * labels until destroy, and may still be released. */
+static void test_shutdown(void)
+{
+    detfeed_loader *l = make(4, 4, 1, 0, 1, DETFEED_DTYPE_U8);
+    CHECK_INT(detfeed_loader_start(l, 0), 0);
+    const detfeed_batch *b, *b2;
+    CHECK_INT(detfeed_loader_next(l, &b), 0);
+    size_t bytes;
+    const uint8_t *img = detfeed_batch_images(b, &bytes);
+    uint8_t *copy = malloc(bytes);
+    memcpy(copy, img, bytes);
+    int n = detfeed_batch_instances(b);
+    float cls0 = n ? detfeed_batch_cls(b)[0] : 0;
+    CHECK_INT(detfeed_loader_shutdown(l), 0);
+    CHECK_INT(detfeed_loader_next(l, &b2), DETFEED_EBADSTATE);
+    CHECK(strstr(detfeed_loader_last_error(l), "shut down") != NULL);
+    CHECK_INT(detfeed_loader_next_timed(l, &b2, 10), DETFEED_EBADSTATE);
+    CHECK_INT(detfeed_loader_start(l, 1), DETFEED_EBADSTATE);
+    CHECK(strstr(detfeed_loader_last_error(l), "shut down") != NULL);
+    CHECK(detfeed_batch_images(b, NULL) == img);
+    CHECK(memcmp(img, copy, bytes) == 0);
+    CHECK_INT(detfeed_batch_instances(b), n);
+    CHECK(!n || detfeed_batch_cls(b)[0] == cls0);
+    CHECK(detfeed_batch_im_file(b, 0) != NULL);
+    detfeed_loader_release(l, b);
+    CHECK_INT(detfeed_loader_shutdown(l), 0); /* idempotent */
+    CHECK(detfeed_dataset_size(detfeed_loader_dataset(l)) == NIMG);
+    free(copy);
+    detfeed_loader_destroy(l);
+    /* Before any batch: nothing runs yet, and nothing will. */
+    l = make(1, 1, 1, 0, 1, DETFEED_DTYPE_U8);
+    CHECK_INT(detfeed_loader_shutdown(l), 0);
+    CHECK_INT(detfeed_loader_start(l, 0), DETFEED_EBADSTATE);
+    CHECK_INT(detfeed_loader_next(l, &b2), DETFEED_EBADSTATE);
+    detfeed_loader_destroy(l);
+    CHECK_INT(detfeed_loader_shutdown(NULL), DETFEED_EINVAL);
+}
+
 /* Segment batches: labels in the masks' area order and the masks equal the
  * single-sample path (shared coco8-seg, when DETFEED_TEST_DATA is set). */
 static void test_segment_batches(void)
@@ -323,6 +422,8 @@ int main(void)
     test_shards();
     test_segment_batches();
     test_destroy_mid_epoch();
+    test_next_timed();
+    test_shutdown();
     test_failure();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
