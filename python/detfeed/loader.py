@@ -85,7 +85,9 @@ class _Sampler:
 class Dataset:
     """The dataset a loader reads, as the Ultralytics trainer looks at it:
     len(), im_files, and labels (per image: cls (n, 1), bboxes (n, 4)
-    normalized xywh, and keypoints for pose), read from libdetfeed's index."""
+    normalized xywh, and keypoints (n, K, 3) for pose: x, y and visibility,
+    which Ultralytics adds as 0 or 1 for kpt_shape [K, 2] datasets), read
+    from libdetfeed's index. kpt_shape is the YAML's (K, 2) or (K, 3)."""
 
     def __init__(self, ds):
         self._ds = ds
@@ -111,7 +113,8 @@ class Dataset:
         n = max(lib.detfeed_dataset_instance_count(self._ds, i), 0)
         cls = np.zeros((n, 1), np.float32)
         box = np.zeros((n, 4), np.float32)
-        kpt = np.zeros((n,) + self.kpt_shape, np.float32) if self.kpt_shape else None
+        # The library writes K x 3 (x, y, visibility) for K x 2 datasets too.
+        kpt = np.zeros((n, self.kpt_shape[0], 3), np.float32) if self.kpt_shape else None
         lib.detfeed_dataset_labels(self._ds, i, cls.ctypes.data, box.ctypes.data,
                                    kpt.ctypes.data if kpt is not None else None)
         lab = {"im_file": self.im_files[i], "cls": cls, "bboxes": box, "normalized": True,
@@ -152,7 +155,8 @@ class Loader:
     Iterating gives one epoch: dicts with Ultralytics' batch keys: img
     (B x 3 x H x W, RGB), cls (N x 1), bboxes (N x 4, normalized xywh),
     batch_idx (N), im_file, ori_shape, resized_shape, and keypoints
-    (N x K x 3) or masks (B x H/4 x W/4) where the task has them. img is not
+    (N x K x 3, also for kpt_shape [K, 2] datasets, as Ultralytics carries
+    them) or masks (B x H/4 x W/4) where the task has them. img is not
     a copy: it is the loader's buffer, valid until the next batch is taken
     (clone it to keep it). On CUDA it is ordered before the work later queued
     on the stream that was current when the batch was taken. Epochs count
@@ -346,9 +350,9 @@ class Loader:
         out["cls"] = self._floats(lib.detfeed_batch_cls(b), (k, 1))
         out["bboxes"] = self._floats(lib.detfeed_batch_bboxes(b), (k, 4))
         out["batch_idx"] = self._floats(lib.detfeed_batch_batch_idx(b), (k,))
-        if self.dataset.kpt_shape:
+        if self.dataset.kpt_shape:  # x, y, visibility: K x 3 whatever the YAML's ndim
             out["keypoints"] = self._floats(lib.detfeed_batch_keypoints(b),
-                                            (k,) + self.dataset.kpt_shape)
+                                            (k, self.dataset.kpt_shape[0], 3))
         mh, mw = ctypes.c_int(), ctypes.c_int()
         masks = lib.detfeed_batch_masks(b, ctypes.byref(mh), ctypes.byref(mw))
         if masks:
