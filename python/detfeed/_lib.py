@@ -9,6 +9,11 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _BUNDLED = ("libturbojpeg.so.0", "libspng.so.0")
 
 
+# Status codes and detfeed_loader_next's other results (detfeed.h).
+EINVAL, EBADSTATE = -1, -9
+NEXT_END, NEXT_TIMEOUT = 1, 2
+
+
 class DetfeedError(RuntimeError):
     """An error reported by libdetfeed: `status` is its negative status code,
     the message names the file (and line) where there is one."""
@@ -16,6 +21,9 @@ class DetfeedError(RuntimeError):
     def __init__(self, status, message):
         super().__init__(message)
         self.status = status
+
+    def __reduce__(self):  # pickles (multiprocessing) with its status
+        return type(self), (self.status, str(self))
 
 
 def _candidates():
@@ -69,6 +77,8 @@ _SIGNATURES = {
     "detfeed_loader_batch_count": (_sz, [_p]),
     "detfeed_loader_start": (_i, [_p, _u32]),
     "detfeed_loader_next": (_i, [_p, ctypes.POINTER(_p)]),
+    "detfeed_loader_next_timed": (_i, [_p, ctypes.POINTER(_p), _i]),
+    "detfeed_loader_shutdown": (_i, [_p]),
     "detfeed_loader_release": (None, [_p, _p]),
     "detfeed_loader_route": (_i, [_p, _pi, _pi, ctypes.POINTER(_s)]),
     "detfeed_loader_set_cuda_stream": (_i, [_p, _p]),

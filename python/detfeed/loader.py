@@ -3,11 +3,12 @@ arrays), made by libdetfeed's worker threads."""
 import ctypes
 import math
 import os
+import weakref
 
 import numpy as np
 
 from . import stack as _stack_mod
-from ._lib import DetfeedError, lib
+from ._lib import EBADSTATE, NEXT_END, NEXT_TIMEOUT, DetfeedError, lib
 
 try:  # PyTorch is optional: without it batches are NumPy arrays
     import torch
@@ -17,23 +18,112 @@ except ImportError:  # pragma: no cover - exercised where torch is missing
 _DTYPES = {"uint8": 0, "u8": 0, "float32": 1, "f32": 1, "float16": 2, "f16": 2, "half": 2,
            "bfloat16": 3, "bf16": 3}
 _DTYPE_NAMES = {0: "u8", 1: "f32", 2: "f16", 3: "bf16"}
-_NP = {0: np.uint8, 1: np.float32, 2: np.float16, 3: np.uint16}  # bf16 bits as uint16
 _TYPESTR = {0: "|u1", 1: "<f4", 2: "<f2", 3: "<u2"}
 _TASKS = {0: "detect", 1: "segment", 2: "pose"}
+# While waiting for a batch, the library is asked again every _SLICE_MS so
+# that Python's signal handlers (Ctrl-C) run in between.
+_SLICE_MS = 20
 
 
 def _torch_dtype(code):
     return {0: torch.uint8, 1: torch.float32, 2: torch.float16, 3: torch.bfloat16}[code]
 
 
+class _Handle:
+    """The C loader. Everything that points into its memory holds this: the
+    Loader until close(), a live iterator, and each batch's image array or
+    tensor (through its base); the last of them to go destroys the loader.
+    In a forked child it is never destroyed: the worker threads that
+    destroying would join do not exist there, so the child leaks it."""
+
+    def __init__(self):
+        self.ptr = ctypes.c_void_p()
+        self.pid = os.getpid()
+        self.closed = False
+
+    def forked(self):
+        return os.getpid() != self.pid
+
+    def __del__(self, _destroy=lib.detfeed_loader_destroy, _getpid=os.getpid):
+        if self.ptr.value and _getpid() == self.pid:
+            _destroy(self.ptr)
+        self.ptr.value = None
+
+
+class _HostImages:
+    """A batch's image tensor in host memory as NumPy sees it; the base of
+    the array (and of a tensor made from it), holding the loader's memory."""
+
+    def __init__(self, ptr, shape, code, owner):
+        self.__array_interface__ = {"shape": shape, "typestr": _TYPESTR[code],
+                                    "data": (ptr, False), "version": 3}
+        self._owner = owner
+
+
 class _CudaImages:
     """A batch's image tensor in device memory, for __cuda_array_interface__
-    consumers (CuPy, Numba, torch.as_tensor). bf16 is exposed as uint16 bits."""
+    consumers (CuPy, Numba, torch.as_tensor, which keeps this object, and so
+    the loader's memory, alive). bf16 is exposed as uint16 bits."""
 
-    def __init__(self, ptr, shape, code):
+    def __init__(self, ptr, shape, code, owner):
         self.__cuda_array_interface__ = {"shape": shape, "typestr": _TYPESTR[code],
                                          "data": (ptr, False), "version": 3, "strides": None,
                                          "stream": None}
+        self._owner = owner
+
+
+def _closed_error(what="the loader is closed"):
+    return DetfeedError(EBADSTATE, "detfeed: %s" % what)
+
+
+def _fork_error(handle):
+    return DetfeedError(EBADSTATE, (
+        "detfeed: this Loader was created in process %d and is used in process %d, a fork "
+        "of it (a DataLoader worker?): its worker threads do not survive fork(), so it "
+        "cannot make batches here. Iterate it in the process that created it (it has "
+        "worker threads of its own: use it in place of a torch DataLoader, or wrap it with "
+        "num_workers=0), or create the Loader in the process that iterates it."
+    ) % (handle.pid, os.getpid()))
+
+
+class _Epoch:
+    """One epoch's batches: what iter(loader) returns. It starts the epoch
+    at its first next() (so an iterator made and dropped unused, as the
+    Ultralytics trainer does, holds nothing); from then on it is the
+    loader's one live iterator until the epoch's end, its close(), or its
+    garbage collection. An exception while it waits for a batch
+    (KeyboardInterrupt) leaves it where it was: nothing was taken."""
+
+    def __init__(self, loader, handle):
+        self._loader, self._handle = loader, handle
+        self._epoch = None  # the epoch it runs, from its first next()
+        self._done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._done:
+            raise StopIteration
+        try:
+            if self._epoch is None:
+                self._epoch = self._loader._begin(self)
+            batch = self._loader._next_batch(self._handle)
+        except DetfeedError:
+            self.close()  # the epoch failed, or the loader is closed
+            raise
+        if batch is None:
+            loader = self._loader
+            self.close()
+            loader._end_epoch(self._epoch)
+            raise StopIteration
+        return batch
+
+    def close(self):
+        """Ends the iteration; the loader's next one runs the epoch again
+        (unless it was over, or set_epoch chose another)."""
+        self._done = True
+        self._loader = self._handle = None
 
 
 _STACK_KEYS = ("ultralytics", "numpy", "opencv", "opencv_cpu", "opencv_ipp")
@@ -87,35 +177,59 @@ class Dataset:
     len(), im_files, and labels (per image: cls (n, 1), bboxes (n, 4)
     normalized xywh, and keypoints (n, K, 3) for pose: x, y and visibility,
     which Ultralytics adds as 0 or 1 for kpt_shape [K, 2] datasets), read
-    from libdetfeed's index. kpt_shape is the YAML's (K, 2) or (K, 3)."""
+    from libdetfeed's index. kpt_shape is the YAML's (K, 2) or (K, 3).
 
-    def __init__(self, ds):
-        self._ds = ds
+    The index belongs to the loader: once the loader is closed (or garbage
+    collected), labels raise DetfeedError ("... the loader is closed");
+    len(), im_files, names, task and kpt_shape stay (plain values)."""
+
+    def __init__(self, ds, owner=None):
+        self._ptr = ds
+        self._owner = weakref.ref(owner) if owner is not None else None
         self._labels = None
+        self._n = lib.detfeed_dataset_size(ds)
         n = lib.detfeed_dataset_class_count(ds)
         self.names = {k: lib.detfeed_dataset_class_name(ds, k).decode() for k in range(n)}
         self.task = _TASKS.get(lib.detfeed_dataset_task(ds), "detect")
         k, d = ctypes.c_int(0), ctypes.c_int(0)
         lib.detfeed_dataset_kpt_shape(ds, ctypes.byref(k), ctypes.byref(d))
         self.kpt_shape = (k.value, d.value) if k.value else None
-        self.im_files = [lib.detfeed_dataset_image_path(ds, i).decode() for i in range(len(self))]
+        self.im_files = [lib.detfeed_dataset_image_path(ds, i).decode() for i in range(self._n)]
+
+    def _acquire(self):
+        """The loader's handle (held while the caller reads), or the closed error."""
+        if self._owner is None:
+            return None
+        h = self._owner()
+        if h is None or h.closed:
+            raise _closed_error("the dataset cannot be read any more: the loader is closed")
+        return h
+
+    @property
+    def _ds(self):
+        """The detfeed_dataset pointer (valid while the loader is open)."""
+        self._acquire()
+        return self._ptr
 
     def __len__(self):
-        return lib.detfeed_dataset_size(self._ds)
+        return self._n
 
     @property
     def labels(self):
+        owner = self._acquire()  # held: the memory stays while it is read
         if self._labels is None:
-            self._labels = [self._image_labels(i) for i in range(len(self))]
+            self._labels = [self._image_labels(i) for i in range(self._n)]
+        del owner
         return self._labels
 
     def _image_labels(self, i):
-        n = max(lib.detfeed_dataset_instance_count(self._ds, i), 0)
+        ds = self._ptr
+        n = max(lib.detfeed_dataset_instance_count(ds, i), 0)
         cls = np.zeros((n, 1), np.float32)
         box = np.zeros((n, 4), np.float32)
         # The library writes K x 3 (x, y, visibility) for K x 2 datasets too.
         kpt = np.zeros((n, self.kpt_shape[0], 3), np.float32) if self.kpt_shape else None
-        lib.detfeed_dataset_labels(self._ds, i, cls.ctypes.data, box.ctypes.data,
+        lib.detfeed_dataset_labels(ds, i, cls.ctypes.data, box.ctypes.data,
                                    kpt.ctypes.data if kpt is not None else None)
         lab = {"im_file": self.im_files[i], "cls": cls, "bboxes": box, "normalized": True,
                "bbox_format": "xywh"}
@@ -161,6 +275,26 @@ class Loader:
     (clone it to keep it). On CUDA it is ordered before the work later queued
     on the stream that was current when the batch was taken. Epochs count
     up from 0 by themselves; set_epoch() sets the next one.
+
+    One iterator at a time: an iterator starts the epoch at its first
+    next(), which raises DetfeedError while another iterator of the loader
+    that has started is live. An iterator is over at the epoch's end, with
+    its close(), or once garbage collected (the next iteration then runs
+    that epoch again from its start). While it waits for a batch the
+    iterator lets signal handlers run every 20 ms, so Ctrl-C
+    (KeyboardInterrupt) arrives at once; the iterator is then where it was.
+
+    Memory: an img array or tensor keeps the loader's memory alive, so it
+    never points into freed memory: after close(), or once the Loader is
+    garbage collected, a batch already handed out stays readable. The last
+    batch taken keeps its bytes; an earlier one shows what the workers last
+    wrote into its buffer (as it does once the next batch is taken). The
+    memory is freed when the last of them is gone. Labels are copies.
+
+    Processes: the worker threads belong to the process that created the
+    Loader. Used in a forked child (a torch DataLoader worker, os.fork) it
+    raises DetfeedError saying so, rather than waiting for threads that are
+    not there; the child never frees it. A Loader cannot be pickled.
     """
 
     def __init__(self, data, imgsz=640, batch=16, workers=None, color="worker", device="cpu",
@@ -168,9 +302,10 @@ class Loader:
                  epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None,
                  policy="skip", value_scale="quotient", tensors=None, opencv=None,
                  opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None, **hyp):
-        self._h = ctypes.c_void_p()
-        self._held = None
-        self._status(lib.detfeed_loader_create(ctypes.byref(self._h), 0), "create")
+        self._handle = None
+        self._iterator = None  # a weak reference to the live iterator
+        self._held = None  # the batch handed out last (released when the next is taken)
+        self._out = ctypes.c_void_p()  # where the library puts a batch it hands over
         if tensors is None:
             tensors = "torch" if torch is not None else "numpy"
         if tensors not in ("torch", "numpy") or (tensors == "torch" and torch is None):
@@ -207,27 +342,32 @@ class Loader:
         # The reference stack in effect: what was given or found installed
         # (settings not listed keep the library's defaults).
         self.stack = {k: str(settings[k]) for k in _STACK_KEYS if k in settings}
+
+        handle = _Handle()
+        self._check(lib.detfeed_loader_create(ctypes.byref(handle.ptr), 0), "create", handle)
+        self._handle = handle
+        h = handle.ptr
         for name, value in list(settings.items()) + list(hyp.items()):
-            self._set(name, value)
+            self._set(h, name, value)
         split = split or ("train" if augment else "val")
-        self._status(lib.detfeed_loader_set_split(self._h, split.encode()), "split")
-        self._status(lib.detfeed_loader_set_policy(self._h, int(policy == "fail")), "policy")
-        self._status(lib.detfeed_loader_open(self._h, os.fsencode(data)), "open")
-        ds = lib.detfeed_loader_dataset(self._h)
-        self.dataset = Dataset(ds)
+        self._check(lib.detfeed_loader_set_split(h, split.encode()), "split")
+        self._check(lib.detfeed_loader_set_policy(h, int(policy == "fail")), "policy")
+        self._check(lib.detfeed_loader_open(h, os.fsencode(data)), "open")
+        ds = lib.detfeed_loader_dataset(h)
+        self.dataset = Dataset(ds, handle)
         if not augment:
-            self._set_rect_order(ds)
+            self._set_rect_order(h, ds)
         self._shard_size = lib.detfeed_shard_size(len(self.dataset), rank, world_size)
+        self._len = lib.detfeed_loader_batch_count(h)
         self.sampler = _Sampler(self)
         self.epoch, self._epoch_set = 0, False
         self._cuda_index = index if cuda else None
         # The route is known once the batches exist: start epoch 0 now, so
         # that a fallback is reported before the first batch.
-        self._status(lib.detfeed_loader_start(self._h, 0), "start")
+        self._check(lib.detfeed_loader_start(h, 0), "start")
         self._started = 0
         out, route, why = ctypes.c_int(), ctypes.c_int(), ctypes.c_char_p()
-        lib.detfeed_loader_route(self._h, ctypes.byref(out), ctypes.byref(route),
-                                 ctypes.byref(why))
+        lib.detfeed_loader_route(h, ctypes.byref(out), ctypes.byref(route), ctypes.byref(why))
         self.device = "cuda:%d" % index if out.value == 1 else "cpu"
         self.color = "device" if route.value == 1 else "worker"
         self.route_note = why.value.decode() if why.value else None
@@ -236,38 +376,54 @@ class Loader:
             warnings.warn("detfeed: %s: batches in %s memory, colour in the %s" % (
                 self.route_note, "device" if out.value else "host", self.color), stacklevel=2)
 
-    # -- settings and errors -------------------------------------------------
-    def _status(self, rc, what):
+    # -- the handle, settings and errors ---------------------------------------
+    def _live(self, handle=None):
+        """The handle of a loader that is open, in the process that made it."""
+        h = self._handle if handle is None else handle
+        if h is None or h.closed:
+            raise _closed_error()
+        if h.forked():
+            raise _fork_error(h)
+        return h
+
+    @property
+    def _h(self):
+        """The detfeed_loader pointer (while the loader is open)."""
+        return self._live().ptr
+
+    def _check(self, rc, what, handle=None):
         if rc < 0:
-            msg = lib.detfeed_loader_last_error(self._h).decode() if self._h else ""
+            h = handle or self._handle
+            msg = lib.detfeed_loader_last_error(h.ptr).decode() if h and h.ptr.value else ""
             raise DetfeedError(rc, "detfeed %s: %s" % (what, msg or lib.detfeed_strerror(rc).decode()))
         return rc
 
-    def _set(self, name, value):
+    @staticmethod
+    def _set(h, name, value):
         param = ctypes.c_int()
         if lib.detfeed_loader_param_parse(name.encode(), ctypes.byref(param)) != 0:
             raise TypeError("Loader got an unknown setting %r" % name)
         if isinstance(value, bool):
             value = int(value)
-        if lib.detfeed_loader_set(self._h, name.encode(), str(value).encode()) < 0:
-            raise ValueError("detfeed: %s" % lib.detfeed_loader_last_error(self._h).decode())
+        if lib.detfeed_loader_set(h, name.encode(), str(value).encode()) < 0:
+            raise ValueError("detfeed: %s" % lib.detfeed_loader_last_error(h).decode())
 
-    def _set_rect_order(self, ds):
+    def _set_rect_order(self, h, ds):
         """Validation: the order Ultralytics' NumPy argsort gives (ties among
         equal aspect ratios are not in dataset order there)."""
         n = lib.detfeed_dataset_size(ds)
-        h, w = ctypes.c_int(), ctypes.c_int()
+        hh, ww = ctypes.c_int(), ctypes.c_int()
         hs, ws = np.empty(n, np.int64), np.empty(n, np.int64)
         for i in range(n):
-            lib.detfeed_dataset_image_size(ds, i, ctypes.byref(w), ctypes.byref(h))
-            hs[i], ws[i] = h.value, w.value
+            lib.detfeed_dataset_image_size(ds, i, ctypes.byref(ww), ctypes.byref(hh))
+            hs[i], ws[i] = hh.value, ww.value
         order = np.ascontiguousarray(_stack_mod.rect_order(hs, ws))
-        self._status(lib.detfeed_loader_set_rect_order(self._h, order.ctypes.data, n),
-                     "validation order")
+        self._check(lib.detfeed_loader_set_rect_order(h, order.ctypes.data, n),
+                    "validation order")
 
     # -- the DataLoader surface ---------------------------------------------
     def __len__(self):
-        return lib.detfeed_loader_batch_count(self._h)
+        return self._len
 
     def set_epoch(self, epoch):
         """Sets the epoch the next iteration runs (its order, recipes, and
@@ -279,35 +435,80 @@ class Loader:
         itself in the last close_mosaic epochs)."""
 
     def __iter__(self):
-        self._check_open()
-        self._release_held()
+        return _Epoch(self, self._live())
+
+    def _begin(self, it):
+        """Starts iterator `it` (at its first next()): the loader's epoch,
+        unless another iterator is live. Returns the epoch."""
+        handle = self._live(it._handle)
+        live = self._iterator() if self._iterator is not None else None
+        if live is not None and live is not it and live._epoch is not None and not live._done:
+            raise DetfeedError(EBADSTATE, (
+                "detfeed: this Loader is being iterated already (another iterator of it is "
+                "still live); it runs one epoch at a time: finish that iterator, call its "
+                "close() or drop it before iterating again"))
+        h = handle.ptr
+        self._release_held(h)
+        if self._out.value:  # taken but never handed out (an interrupt came between)
+            lib.detfeed_loader_release(h, self._out.value)
+            self._out.value = None
         epoch = self.epoch
         if self._started != epoch:
-            self._status(lib.detfeed_loader_start(self._h, epoch), "start")
+            self._check(lib.detfeed_loader_start(h, epoch), "start")
         self._started = None  # an epoch runs once per start
         self._epoch_set = False
-        b = ctypes.c_void_p()
-        while True:
-            self._release_held()
-            self._set_stream()
-            rc = lib.detfeed_loader_next(self._h, ctypes.byref(b))
-            if rc == 1:
-                break
-            self._status(rc, "batch")
-            self._held = b.value
-            yield self._batch(b.value)
+        self._iterator = weakref.ref(it)
+        return epoch
+
+    def _next_batch(self, handle):
+        """The next batch of the running epoch, or None at its end. The
+        library writes the batch it hands over into self._out, and it stays
+        there until it is in a dict: an interrupt at any point loses none."""
+        self._live(handle)
+        h, out = handle.ptr, self._out
+        if not out.value:
+            self._release_held(h)
+            while True:  # in slices, so that signal handlers run in between
+                self._set_stream(h)
+                rc = lib.detfeed_loader_next_timed(h, ctypes.byref(out), _SLICE_MS)
+                if rc != NEXT_TIMEOUT:
+                    break
+                self._live(handle)  # closed by another thread meanwhile
+            if rc == NEXT_END:
+                return None
+            if rc < 0:
+                self._live(handle)  # closed meanwhile: say so, not "shut down"
+                self._check(rc, "batch", handle)
+        b = out.value
+        batch = self._batch(b, handle)
+        self._held = b
+        out.value = None
+        return batch
+
+    def _end_epoch(self, epoch):
         if not self._epoch_set:
             self.epoch = epoch + 1
-        if self.epoch < self._epochs:  # the workers start on it while the consumer validates
-            self._status(lib.detfeed_loader_start(self._h, self.epoch), "start")
+        if self.epoch < self._epochs and self._handle is not None:
+            # the workers start on it while the consumer validates
+            self._check(lib.detfeed_loader_start(self._live().ptr, self.epoch), "start")
             self._started = self.epoch
 
     def close(self):
-        """Frees the loader (threads, slots, device buffers). Batches taken
-        from it must not be used afterwards."""
-        if getattr(self, "_h", None) and self._h.value:
-            lib.detfeed_loader_destroy(self._h)
-            self._h = ctypes.c_void_p()
+        """Stops the worker threads (each finishes the sample in hand, so this
+        takes at most one sample's time) and closes the loader: iterating,
+        its live iterator and its dataset's labels raise DetfeedError ("...
+        the loader is closed"). The memory (batch slots, device buffers) is
+        freed now, or, while arrays or tensors of batches already handed out
+        are left, when the last of them is gone: they stay readable, as the
+        class documentation says. Closing again does nothing."""
+        handle = self.__dict__.get("_handle")
+        if handle is None:
+            return
+        self._handle = None
+        self._held = None
+        handle.closed = True
+        if handle.ptr.value and not handle.forked():
+            lib.detfeed_loader_shutdown(handle.ptr)
 
     def __enter__(self):
         return self
@@ -316,7 +517,15 @@ class Loader:
         self.close()
 
     def __del__(self):
-        self.close()
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown: modules may be gone
+            pass
+
+    def __reduce__(self):
+        raise TypeError("detfeed.Loader cannot be pickled: it owns worker threads and memory "
+                        "of the process that created it; create the Loader in the process "
+                        "that iterates it")
 
     @property
     def skipped(self):
@@ -326,26 +535,22 @@ class Loader:
         return n, first.value.decode() if first.value else None
 
     # -- batches --------------------------------------------------------------
-    def _check_open(self):
-        if not self._h.value:
-            raise DetfeedError(-9, "detfeed: the loader is closed")
-
-    def _release_held(self):
+    def _release_held(self, h):
         if self._held is not None:
-            self._set_stream()  # its buffer is reused after the work queued so far
-            lib.detfeed_loader_release(self._h, self._held)
-            self._held = None
+            self._set_stream(h)  # its buffer is reused after the work queued so far
+            lib.detfeed_loader_release(h, self._held)
+            self._held = None  # (a second release of it would be ignored)
 
-    def _set_stream(self):
+    def _set_stream(self, h):
         if self._cuda_index is not None and torch is not None and torch.cuda.is_available():
             s = torch.cuda.current_stream(self._cuda_index).cuda_stream
-            lib.detfeed_loader_set_cuda_stream(self._h, s)
+            lib.detfeed_loader_set_cuda_stream(h, s)
 
-    def _batch(self, b):
+    def _batch(self, b, handle):
         h, w = ctypes.c_int(), ctypes.c_int()
         n = lib.detfeed_batch_size(b, ctypes.byref(h), ctypes.byref(w))
         shape = (n, 3, h.value, w.value)
-        out = {"img": self._images(b, shape)}
+        out = {"img": self._images(b, shape, handle)}
         k = lib.detfeed_batch_instances(b)
         out["cls"] = self._floats(lib.detfeed_batch_cls(b), (k, 1))
         out["bboxes"] = self._floats(lib.detfeed_batch_bboxes(b), (k, 4))
@@ -370,18 +575,17 @@ class Loader:
                                                 self._ultralytics) for o, _ in shapes)
         return out
 
-    def _images(self, b, shape):
+    def _images(self, b, shape, handle):
         size = ctypes.c_size_t()
         dev = lib.detfeed_batch_cuda_images(b, ctypes.byref(size))
         if dev:
-            cai = _CudaImages(dev, shape, self._dtype)
+            cai = _CudaImages(dev, shape, self._dtype, handle)
             if self.tensors == "numpy" or torch is None:
                 return cai
             t = torch.as_tensor(cai, device="cuda:%d" % self._cuda_index)
             return t.view(torch.bfloat16) if self._dtype == 3 else t
         host = lib.detfeed_batch_images(b, ctypes.byref(size))
-        arr = np.ctypeslib.as_array((ctypes.c_uint8 * size.value).from_address(host))
-        arr = arr.view(_NP[self._dtype]).reshape(shape)
+        arr = np.asarray(_HostImages(host, shape, self._dtype, handle))
         if self.tensors == "numpy":
             return arr
         t = torch.from_numpy(arr)

@@ -1,16 +1,37 @@
-"""The Python binding is memory-safe whatever the caller does: K x 2 pose
-datasets.
+"""The Python binding is memory-safe whatever the caller does: batches held
+across close() or past the Loader's life, the dataset after close(), forked
+children, two iterators, K x 2 pose datasets, Ctrl-C while a batch is being
+made.
 
 Runs under Debian's python3 (NumPy, no PyTorch) as well as with PyTorch, and
 against the ASan+UBSan build of the library (scripts/test.sh), where a
 use-after-free or overflow is a report rather than luck.
 """
+import gc
 import os
+import signal
+import subprocess
+import sys
+import threading
+import time
 
 import numpy as np
+import pytest
 
 import detfeed
 from test_loader import data
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def small(task="detect", **kw):
+    args = dict(imgsz=64, batch=2, workers=2, seed=3, tensors="numpy")
+    args.update(kw)
+    return detfeed.Loader(data(task), **args)
+
 
 # -- 1. pose with kpt_shape [K, 2] -------------------------------------------
 
@@ -75,3 +96,334 @@ def test_pose_k2_carries_k3_arrays_like_ultralytics(tmp_path):
                 assert set(np.unique(y["keypoints"][..., 2])) <= {0.0, 1.0}
                 batches += 1
         assert batches == 4
+
+
+# -- 2. batches and the dataset after close() or the Loader's end -------------
+
+def test_a_batch_held_across_close_keeps_its_bytes():
+    loader = small()
+    b = next(iter(loader))
+    img = b["img"].copy()
+    loader.close()
+    gc.collect()
+    assert np.array_equal(b["img"], img)
+    del loader
+    gc.collect()
+    assert np.array_equal(b["img"], img)
+    assert int(b["img"].sum()) == int(img.sum())
+
+
+def test_a_batch_of_a_collected_loader_stays_valid():
+    b = next(iter(small(seed=9)))  # the Loader is gone after this line
+    gc.collect()
+    got = b["img"].copy()
+    with small(seed=9) as ref:
+        want = next(iter(ref))["img"].copy()
+    assert np.array_equal(got, want)
+    # A later epoch of another loader reusing freed memory does not show here.
+    with small(seed=1, imgsz=128) as other:
+        for _ in other:
+            pass
+    assert np.array_equal(b["img"], want)
+
+
+def test_torch_tensors_keep_the_memory_too():
+    if torch is None:
+        pytest.skip("no PyTorch")
+    loader = small(tensors="torch", dtype="bfloat16")
+    t = next(iter(loader))["img"]
+    want = t.float().clone()
+    loader.close()
+    del loader
+    gc.collect()
+    assert torch.equal(t.float(), want)
+
+
+def test_the_dataset_after_close_is_a_clear_error():
+    loader = small()
+    ds = loader.dataset
+    n, files = len(ds), list(ds.im_files)
+    loader.close()
+    with pytest.raises(detfeed.DetfeedError, match="the loader is closed"):
+        ds.labels
+    with pytest.raises(detfeed.DetfeedError, match="the loader is closed"):
+        loader.dataset.labels
+    assert len(ds) == n and ds.im_files == files  # plain Python values stay
+    with pytest.raises(detfeed.DetfeedError, match="the loader is closed"):
+        next(iter(loader))
+    with pytest.raises(detfeed.DetfeedError, match="the loader is closed"):
+        loader.skipped
+    loader.close()  # twice: nothing happens
+    # Collected without close(): the same.
+    ds = small().dataset
+    gc.collect()
+    with pytest.raises(detfeed.DetfeedError, match="the loader is closed"):
+        ds.labels
+
+
+def test_close_while_iterating_ends_the_iterator():
+    loader = small()
+    it = iter(loader)
+    first = next(it)
+    img = first["img"].copy()
+    loader.close()
+    with pytest.raises(detfeed.DetfeedError, match="the loader is closed"):
+        next(it)
+    assert np.array_equal(first["img"], img)
+
+
+def test_close_from_another_thread_while_waiting():
+    """The consumer waits for a slow batch; close() on another thread ends its
+    wait with the closed error, promptly."""
+    loader = detfeed.Loader(data("detect"), imgsz=2048, batch=4, workers=1, cache="none",
+                            prefetch=1, dtype="uint8", tensors="numpy")
+    it = iter(loader)
+    timer = threading.Timer(0.2, loader.close)
+    timer.start()
+    t0 = time.perf_counter()
+    with pytest.raises(detfeed.DetfeedError, match="the loader is closed"):
+        next(it)
+    timer.join()
+    assert time.perf_counter() - t0 < 5
+
+
+# -- 3. fork -------------------------------------------------------------------
+
+FORK_HINT = "fork"
+
+
+def run_in_child(fn, timeout=60):
+    """fn() in a forked child; its exit status (0: passed), never a hang."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            code = 0 if fn() else 1
+        except BaseException as e:  # noqa: B902 - report anything
+            sys.stderr.write("child: %r\n" % (e,))
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child hung")
+
+
+def test_a_forked_child_is_refused_not_hung():
+    loader = small()
+    held = next(iter(loader))  # threads running, a batch held
+    img = held["img"].copy()
+
+    def child():
+        try:
+            next(iter(loader))
+        except detfeed.DetfeedError as e:
+            msg = str(e)
+            ok = FORK_HINT in msg and "create the Loader" in msg and str(os.getppid()) in msg
+        else:
+            return False
+        ok = ok and len(loader.dataset.labels) == len(loader.dataset)  # plain reads
+        with pytest.raises(detfeed.DetfeedError, match=FORK_HINT):
+            loader.skipped
+        loader.close()  # marks it closed here, and stops nothing
+        return ok
+
+    assert run_in_child(child) == 0
+
+    def child_collects():
+        nonlocal loader, held
+        del loader, held  # the child's garbage collection must not join threads
+        gc.collect()
+        return True
+
+    assert run_in_child(child_collects) == 0
+    # The parent's loader is untouched.
+    assert np.array_equal(held["img"], img)
+    assert sum(b["img"].shape[0] for b in loader) == 4
+    loader.close()
+
+
+DATALOADER_CHILD = r"""
+import sys, torch, detfeed
+class Epochs(torch.utils.data.IterableDataset):
+    def __init__(self, loader):
+        self.loader = loader
+    def __iter__(self):
+        for b in self.loader:
+            yield b["img"]
+loader = detfeed.Loader(sys.argv[1], imgsz=64, batch=2, workers=2, tensors="torch")
+dl = torch.utils.data.DataLoader(Epochs(loader), batch_size=None, num_workers=2,
+                                 multiprocessing_context="fork")
+try:
+    for x in dl:
+        pass
+except Exception as e:
+    print("ERROR", type(e).__name__, str(e).replace("\n", " "))
+else:
+    print("NO ERROR")
+# The parent still iterates it.
+print("PARENT", sum(b["img"].shape[0] for b in loader))
+"""
+
+
+def test_torch_dataloader_workers_get_a_clear_error():
+    if torch is None:
+        pytest.skip("no PyTorch")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", DATALOADER_CHILD, data("detect")],
+                         capture_output=True, text=True, timeout=180, env=env)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines[0].startswith("ERROR") and FORK_HINT in lines[0] and "num_workers=0" in lines[0], \
+        out.stdout
+    assert lines[-1] == "PARENT 4"
+
+
+def test_a_loader_cannot_be_pickled():
+    import pickle
+    with small() as loader:
+        with pytest.raises(TypeError, match="pickle"):
+            pickle.dumps(loader)
+
+
+def test_errors_pickle_with_their_status():
+    import pickle
+    e = pickle.loads(pickle.dumps(detfeed.DetfeedError(-9, "detfeed: it")))
+    assert isinstance(e, detfeed.DetfeedError) and e.status == -9 and str(e) == "detfeed: it"
+
+
+# -- 4. one iterator at a time ------------------------------------------------
+
+def test_a_second_live_iterator_is_an_error():
+    with small() as loader:
+        it = iter(loader)
+        first = next(it)
+        second = iter(loader)  # made: nothing yet (the Ultralytics trainer drops one unused)
+        with pytest.raises(detfeed.DetfeedError, match="another iterator"):
+            next(second)
+        with pytest.raises(StopIteration):  # refused: over
+            next(second)
+        with pytest.raises(detfeed.DetfeedError, match="iterator"):
+            for _ in loader:
+                pass
+        rest = list(it)  # the first one goes on undisturbed
+        assert len(rest) == 1 and first["img"].shape[0] == 2
+        # Finished: the slot is free.
+        assert len(list(loader)) == 2
+        # Closed: free too.
+        it = iter(loader)
+        next(it)
+        it.close()
+        with pytest.raises(StopIteration):
+            next(it)
+        assert len(list(loader)) == 2
+        # Dropped (garbage collected): free too.
+        it = iter(loader)
+        next(it)
+        del it
+        gc.collect()
+        assert len(list(loader)) == 2
+        # One that was made and never started holds nothing.
+        unused = iter(loader)
+        assert len(list(loader)) == 2
+        del unused
+
+
+def test_epochs_after_an_abandoned_iterator_are_whole():
+    with small(seed=4) as a, small(seed=4) as b:
+        it = iter(a)
+        next(it)
+        del it  # epoch 0 abandoned: the next iteration runs epoch 0 again, whole
+        x = [y["img"].copy() for y in a]
+        z = [y["img"].copy() for y in b]
+        assert len(x) == len(z) == 2 and all(np.array_equal(p, q) for p, q in zip(x, z))
+
+
+# -- 5. Ctrl-C -------------------------------------------------------------------
+
+def slow_loader():
+    """A loader whose batches take seconds: 4 mosaics at 4096 px on one
+    worker, decoded again each time."""
+    return detfeed.Loader(data("detect"), imgsz=4096, batch=4, workers=1, cache="none",
+                          prefetch=1, dtype="uint8", tensors="numpy")
+
+
+def test_ctrl_c_arrives_while_a_batch_is_made():
+    loader = slow_loader()
+    it = iter(loader)
+    main = threading.get_ident()
+    sent = []
+
+    def interrupt():
+        sent.append(time.perf_counter())
+        signal.pthread_kill(main, signal.SIGINT)
+
+    timer = threading.Timer(0.3, interrupt)
+    timer.start()
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        next(it)
+    latency = time.perf_counter() - sent[0]
+    timer.join()
+    print("\nCtrl-C latency while waiting for a batch: %.1f ms (batch not ready after %.2f s)"
+          % (latency * 1e3, sent[0] - t0))
+    assert latency < 0.1 + 0.05
+    # The iterator goes on where it was (nothing was taken) ...
+    t1 = time.perf_counter()
+    b = next(it)
+    assert b["img"].shape == (4, 3, 4096, 4096)
+    made = time.perf_counter() - t1
+    # ... another one is refused while it lives; closing is prompt.
+    with pytest.raises(detfeed.DetfeedError, match="iterator"):
+        next(iter(loader))
+    t2 = time.perf_counter()
+    loader.close()
+    print("batch after the interrupt in %.2f s; close() in %.3f s"
+          % (made, time.perf_counter() - t2))
+    with pytest.raises(detfeed.DetfeedError, match="closed"):
+        next(it)
+
+
+def test_ctrl_c_then_a_new_iteration():
+    loader = slow_loader()
+    timer = threading.Timer(0.2, signal.pthread_kill, (threading.get_ident(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        for _ in loader:
+            pass
+    timer.join()
+    gc.collect()
+    loader.close()  # or iterate again: both fine
+    with pytest.raises(detfeed.DetfeedError, match="closed"):
+        iter(loader)
+
+
+def test_an_interrupt_after_a_batch_was_taken_loses_none():
+    """An exception between the library handing a batch over and the dict
+    being made (a signal handler's) keeps the batch for the next next()."""
+    with small(seed=5, batch=1) as ref:
+        want = [b["im_file"] for b in ref]
+    with small(seed=5, batch=1) as loader:
+        real, calls = loader._batch, []
+
+        def interrupted(*args):
+            calls.append(1)
+            if len(calls) in (1, 3):
+                raise KeyboardInterrupt
+            return real(*args)
+
+        loader._batch = interrupted
+        it, got = iter(loader), []
+        while True:
+            try:
+                got.append(next(it)["im_file"])
+            except KeyboardInterrupt:
+                continue
+            except StopIteration:
+                break
+        assert got == want and len(calls) == len(want) + 2
