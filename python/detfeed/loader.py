@@ -2,6 +2,8 @@
 arrays), made by libdetfeed's worker threads."""
 import ctypes
 import math
+import numbers
+import operator
 import os
 import weakref
 
@@ -249,7 +251,8 @@ class Loader:
            value_scale="quotient", tensors=None, **hyperparameters)
 
     data: a dataset YAML, an images/ + labels/ folder, or a text file of
-    image paths. workers: threads (default: the CPUs this process may use).
+    image paths. imgsz: one integer (training batches are imgsz x imgsz).
+    workers: threads (default: the CPUs this process may use).
     color: "worker" colours in the worker threads; "device" leaves it to the
     CUDA kernel that converts the batch (CUDA output of a float dtype in
     training; otherwise the worker route runs and `route_note` says why).
@@ -306,26 +309,35 @@ class Loader:
         self._iterator = None  # a weak reference to the live iterator
         self._held = None  # the batch handed out last (released when the next is taken)
         self._out = ctypes.c_void_p()  # where the library puts a batch it hands over
+        # The arguments, each checked here with a message naming it; the
+        # library checks the ranges of the settings (with its own messages).
+        data = _data_path(data)
         if tensors is None:
             tensors = "torch" if torch is not None else "numpy"
         if tensors not in ("torch", "numpy") or (tensors == "torch" and torch is None):
-            raise ValueError("tensors must be 'numpy', or 'torch' with PyTorch installed")
+            raise ValueError("detfeed: tensors must be 'numpy', or 'torch' with PyTorch "
+                             "installed, not %r" % (tensors,))
         self.tensors = tensors
-        if dtype not in _DTYPES and not (torch is not None and isinstance(dtype, torch.dtype)):
-            raise ValueError("dtype must be one of %s" % ", ".join(sorted(_DTYPES)))
-        self._dtype = _DTYPES[str(dtype).replace("torch.", "")]
+        self._dtype = _dtype_code(dtype)
         cuda, index = _parse_device(device)
         if rank is None and world_size is None:
             rank, world_size = _dist_rank()
-        rank, world_size = int(rank or 0), int(world_size or 1)
+        rank = 0 if rank is None else _integer("rank", rank)
+        world_size = 1 if world_size is None else _integer("world_size", world_size)
+        if world_size < 1:
+            raise ValueError("detfeed: world_size must be at least 1, not %d" % world_size)
         if not 0 <= rank < world_size:
-            raise ValueError("rank %d is not in [0, world_size %d)" % (rank, world_size))
-        if color not in ("worker", "device"):
-            raise ValueError("color must be 'worker' or 'device'")
-        if value_scale not in ("quotient", "reciprocal"):
-            raise ValueError("value_scale must be 'quotient' or 'reciprocal'")
-        if policy not in ("skip", "fail"):
-            raise ValueError("policy must be 'skip' or 'fail'")
+            raise ValueError("detfeed: rank %d is not in [0, world_size %d)" % (rank, world_size))
+        for name, value, accepted in (("color", color, ("worker", "device")),
+                                      ("value_scale", value_scale, ("quotient", "reciprocal")),
+                                      ("policy", policy, ("skip", "fail"))):
+            _choice(name, value, accepted)
+        augment, drop_last = _flag("augment", augment), _flag("drop_last", drop_last)
+        split = "train" if split is None and augment else "val" if split is None else split
+        _choice("split", split, ("train", "val", "test"), "(a split of the dataset YAML)")
+        imgsz = _imgsz(imgsz)
+        batch, epochs = _integer("batch", batch), _integer("epochs", epochs)
+        workers = None if workers is None else _integer("workers", workers)
         self.batch_size, self.drop_last, self.rank, self.world_size = batch, drop_last, rank, world_size
         self._epochs = epochs
         self.num_workers = workers or len(os.sched_getaffinity(0))
@@ -337,7 +349,7 @@ class Loader:
                     "color": color, "cuda_device": index,
                     "cache_bytes": _cache_bytes(cache)}
         settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy))
-        self._imgsz, self._augment = imgsz, bool(augment)
+        self._imgsz, self._augment = imgsz, augment
         self._ultralytics = str(settings.get("ultralytics", "8.4"))
         # The reference stack in effect: what was given or found installed
         # (settings not listed keep the library's defaults).
@@ -349,10 +361,9 @@ class Loader:
         h = handle.ptr
         for name, value in list(settings.items()) + list(hyp.items()):
             self._set(h, name, value)
-        split = split or ("train" if augment else "val")
         self._check(lib.detfeed_loader_set_split(h, split.encode()), "split")
         self._check(lib.detfeed_loader_set_policy(h, int(policy == "fail")), "policy")
-        self._check(lib.detfeed_loader_open(h, os.fsencode(data)), "open")
+        self._check(lib.detfeed_loader_open(h, data), "open")
         ds = lib.detfeed_loader_dataset(h)
         self.dataset = Dataset(ds, handle)
         if not augment:
@@ -605,6 +616,74 @@ class Loader:
         return self._array(ptr, shape, np.float32)
 
 
+def _data_path(data):
+    if isinstance(data, (str, bytes, os.PathLike)):
+        return os.fsencode(data)
+    raise TypeError("detfeed: data must be the path of a dataset YAML, an images folder or a "
+                    "list of images, not %r" % (data,))
+
+
+def _integer(name, value):
+    """An integer argument (an int, a NumPy integer or an integer's text)."""
+    if isinstance(value, bool):
+        return int(value)
+    try:
+        return operator.index(value)
+    except TypeError:
+        pass
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise ValueError("detfeed: %s must be an integer, not %r" % (name, value))
+
+
+def _imgsz(imgsz):
+    """One integer size; a one-element list as Ultralytics takes it."""
+    if isinstance(imgsz, (list, tuple)):
+        if len(imgsz) != 1:
+            raise ValueError(
+                "detfeed: imgsz=%r: detfeed takes one integer size (training batches are "
+                "imgsz x imgsz, validation batches rectangles within it, as Ultralytics "
+                "trains), e.g. imgsz=%s" % (imgsz, max(imgsz) if imgsz and all(
+                    isinstance(v, int) for v in imgsz) else 640))
+        imgsz = imgsz[0]
+    return _integer("imgsz", imgsz)
+
+
+def _flag(name, value):
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, numbers.Integral) and
+                                                 value in (0, 1)):
+        return bool(value)
+    raise ValueError("detfeed: %s must be True or False, not %r" % (name, value))
+
+
+def _choice(name, value, accepted, note=""):
+    if not isinstance(value, str) or value not in accepted:
+        raise ValueError("detfeed: %s must be %s%s, not %r" % (
+            name, ", ".join(repr(a) for a in accepted[:-1]) + " or %r" % accepted[-1],
+            " " + note if note else "", value))
+
+
+def _dtype_code(dtype):
+    """The library's dtype code of a name, a torch.dtype or a NumPy dtype."""
+    key = None
+    if isinstance(dtype, str):
+        key = dtype
+    elif torch is not None and isinstance(dtype, torch.dtype):
+        key = str(dtype).replace("torch.", "")
+    elif isinstance(dtype, (type, np.dtype)):
+        try:
+            key = np.dtype(dtype).name
+        except TypeError:
+            pass
+    if key not in _DTYPES:
+        raise ValueError("detfeed: dtype must be one of %s (or the torch dtype), not %r"
+                         % (", ".join(sorted(_DTYPES)), dtype))
+    return _DTYPES[key]
+
+
 def _parse_device(device):
     """(cuda?, index) from "cpu", "cuda", "cuda:N", an int or a torch.device."""
     if torch is not None and isinstance(device, torch.device):
@@ -620,7 +699,7 @@ def _parse_device(device):
         return True, 0
     if device.startswith("cuda:") and device[5:].isdigit():
         return True, int(device[5:])
-    raise ValueError("device must be 'cpu', 'cuda' or 'cuda:N', not %r" % device)
+    raise ValueError("detfeed: device must be 'cpu', 'cuda' or 'cuda:N', not %r" % device)
 
 
 def _dist_rank():
@@ -631,10 +710,10 @@ def _dist_rank():
 
 
 def _cache_bytes(cache):
-    if cache in ("ram", True):
+    if cache is True or (isinstance(cache, str) and cache == "ram"):
         return 1 << 50
-    if cache in ("none", None, False):
+    if cache is None or cache is False or (isinstance(cache, str) and cache == "none"):
         return 0
-    if isinstance(cache, int) and cache >= 0:
-        return cache
-    raise ValueError("cache must be 'ram', 'none' or a byte count")
+    if isinstance(cache, numbers.Integral) and not isinstance(cache, bool) and cache >= 0:
+        return int(cache)
+    raise ValueError("detfeed: cache must be 'ram', 'none' or a byte count, not %r" % (cache,))

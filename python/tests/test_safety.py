@@ -1,7 +1,7 @@
 """The Python binding is memory-safe whatever the caller does: batches held
 across close() or past the Loader's life, the dataset after close(), forked
 children, two iterators, K x 2 pose datasets, Ctrl-C while a batch is being
-made.
+made, and clear messages for bad arguments.
 
 Runs under Debian's python3 (NumPy, no PyTorch) as well as with PyTorch, and
 against the ASan+UBSan build of the library (scripts/test.sh), where a
@@ -427,3 +427,56 @@ def test_an_interrupt_after_a_batch_was_taken_loses_none():
             except StopIteration:
                 break
         assert got == want and len(calls) == len(want) + 2
+
+
+# -- 6. messages ------------------------------------------------------------------
+
+def test_imgsz_33_gives_the_librarys_message():
+    with pytest.raises(ValueError) as e:
+        small(imgsz=33)
+    assert ("imgsz: '33' is not a value it accepts (an integer from 32 to 8192, a multiple "
+            "of 32)") in str(e.value)
+
+
+def test_an_unknown_split_names_the_accepted_ones():
+    with pytest.raises(ValueError) as e:
+        small(split="validation")
+    msg = str(e.value)
+    assert "validation" in msg and "'train'" in msg and "'val'" in msg and "'test'" in msg
+
+
+def test_imgsz_pair_says_training_takes_one_size():
+    for bad in ([640, 480], (640, 480)):
+        with pytest.raises(ValueError, match="one integer") as e:
+            small(imgsz=bad)
+        assert "imgsz" in str(e.value)
+    with small(imgsz=[64]) as loader:  # one size in a list, as Ultralytics takes it
+        assert next(iter(loader))["img"].shape[-1] == 64
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(rank="a", world_size=2), "rank"), (dict(rank=0, world_size=0), "world_size"),
+    (dict(world_size="x"), "world_size"), (dict(augment="maybe"), "augment"),
+    (dict(drop_last="x"), "drop_last"), (dict(dtype="float64"), "dtype"),
+    (dict(dtype=["u8"]), "dtype"), (dict(cache=-1), "cache"), (dict(cache=[1]), "cache"),
+    (dict(split=5), "split"), (dict(batch=None), "batch"), (dict(epochs="x"), "epochs"),
+    (dict(workers=-1), "workers"), (dict(workers="two"), "workers"),
+    (dict(prefetch=0), "prefetch"), (dict(seed="x"), "seed"), (dict(policy=1), "policy"),
+    (dict(color=1), "color"), (dict(device=None), "device"), (dict(device=[0]), "device"),
+    (dict(tensors="jax"), "tensors"), (dict(value_scale=None), "value_scale"),
+    (dict(hsv_h="x"), "hsv_h"), (dict(close_mosaic=-1), "close_mosaic"),
+    (dict(imgsz="big"), "imgsz"), (dict(imgsz=None), "imgsz"), (dict(opencv="6"), "opencv"),
+    (dict(hsv_q=1), "hsv_q"), (dict(imgsz={640: 1}), "imgsz"),
+])
+def test_every_argument_error_names_the_argument(kw, name):
+    with pytest.raises((ValueError, TypeError)) as e:
+        small(**kw)
+    assert name in str(e.value), str(e.value)
+    assert "detfeed" in str(e.value) or "Loader" in str(e.value), str(e.value)
+
+
+def test_data_of_the_wrong_type_is_named():
+    for bad in (None, 5):
+        with pytest.raises(TypeError, match="data"):
+            detfeed.Loader(bad)
+
