@@ -9,7 +9,9 @@
 #      (FUZZ_SECONDS, default 20) from the seed corpus;
 #   6. the Python binding: `pip install ./python` into a virtual environment
 #      (build-py/venv, with PyTorch from PyPI for the torch.distributed run)
-#      and its pytest suite.
+#      and its pytest suite;
+#   7. the Python binding's safety tests under Debian's python3 against the
+#      ASan+UBSan build's library (step 3).
 # The oracle tests read ../shared/data beside the checkout; the real
 # Ultralytics package and the OpenCV 5.0 / 5.1 wheels they compare against
 # are installed by scripts/oracle_env.sh (into build-py/). Every ctest run
@@ -69,3 +71,15 @@ py=build-py/venv # made by scripts/oracle_env.sh, with PyTorch
 (cd python/tests && DETFEED_CLI="$PWD/../../build/detfeed" DETFEED_TEST_DATA="$PWD/../../../shared/data" \
   DETFEED_LIBRARY="$PWD/../../build/libdetfeed.so" PYTHONPATH="$PWD/.." \
   /usr/bin/python3 -c 'import sys, pytest; import detfeed.loader as m; assert m.torch is None, "torch is importable here"; sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "test_loader.py"]))')
+
+echo "== Python binding against the ASan+UBSan build (Debian's python3)"
+# The safety tests (batches held across close() or the Loader's end, the
+# dataset after close, fork, two iterators, K x 2 and K x 3 pose, Ctrl-C)
+# with build-asan's library: ASan's runtime has to come first in the process
+# (LD_PRELOAD), Python leaks by design (detect_leaks=0), and -s lets a report
+# reach the terminal instead of pytest's capture. A report fails the run.
+(cd python/tests && DETFEED_TEST_DATA="$PWD/../../../shared/data" \
+  DETFEED_LIBRARY="$PWD/../../build-asan/libdetfeed.so" PYTHONPATH="$PWD/.." \
+  LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  /usr/bin/python3 -m pytest -q -s -p no:cacheprovider test_safety.py)
