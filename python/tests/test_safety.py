@@ -139,6 +139,18 @@ def test_torch_tensors_keep_the_memory_too():
     assert torch.equal(t.float(), want)
 
 
+def test_a_cuda_tensor_held_across_close_keeps_its_bytes():
+    if torch is None or not torch.cuda.is_available() or detfeed.cuda_device_count() == 0:
+        pytest.skip("no CUDA device")
+    loader = small(device="cuda", tensors="torch", imgsz=128)
+    t = next(iter(loader))["img"]
+    want = t.cpu()
+    loader.close()
+    del loader
+    gc.collect()
+    assert t.is_cuda and torch.equal(t.cpu(), want)
+
+
 def test_the_dataset_after_close_is_a_clear_error():
     loader = small()
     ds = loader.dataset
