@@ -520,10 +520,12 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  *   - a folder: every image below it, recursively;
  *   - a text file listing images, one per line (relative paths are taken
  *     from the list's folder).
- * Image files are those whose lower-case suffix is jpg, jpeg or png, in
- * byte-wise sorted order of their paths; names starting with '.' are
- * skipped. Other suffixes Ultralytics accepts (bmp, tif, webp, ...) are
- * counted as unsupported. An image's label file is its path with the last
+ * Image files are those whose lower-case suffix is one Ultralytics 8.4
+ * accepts (its IMG_FORMATS: avif, bmp, dng, heic, heif, jp2, jpeg, jpg, mpo,
+ * png, tif, tiff, webp), in byte-wise sorted order of their paths (Python's
+ * sorted() on the same paths); names starting with '.' are skipped. detfeed
+ * decodes jpg, jpeg and png; files of the other formats are counted as
+ * unsupported and skipped. An image's label file is its path with the last
  * "/images/" replaced by "/labels/" and the suffix by ".txt" (Ultralytics'
  * rule). A missing or empty label file makes the image a background.
  *
@@ -538,6 +540,49 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  * entry is skipped and counted with its reason; under DETFEED_POLICY_FAIL
  * the first one makes detfeed_dataset_open fail with a message naming it.
  * A malformed YAML, or a source without any image, always fails.
+ *
+ * Ultralytics' dataset train arguments, with its semantics (8.4's
+ * BaseDataset); fraction and classes leave a note in the problem list when
+ * they change anything:
+ *
+ *   fraction    (DETFEED_DATASET_FRACTION) keeps the first `count` files of
+ *               the sorted list of image files above (every IMG_FORMATS
+ *               suffix, unsupported ones included), before any image or
+ *               label is verified, as get_img_files does: a count given
+ *               with detfeed_dataset_set_int (an integer >= 1; 1 means all,
+ *               as get_split_fraction turns 1 into 1.0), or a ratio given
+ *               with detfeed_dataset_set_float (0 < ratio <= 1), for which
+ *               count = max(1, round(files * ratio)) with Python's round
+ *               (half to even) of the double product. 0 is refused
+ *               (DETFEED_EINVAL, with a message), as are negative counts
+ *               and ratios outside (0, 1] (Ultralytics' argument check
+ *               refuses them). The files left out are counted in
+ *               DETFEED_STAT_LEFT_OUT; their label files are not orphans.
+ *               Lines of a list file that are not image files take no part
+ *               (Ultralytics drops them; detfeed reports them as
+ *               unsupported, as without a fraction). The fraction applies
+ *               to whatever split is read; Ultralytics' trainer applies a
+ *               scalar fraction to its training split only.
+ *   classes     (detfeed_dataset_set_classes) keeps only the instances whose
+ *               class id is in the list (update_labels): boxes, polygons and
+ *               keypoints alike, in file order; images stay, those left
+ *               without instances as backgrounds. Ids must be >= 0, and
+ *               below nc where nc is known (checked when opening:
+ *               DETFEED_EINVAL with a message). Labels are validated before
+ *               the filter, against every class.
+ *   single_cls  (DETFEED_DATASET_SINGLE_CLS) makes every class id 0, after
+ *               the classes filter (detfeed_dataset_labels, samples and
+ *               batches), does not check class ids against nc (as
+ *               verify_image_label with single_cls), and makes
+ *               detfeed_dataset_class_count 1 with the one class named
+ *               "item" (the trainer's "Overriding class names with single
+ *               class"); the classes filter still uses the original ids.
+ *
+ * The counts after the filter: LABELLED, BACKGROUNDS and INSTANCES describe
+ * the labels training sees (what Ultralytics' dataset.labels hold after
+ * update_labels); DETFEED_STAT_CLASS_FILTERED counts the instances removed.
+ * Ultralytics' scan line ("N images, M backgrounds, K corrupt") is printed
+ * before the filter: its backgrounds are MISSING_LABELS + EMPTY_LABELS.
  *
  * Thread safety: configure and open from one thread; after a successful
  * open, every const query may be called from any number of threads.
@@ -562,22 +607,35 @@ typedef enum detfeed_dataset_param {
                                            (0: class ids only checked >= 0) */
     DETFEED_DATASET_MAX_LABEL_LINE = 3, /* longest label line in bytes; 65536 */
     DETFEED_DATASET_MAX_LABELS = 4,     /* most instances in one file; 10000 */
-    DETFEED_DATASET_MAX_PROBLEMS = 5    /* problems kept in detail; 10000 */
+    DETFEED_DATASET_MAX_PROBLEMS = 5,   /* problems kept in detail; 10000 */
+    DETFEED_DATASET_FRACTION = 6,       /* Ultralytics' fraction (above): an int
+                                           count >= 1 or a float ratio in
+                                           (0, 1]; default 1 (all) */
+    DETFEED_DATASET_SINGLE_CLS = 7      /* int 0/1: Ultralytics' single_cls
+                                           (above); default 0 */
 } detfeed_dataset_param;
 
 typedef enum detfeed_dataset_stat {
-    DETFEED_STAT_IMAGES = 0,          /* image files found (jpg, jpeg, png) */
+    DETFEED_STAT_IMAGES = 0,          /* image files found (jpg, jpeg, png),
+                                         of those the fraction keeps */
     DETFEED_STAT_USABLE = 1,          /* images in the index (not skipped) */
-    DETFEED_STAT_LABELLED = 2,        /* usable images with at least one instance */
-    DETFEED_STAT_BACKGROUNDS = 3,     /* usable images without instances */
+    DETFEED_STAT_LABELLED = 2,        /* usable images with at least one instance
+                                         (after the classes filter) */
+    DETFEED_STAT_BACKGROUNDS = 3,     /* usable images without instances (after
+                                         the classes filter) */
     DETFEED_STAT_MISSING_LABELS = 4,  /* usable images without a label file */
     DETFEED_STAT_EMPTY_LABELS = 5,    /* usable images with an empty label file */
     DETFEED_STAT_ORPHAN_LABELS = 6,   /* label files without an image */
-    DETFEED_STAT_INSTANCES = 7,       /* instances in the usable images */
+    DETFEED_STAT_INSTANCES = 7,       /* instances in the usable images (after
+                                         the classes filter) */
     DETFEED_STAT_DUPLICATES = 8,      /* duplicate label rows removed */
     DETFEED_STAT_CORRUPT = 9,         /* images skipped: bad image or label file */
     DETFEED_STAT_REJECTED_LINES = 10, /* label lines rejected */
-    DETFEED_STAT_UNSUPPORTED = 11     /* image files in formats detfeed cannot read */
+    DETFEED_STAT_UNSUPPORTED = 11,    /* image files in formats detfeed cannot read
+                                         (of those the fraction keeps) */
+    DETFEED_STAT_LEFT_OUT = 12,       /* image files (any format) left out by the
+                                         fraction */
+    DETFEED_STAT_CLASS_FILTERED = 13  /* instances removed by the classes list */
 } detfeed_dataset_stat;
 
 typedef enum detfeed_task {
@@ -593,9 +651,25 @@ DETFEED_API void detfeed_dataset_destroy(detfeed_dataset *ds);
  * non-const call. */
 DETFEED_API const char *detfeed_dataset_last_error(const detfeed_dataset *ds);
 
-/* Sets a parameter before detfeed_dataset_open (DETFEED_EBADSTATE after). */
+/* Sets a parameter before detfeed_dataset_open (DETFEED_EBADSTATE after);
+ * DETFEED_EINVAL for an unknown parameter or a value out of its range (with
+ * a message for the fraction and single_cls). */
 DETFEED_API int detfeed_dataset_set_int(detfeed_dataset *ds,
                                         detfeed_dataset_param param, int64_t value);
+/* The float parameters: only DETFEED_DATASET_FRACTION, as a ratio in (0, 1]
+ * (1.0: all); DETFEED_EINVAL, with a message, otherwise. */
+DETFEED_API int detfeed_dataset_set_float(detfeed_dataset *ds,
+                                          detfeed_dataset_param param, double value);
+/*
+ * Ultralytics' classes: keep only the instances of classes ids[0..n-1]
+ * (see above; duplicates are harmless). n == 0 (ids may then be NULL)
+ * restores all classes, the default. (Ultralytics' classes=[] would keep
+ * no instance at all; detfeed has no such setting.) DETFEED_EINVAL, with a
+ * message, for a negative id or more than 1000000 ids; ids not below nc
+ * make detfeed_dataset_open fail. Before detfeed_dataset_open.
+ */
+DETFEED_API int detfeed_dataset_set_classes(detfeed_dataset *ds, const int *ids,
+                                            size_t n);
 /* The split a YAML source is read for: "train" (default), "val" or "test". */
 DETFEED_API int detfeed_dataset_set_split(detfeed_dataset *ds, const char *split);
 /* Overrides a YAML's `path` (the dataset root). NULL restores the YAML's. */
@@ -634,7 +708,8 @@ DETFEED_API int detfeed_dataset_labels(const detfeed_dataset *ds, size_t i, floa
                                        float *boxes, float *keypoints);
 
 DETFEED_API detfeed_task detfeed_dataset_task(const detfeed_dataset *ds);
-/* Number of classes (0 when unknown) and the name of class k (NULL if none). */
+/* Number of classes (0 when unknown) and the name of class k (NULL if none);
+ * with single_cls 1 and "item". */
 DETFEED_API int detfeed_dataset_class_count(const detfeed_dataset *ds);
 DETFEED_API const char *detfeed_dataset_class_name(const detfeed_dataset *ds, int k);
 /* Pose datasets: K and D of kpt_shape (0, 0 otherwise), and flip_idx (NULL

@@ -7,6 +7,7 @@
 #include "yaml.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,7 @@ int detfeed_dataset_create(detfeed_dataset **out, uint32_t flags)
     ds->max_line = 65536;
     ds->max_labels = 10000;
     ds->max_problems = 10000;
+    ds->fraction = (detfeed__fraction){.count = 0, .ratio = 1.0};
     ds->split = dup_str("train");
     if (ds->split == NULL) {
         detfeed_dataset_destroy(ds);
@@ -127,6 +129,7 @@ void detfeed_dataset_destroy(detfeed_dataset *ds)
     free(ds->flip_idx);
     free(ds->split);
     free(ds->root);
+    free(ds->classes);
     detfeed_codec_destroy(ds->codec);
     free(ds);
 }
@@ -174,8 +177,71 @@ int detfeed_dataset_set_int(detfeed_dataset *ds, detfeed_dataset_param param,
             return DETFEED_EINVAL;
         ds->max_problems = (size_t)value;
         return DETFEED_OK;
+    case DETFEED_DATASET_FRACTION:
+        if (value < 1)
+            return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                                 "fraction: %lld is not a count of images it accepts "
+                                 "(a whole count >= 1, 1 meaning all, or a ratio in "
+                                 "(0, 1])",
+                                 (long long)value);
+        ds->fraction = (detfeed__fraction){.count = value, .ratio = 1.0};
+        return DETFEED_OK;
+    case DETFEED_DATASET_SINGLE_CLS:
+        if (value != 0 && value != 1)
+            return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                                 "single_cls: %lld is not 0 or 1", (long long)value);
+        ds->single_cls = value == 1;
+        return DETFEED_OK;
     }
     return DETFEED_EINVAL;
+}
+
+int detfeed_dataset_set_float(detfeed_dataset *ds, detfeed_dataset_param param,
+                              double value)
+{
+    if (ds == NULL)
+        return DETFEED_EINVAL;
+    if (ds->opened)
+        return DETFEED_EBADSTATE;
+    if (param != DETFEED_DATASET_FRACTION)
+        return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                             "dataset parameter %d does not take a float; only the "
+                             "fraction does",
+                             (int)param);
+    if (!(value > 0 && value <= 1)) /* NaN included */
+        return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                             "fraction: %g is not a ratio it accepts (a ratio in "
+                             "(0, 1], or a whole count >= 1)",
+                             value);
+    ds->fraction = (detfeed__fraction){.count = 0, .ratio = value};
+    return DETFEED_OK;
+}
+
+#define MAX_CLASS_IDS 1000000
+
+int detfeed_dataset_set_classes(detfeed_dataset *ds, const int *ids, size_t n)
+{
+    if (ds == NULL || (ids == NULL && n > 0))
+        return DETFEED_EINVAL;
+    if (ds->opened)
+        return DETFEED_EBADSTATE;
+    if (n > MAX_CLASS_IDS)
+        return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                             "classes: %zu ids; at most %d are accepted", n,
+                             MAX_CLASS_IDS);
+    for (size_t k = 0; k < n; k++)
+        if (ids[k] < 0)
+            return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                                 "classes: %d is negative; class ids are >= 0", ids[k]);
+    int *copy = n ? malloc(n * sizeof *copy) : NULL;
+    if (n && copy == NULL)
+        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    if (n)
+        memcpy(copy, ids, n * sizeof *copy);
+    free(ds->classes);
+    ds->classes = copy;
+    ds->nclasses = n;
+    return DETFEED_OK;
 }
 
 static int set_string(detfeed_dataset *ds, char **slot, const char *value)
@@ -207,12 +273,13 @@ int detfeed_dataset_set_root(detfeed_dataset *ds, const char *root)
 
 /* ---- collecting image paths ----------------------------------------------- */
 
-/* Suffixes Ultralytics accepts as images, and the ones detfeed decodes. */
+/* Suffixes Ultralytics 8.4 accepts as images (IMG_FORMATS), and the ones
+ * detfeed decodes. */
 static bool is_image_suffix(const char *s)
 {
-    static const char *const all[] = {"bmp",  "dng",  "jpeg", "jpg",  "mpo",
-                                      "png",  "tif",  "tiff", "webp", "pfm",
-                                      "heic", "avif", "heif"};
+    static const char *const all[] = {"avif", "bmp",  "dng", "heic", "heif",
+                                      "jp2",  "jpeg", "jpg", "mpo",  "png",
+                                      "tif",  "tiff", "webp"};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (strcmp(s, all[i]) == 0)
             return true;
@@ -501,7 +568,8 @@ static int load_labels(detfeed_dataset *ds, detfeed__image *im, const char *labe
         *skip = true;
         return problem(ds, label_path, 0, reason_of(ds->msg.text, label_path), false);
     }
-    detfeed__label_rules rules = {.nc = ds->nc,
+    /* single_cls: Ultralytics checks no class id against nc */
+    detfeed__label_rules rules = {.nc = ds->single_cls ? 0 : ds->nc,
                                   .nkpt = ds->nkpt,
                                   .kdim = ds->kdim,
                                   .max_line = ds->max_line,
@@ -527,6 +595,23 @@ static int load_labels(detfeed_dataset *ds, detfeed__image *im, const char *labe
     return rc;
 }
 
+/* Notes image `path`'s label file (returned in *label_path, malloc'd) and
+ * its folder, so that the orphan search expects it. */
+static int expect_label(detfeed_dataset *ds, const char *path,
+                        detfeed__strlist *label_dirs, detfeed__strlist *label_files,
+                        char **label_path)
+{
+    *label_path = detfeed__label_path(path);
+    char *label_dir = *label_path ? detfeed__path_dir(*label_path) : NULL;
+    if (label_dir == NULL || !detfeed__strlist_add(label_files, *label_path) ||
+        !detfeed__strlist_take(label_dirs, label_dir)) {
+        free(*label_path);
+        *label_path = NULL;
+        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    }
+    return DETFEED_OK;
+}
+
 /* Adds one image path to the index, or counts why it is skipped. */
 static int add_image(detfeed_dataset *ds, const char *path,
                      detfeed__strlist *label_dirs, detfeed__strlist *label_files)
@@ -542,19 +627,16 @@ static int add_image(detfeed_dataset *ds, const char *path,
     ds->stats[DETFEED_STAT_IMAGES]++;
     detfeed__image *im = &ds->images[ds->n];
     memset(im, 0, sizeof *im);
-    char *label_path = detfeed__label_path(path);
-    char *label_dir = label_path ? detfeed__path_dir(label_path) : NULL;
-    if (label_dir == NULL || !detfeed__strlist_add(label_files, label_path) ||
-        !detfeed__strlist_take(label_dirs, label_dir)) {
-        free(label_path);
-        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
-    }
+    char *label_path;
+    int rc = expect_label(ds, path, label_dirs, label_files, &label_path);
+    if (rc != DETFEED_OK)
+        return rc;
     if ((im->path = dup_str(path)) == NULL) {
         free(label_path);
         return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
     }
     bool skip;
-    int rc = verify_image(ds, im, &skip);
+    rc = verify_image(ds, im, &skip);
     if (rc == DETFEED_OK && !skip)
         rc = load_labels(ds, im, label_path, &skip);
     free(label_path);
@@ -621,6 +703,98 @@ static int settle_task(detfeed_dataset *ds, const char *source)
                    true);
 }
 
+/* Ultralytics' update_labels: the classes filter, then single_cls. */
+static int apply_classes(detfeed_dataset *ds, const char *source)
+{
+    int64_t removed = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        detfeed__labels *l = &ds->images[i].labels;
+        if (ds->classes)
+            removed += detfeed__labels_keep_classes(l, ds->classes, ds->nclasses);
+        for (int k = 0; ds->single_cls && k < l->n; k++)
+            l->cls[k] = 0;
+    }
+    ds->stats[DETFEED_STAT_CLASS_FILTERED] = removed;
+    if (removed == 0)
+        return DETFEED_OK;
+    char note[96];
+    snprintf(note, sizeof note, "classes: %lld instances of other classes removed",
+             (long long)removed);
+    return problem(ds, source, 0, note, true);
+}
+
+/* The classes asked for against the dataset's (when known). */
+static int check_classes(detfeed_dataset *ds, const char *source)
+{
+    for (size_t k = 0; ds->nc > 0 && k < ds->nclasses; k++)
+        if (ds->classes[k] >= ds->nc)
+            return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                                 "classes: %d is not a class of %s (its %d classes are "
+                                 "0 to %d)",
+                                 ds->classes[k], source, ds->nc, ds->nc - 1);
+    return DETFEED_OK;
+}
+
+static double round_half_even(double x)
+{
+    double f = floor(x), d = x - f;
+    return d > 0.5 || (d == 0.5 && fmod(f, 2) != 0) ? f + 1 : f;
+}
+
+size_t detfeed__fraction_keep(const detfeed__fraction *f, size_t files)
+{
+    if (f->count == 1 || (f->count == 0 && f->ratio == 1))
+        return files; /* get_split_fraction: 1 is all */
+    if (f->count > 0)
+        return (uint64_t)f->count < files ? (size_t)f->count : files;
+    /* max(1, round(len(im_files) * fraction)) */
+    double count = fmax(1, round_half_even((double)files * f->ratio));
+    return count < (double)files ? (size_t)count : files;
+}
+
+/* Image files (Ultralytics' suffixes) in `paths`. */
+static size_t count_image_files(const detfeed__strlist *paths)
+{
+    size_t n = 0;
+    char suffix[16];
+    for (size_t i = 0; i < paths->n; i++) {
+        detfeed__path_suffix(paths->v[i], suffix, sizeof suffix);
+        n += is_image_suffix(suffix);
+    }
+    return n;
+}
+
+/* The files of the sorted list: image files up to the fraction's count
+ * are indexed, later ones left out (their label files expected); other
+ * entries (lines of a list file) are reported as always. */
+static int add_files(detfeed_dataset *ds, const detfeed__strlist *paths,
+                     detfeed__strlist *dirs, detfeed__strlist *expected,
+                     const char *source)
+{
+    size_t files = count_image_files(paths);
+    size_t keep = detfeed__fraction_keep(&ds->fraction, files), seen = 0;
+    int rc = DETFEED_OK;
+    for (size_t i = 0; i < paths->n && rc == DETFEED_OK; i++) {
+        char suffix[16], *label_path = NULL;
+        detfeed__path_suffix(paths->v[i], suffix, sizeof suffix);
+        if (!is_image_suffix(suffix) || seen++ < keep) {
+            rc = add_image(ds, paths->v[i], dirs, expected);
+            continue;
+        }
+        ds->stats[DETFEED_STAT_LEFT_OUT]++;
+        rc = expect_label(ds, paths->v[i], dirs, expected, &label_path);
+        free(label_path);
+    }
+    if (rc != DETFEED_OK || keep == files)
+        return rc;
+    char note[160];
+    snprintf(note, sizeof note,
+             "fraction: the first %zu of %zu image files kept, in sorted order as "
+             "Ultralytics takes them",
+             keep, files);
+    return problem(ds, source, 0, note, true);
+}
+
 static void count(detfeed_dataset *ds)
 {
     for (size_t i = 0; i < ds->n; i++) {
@@ -645,15 +819,17 @@ static int build_index(detfeed_dataset *ds, detfeed__strlist *paths, const char 
     if (ds->nc == 0)
         ds->nc = ds->nc_param;
     detfeed__strlist dirs = {0}, expected = {0};
-    int rc = DETFEED_OK;
-    for (size_t i = 0; i < paths->n && rc == DETFEED_OK; i++)
-        rc = add_image(ds, paths->v[i], &dirs, &expected);
+    int rc = check_classes(ds, source);
+    if (rc == DETFEED_OK)
+        rc = add_files(ds, paths, &dirs, &expected, source);
     if (rc == DETFEED_OK)
         rc = find_orphans(ds, &dirs, &expected);
     detfeed__strlist_free(&dirs);
     detfeed__strlist_free(&expected);
     if (rc == DETFEED_OK)
         rc = settle_task(ds, source);
+    if (rc == DETFEED_OK)
+        rc = apply_classes(ds, source);
     count(ds);
     if (rc == DETFEED_OK && ds->n == 0 && ds->nproblems == 0)
         rc = detfeed__fail(&ds->msg, DETFEED_EFORMAT,
@@ -770,11 +946,15 @@ detfeed_task detfeed_dataset_task(const detfeed_dataset *ds)
 
 int detfeed_dataset_class_count(const detfeed_dataset *ds)
 {
+    if (ds && ds->single_cls)
+        return 1; /* the trainer's data["nc"] = 1 */
     return ds ? ds->nc : 0;
 }
 
 const char *detfeed_dataset_class_name(const detfeed_dataset *ds, int k)
 {
+    if (ds && ds->single_cls)
+        return k == 0 ? "item" : NULL; /* the trainer's names {0: "item"} */
     return ds && ds->names && k >= 0 && k < ds->nc ? ds->names[k] : NULL;
 }
 

@@ -24,7 +24,13 @@ typedef struct detfeed__problem {
     int line;
 } detfeed__problem;
 
-#define DETFEED__NSTATS 12
+#define DETFEED__NSTATS 14
+
+/* Ultralytics' fraction: a count (count > 0; 1 is all) or a ratio. */
+typedef struct detfeed__fraction {
+    int64_t count; /* 0: the ratio applies */
+    double ratio;  /* (0, 1]; 1: all */
+} detfeed__fraction;
 
 struct detfeed_dataset {
     detfeed__msg msg;
@@ -32,6 +38,10 @@ struct detfeed_dataset {
     int policy, verify, nc_param, max_labels;
     size_t max_line, max_problems;
     char *split, *root;
+    detfeed__fraction fraction;
+    int *classes; /* Ultralytics' classes, or NULL for all */
+    size_t nclasses;
+    bool single_cls;
     bool opened;
     /* what the source says */
     detfeed_task task;
@@ -47,6 +57,10 @@ struct detfeed_dataset {
     int pending; /* the first label error under DETFEED_POLICY_FAIL */
     detfeed_codec *codec;
 };
+
+/* How many of `files` image files Ultralytics' fraction keeps (all of
+ * them when it asks for more). */
+size_t detfeed__fraction_keep(const detfeed__fraction *f, size_t files);
 
 /* Image i of the index (i < detfeed_dataset_size). */
 const detfeed__image *detfeed__dataset_image(const detfeed_dataset *ds, size_t i);

@@ -492,3 +492,48 @@ void detfeed__labels_free(detfeed__labels *labels)
     free(labels->block_);
     memset(labels, 0, sizeof *labels);
 }
+
+/* ---- the classes filter --------------------------------------------------- */
+
+static bool class_listed(float cls, const int *ids, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (cls == (float)ids[k])
+            return true;
+    return false;
+}
+
+/* Moves instance `from` to position `to` (<= from) in every array; *pt is
+ * the next free polygon point, which the moved polygon starts at. */
+static void move_instance(detfeed__labels *l, int to, int from, int *pt)
+{
+    l->cls[to] = l->cls[from];
+    memmove(l->boxes + 4 * (size_t)to, l->boxes + 4 * (size_t)from, 4 * sizeof(float));
+    if (l->kpts) {
+        size_t per = (size_t)l->nkpt * 3;
+        memmove(l->kpts + per * (size_t)to, l->kpts + per * (size_t)from,
+                per * sizeof(float));
+    }
+    if (l->seg_start) {
+        int s0 = l->seg_start[from], m = l->seg_start[from + 1] - s0;
+        memmove(l->seg_xy + 2 * (size_t)*pt, l->seg_xy + 2 * (size_t)s0,
+                (size_t)m * 2 * sizeof(float));
+        l->seg_start[to] = *pt; /* seg_start[from + 1] is still to be read */
+        *pt += m;
+    }
+}
+
+int detfeed__labels_keep_classes(detfeed__labels *l, const int *ids, size_t n)
+{
+    int kept = 0, pt = 0;
+    for (int i = 0; i < l->n; i++)
+        if (class_listed(l->cls[i], ids, n))
+            move_instance(l, kept++, i, &pt);
+    int removed = l->n - kept;
+    if (l->seg_start)
+        l->seg_start[kept] = pt;
+    l->n = kept;
+    if (kept == 0)
+        detfeed__labels_free(l);
+    return removed;
+}

@@ -52,4 +52,12 @@ int detfeed__labels_parse(const char *text, size_t len, const char *file,
 
 void detfeed__labels_free(detfeed__labels *labels);
 
+/*
+ * Ultralytics' update_labels with `classes`: keeps only the instances whose
+ * class id is one of ids[0..n-1], with their boxes, keypoints and polygons,
+ * in their order. Labels left without instances are freed (as an empty
+ * file's). Returns the number of instances removed.
+ */
+int detfeed__labels_keep_classes(detfeed__labels *labels, const int *ids, size_t n);
+
 #endif /* DETFEED_LABELS_H */
