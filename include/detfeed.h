@@ -944,7 +944,8 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_SEED = 1,         /* int, any 64-bit value; default 0 */
     DETFEED_LOADER_EPOCHS = 2,       /* int >= 1; default 100 */
     DETFEED_LOADER_CLOSE_MOSAIC = 3, /* int >= 0; default 10 */
-    DETFEED_LOADER_CACHE_BYTES = 4,  /* int >= 0: RAM cache budget; default 0 */
+    DETFEED_LOADER_CACHE_BYTES = 4,  /* int >= 0: RAM cache budget, or
+                                        DETFEED_CACHE_BYTES_RAM; default 0 */
     DETFEED_LOADER_AUGMENT = 5,      /* int 0/1: training transforms; default 1 */
     DETFEED_LOADER_WORKERS = 6,      /* int >= 1: threads (cache fill); default 1 */
     DETFEED_LOADER_BATCH = 7,        /* int >= 1: batch size; default 16 */
@@ -963,6 +964,12 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_OPENCV_CPU = 19,  /* detfeed_cv_cpu; default DETFEED_CV_CPU_AUTO */
     DETFEED_LOADER_OPENCV_IPP = 20,  /* int 0/1: cv2.ipp.useIPP() (5.1); default 1 */
     DETFEED_LOADER_NUMPY = 21,       /* 1 or 2: NumPy's major version; default 2 */
+    /* Ultralytics' dataset train arguments (see "Datasets"): */
+    DETFEED_LOADER_SINGLE_CLS = 22, /* int 0/1: single_cls; default 0 */
+    DETFEED_LOADER_FRACTION = 23,   /* set_int: a count >= 1 (1: all); set_float:
+                                       a ratio in (0, 1]; default all */
+    DETFEED_LOADER_CLASSES = 24,    /* by text or detfeed_loader_set_classes;
+                                       default all classes */
     DETFEED_LOADER_HSV_H = 100,      /* float hyperparameters, Ultralytics names */
     DETFEED_LOADER_HSV_S = 101,      /* and defaults: 0.015, 0.7, 0.4, */
     DETFEED_LOADER_HSV_V = 102,
@@ -979,12 +986,35 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_BGR = 113          /* 0.0 */
 } detfeed_loader_param;
 
+/*
+ * DETFEED_LOADER_CACHE_BYTES = DETFEED_CACHE_BYTES_RAM (text "ram"): cache
+ * what fits in the memory available, as Ultralytics' cache="ram" checks
+ * it. When the loader opens, the exact bytes of every image at its load
+ * size (`need`) are summed from the index, and the memory available now is
+ * read (/proc/meminfo's MemAvailable, what psutil.virtual_memory().available
+ * gives on Linux; the free pages where it is missing). Ultralytics caches
+ * when need * (1 + safety margin) <= available, the margin 1.0 in 8.4 and
+ * 0.5 in 8.3 (the `ultralytics` setting); then the budget is `need` and
+ * every image is cached. Otherwise the budget is what fits within
+ * available / (1 + margin), floor(available / (1 + margin)) bytes, and the
+ * images are admitted first fit in index order as for any budget, the
+ * rest decoded on demand (Ultralytics would cache none). So the budget
+ * (DETFEED_CACHE_BUDGET) is min(need, floor(available / (1 + margin))): a
+ * function of the index, imgsz, the stack and MemAvailable when opening.
+ * Ultralytics estimates `need` from 30 random images; detfeed computes it.
+ * A failed allocation names the bytes that were needed and the memory
+ * that was available.
+ */
+#define DETFEED_CACHE_BYTES_RAM (-1)
+
 DETFEED_API int detfeed_loader_create(detfeed_loader **out, uint32_t flags);
 DETFEED_API void detfeed_loader_destroy(detfeed_loader *loader);
 DETFEED_API const char *detfeed_loader_last_error(const detfeed_loader *loader);
 
 /* Integer and float settings, before detfeed_loader_open (EBADSTATE after);
- * EINVAL for an unknown key or a value out of range. */
+ * EINVAL for an unknown key or a value out of range. DETFEED_LOADER_FRACTION
+ * takes both: an integer is a count, a float a ratio, as Ultralytics tells
+ * them apart by type. */
 DETFEED_API int detfeed_loader_set_int(detfeed_loader *loader,
                                        detfeed_loader_param param, int64_t value);
 DETFEED_API int detfeed_loader_set_float(detfeed_loader *loader,
@@ -992,7 +1022,8 @@ DETFEED_API int detfeed_loader_set_float(detfeed_loader *loader,
 /* The setting named `name` (the enum's name in lower case without the
  * prefix, e.g. "imgsz", "cuda_device", "hsv_h": Ultralytics' names for the
  * hyperparameters) into *out; DETFEED_EINVAL when there is none. Settings
- * from DETFEED_LOADER_HSV_H (100) on are floats, the others integers. */
+ * from DETFEED_LOADER_HSV_H (100) on are floats, the others integers
+ * (except fraction, either, and classes, a list). */
 DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out);
 
 /*
@@ -1002,13 +1033,28 @@ DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_para
  * "u8", "f32", "f16", "bf16"; value_scale "quotient", "reciprocal"; output
  * "host", "cuda"; color "worker", "device"; ultralytics "8.3", "8.4";
  * numpy "1", "2";
- * opencv "4", "4-debian", "5.0", "5.1"; opencv_cpu "auto", "sse", "avx2", "avx512".
+ * opencv "4", "4-debian", "5.0", "5.1"; opencv_cpu "auto", "sse", "avx2", "avx512";
+ * cache_bytes a byte count or "ram" (DETFEED_CACHE_BYTES_RAM);
+ * fraction an integer count ("4"; "1": all) or a ratio with a point or an
+ * exponent ("0.5", "1.0"); classes ids separated by commas ("0,2,5"; spaces
+ * allowed; "": all classes); single_cls "0", "1".
  * DETFEED_EINVAL, with the loader's message naming the setting and what
  * it accepts, for an unknown name or a value it does not accept;
  * DETFEED_EBADSTATE after detfeed_loader_open.
  */
 DETFEED_API int detfeed_loader_set(detfeed_loader *loader, const char *name,
                                    const char *value);
+
+/*
+ * Ultralytics' classes (see "Datasets"): the loader's dataset keeps only
+ * the instances of classes ids[0..n-1]; n == 0 (ids may be NULL) keeps
+ * all, the default. DETFEED_EINVAL with a message for a negative id; ids
+ * not below the dataset's nc make detfeed_loader_open fail. fraction,
+ * classes and single_cls apply to whatever split the loader reads; the
+ * trainer applies a scalar fraction to its training split only.
+ */
+DETFEED_API int detfeed_loader_set_classes(detfeed_loader *loader, const int *ids,
+                                           size_t n);
 
 /* The dataset's split to read ("train" by default) and its policy for bad
  * samples (see detfeed_dataset). */
@@ -1021,6 +1067,13 @@ DETFEED_API int detfeed_loader_open(detfeed_loader *loader, const char *data);
 
 /* The dataset the loader reads (valid until the loader is destroyed). */
 DETFEED_API const detfeed_dataset *detfeed_loader_dataset(const detfeed_loader *loader);
+
+/* Its RAM cache (valid until the loader is destroyed; NULL until
+ * detfeed_loader_open has created it), for detfeed_cache_stat_get:
+ * DETFEED_CACHE_IMAGES, _BYTES, _BUDGET (the computed budget with
+ * DETFEED_CACHE_BYTES_RAM), _ON_DEMAND, _FAILED. Read only; the loader's
+ * threads share it. */
+DETFEED_API const detfeed_cache *detfeed_loader_cache(const detfeed_loader *loader);
 
 /*
  * Validation (augment 0): replaces the order by aspect ratio with `order`,

@@ -11,8 +11,10 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { SLOT_ON_DEMAND = 0, SLOT_ADMITTED = 1, SLOT_CACHED = 2, SLOT_FAILED = 3 };
 
@@ -85,6 +87,101 @@ static int load_image(detfeed_codec *codec, const char *path, int imgsz, uint8_t
     return DETFEED_OK;
 }
 
+/* Image i's load size and bytes; false when its size is unknown (the
+ * dataset did not verify it), which leaves it on demand. */
+static bool load_bytes(const detfeed_dataset *ds, size_t i, int imgsz, int *w, int *h,
+                       uint64_t *bytes)
+{
+    const detfeed__image *im = detfeed__dataset_image(ds, i);
+    if (im->width <= 0 || im->height <= 0)
+        return false;
+    detfeed_load_size(im->width, im->height, imgsz, w, h);
+    *bytes = (uint64_t)*w * (uint64_t)*h * 3;
+    return true;
+}
+
+/* The admission rule: first fit in index order (an image is admitted when
+ * its bytes fit in what the budget has left). With `slots`, records each
+ * image's sizes and place. Returns the bytes admitted. */
+static uint64_t first_fit(const detfeed_dataset *ds, int imgsz, uint64_t budget,
+                          slot *slots, int64_t *admitted)
+{
+    uint64_t used = 0, size;
+    int w, h;
+    *admitted = 0;
+    for (size_t i = 0; i < detfeed_dataset_size(ds); i++) {
+        if (!load_bytes(ds, i, imgsz, &w, &h, &size))
+            continue;
+        bool fits = size <= budget - used;
+        if (slots) {
+            const detfeed__image *im = detfeed__dataset_image(ds, i);
+            slots[i] = (slot){.offset = used,
+                              .width = w,
+                              .height = h,
+                              .orig_width = im->width,
+                              .orig_height = im->height,
+                              .state = fits ? SLOT_ADMITTED : SLOT_ON_DEMAND};
+        }
+        if (fits) {
+            used += size;
+            ++*admitted;
+        }
+    }
+    return used;
+}
+
+void detfeed__cache_plan(const detfeed_dataset *ds, int imgsz, uint64_t budget,
+                         uint64_t *bytes, int64_t *images)
+{
+    *bytes = first_fit(ds, imgsz, budget, NULL, images);
+}
+
+uint64_t detfeed__cache_ram_budget(uint64_t need, uint64_t available,
+                                   unsigned margin_percent)
+{
+    /* floor(available * 100 / (100 + margin)) without overflow */
+    uint64_t d = 100 + (uint64_t)margin_percent;
+    uint64_t cap = available / d * 100 + available % d * 100 / d;
+    return need <= cap ? need : cap;
+}
+
+bool detfeed__meminfo_available(const char *text, uint64_t *bytes)
+{
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        unsigned long long kb;
+        char unit[4];
+        if (strncmp(p, "MemAvailable:", 13) == 0 &&
+            sscanf(p + 13, "%llu %3s", &kb, unit) == 2 && strcmp(unit, "kB") == 0 &&
+            kb <= UINT64_MAX / 1024) {
+            *bytes = (uint64_t)kb * 1024;
+            return true;
+        }
+    }
+    return false;
+}
+
+int detfeed__mem_available(uint64_t *bytes, detfeed__msg *msg)
+{
+    char text[8192];
+    size_t n = 0;
+    FILE *f = fopen("/proc/meminfo", "r"); /* its stat size is 0: read it whole */
+    if (f) {
+        n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+    }
+    text[n] = '\0';
+    if (detfeed__meminfo_available(text, bytes))
+        return DETFEED_OK;
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) {
+        *bytes = (uint64_t)pages * (uint64_t)page;
+        return DETFEED_OK;
+    }
+    return detfeed__fail(msg, DETFEED_ENOTSUPPORTED,
+                         "the available memory is unknown: no MemAvailable in "
+                         "/proc/meminfo and no free page count");
+}
+
 int detfeed_cache_create(detfeed_cache **out, const detfeed_dataset *ds, int imgsz,
                          uint64_t budget, uint32_t flags)
 {
@@ -103,22 +200,7 @@ int detfeed_cache_create(detfeed_cache **out, const detfeed_dataset *ds, int img
     c->imgsz = imgsz;
     c->budget = budget;
     c->n = n;
-    for (size_t i = 0; i < n; i++) {
-        slot *s = &c->slots[i];
-        const detfeed__image *im = detfeed__dataset_image(ds, i);
-        if (im->width <= 0 || im->height <= 0)
-            continue; /* size unknown (not verified): on demand */
-        s->orig_width = im->width;
-        s->orig_height = im->height;
-        detfeed_load_size(im->width, im->height, imgsz, &s->width, &s->height);
-        uint64_t size = (uint64_t)s->width * (uint64_t)s->height * 3;
-        if (size <= budget - c->bytes) { /* first fit, in index order */
-            s->offset = c->bytes;
-            s->state = SLOT_ADMITTED;
-            c->bytes += size;
-            c->admitted++;
-        }
-    }
+    c->bytes = first_fit(ds, imgsz, budget, c->slots, &c->admitted);
     if (c->bytes > 0 &&
         (c->bytes > SIZE_MAX || (c->arena = malloc((size_t)c->bytes)) == NULL)) {
         detfeed_cache_destroy(c);

@@ -72,4 +72,29 @@ int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec
                              int *orig_width, int *orig_height, uint8_t **owned,
                              uint64_t ns[2]);
 
+/* What detfeed_cache_create would admit under `budget`: the bytes and the
+ * number of images (first fit in index order; images of unknown size are
+ * never admitted). UINT64_MAX gives all that can be cached. */
+void detfeed__cache_plan(const detfeed_dataset *ds, int imgsz, uint64_t budget,
+                         uint64_t *bytes, int64_t *images);
+
+/*
+ * The budget of cache_bytes "ram": Ultralytics' check_cache_ram caches when
+ * need * (1 + margin_percent / 100) <= available (margin 100 in 8.4, 50 in
+ * 8.3); then the budget is `need` (all), else what fits in available / (1 +
+ * margin), floor(available * 100 / (100 + margin)), filled first fit.
+ * Both are min(need, that floor). Exact in integers, no overflow.
+ */
+uint64_t detfeed__cache_ram_budget(uint64_t need, uint64_t available,
+                                   unsigned margin_percent);
+
+/* MemAvailable of a /proc/meminfo text ("MemAvailable:  N kB") in bytes;
+ * false when it has none. */
+bool detfeed__meminfo_available(const char *text, uint64_t *bytes);
+
+/* The memory available now, as psutil.virtual_memory().available reads it
+ * on Linux: /proc/meminfo's MemAvailable; where that is missing, the free
+ * pages (sysconf). DETFEED_ENOTSUPPORTED, with msg, when neither is known. */
+int detfeed__mem_available(uint64_t *bytes, detfeed__msg *msg);
+
 #endif /* DETFEED_DATASET_INTERNAL_H */

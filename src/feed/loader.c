@@ -5,6 +5,7 @@
 #include "loader_internal.h"
 
 #include "aug/masks.h"
+#include "data/dataset_internal.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -38,6 +39,7 @@ int detfeed_loader_create(detfeed_loader **out, uint32_t flags)
     l->opencv = DETFEED_CV_5_1;
     l->opencv_cpu = DETFEED_CV_CPU_AUTO;
     l->opencv_ipp = 1;
+    l->fraction_ratio = 1.0;
     strcpy(l->split, "train");
     *out = l;
     return DETFEED_OK;
@@ -51,6 +53,7 @@ void detfeed_loader_destroy(detfeed_loader *l)
     detfeed__scratch_free(&l->scratch);
     free(l->rect);
     free(l->rect_order);
+    free(l->classes);
     detfeed_cache_destroy(l->cache);
     detfeed_dataset_destroy(l->ds);
     free(l);
@@ -84,6 +87,7 @@ static const int_setting int_settings[] = {
      DETFEED_CV_CPU_AVX512},
     {DETFEED_LOADER_OPENCV_IPP, offsetof(detfeed_loader, opencv_ipp), 0, 1},
     {DETFEED_LOADER_NUMPY, offsetof(detfeed_loader, numpy), 1, 2},
+    {DETFEED_LOADER_SINGLE_CLS, offsetof(detfeed_loader, single_cls), 0, 1},
 };
 
 /* The settings that are not plain integers. */
@@ -99,9 +103,15 @@ static int set_special(detfeed_loader *l, detfeed_loader_param p, int64_t v)
         l->seed = (uint64_t)v;
         return DETFEED_OK;
     case DETFEED_LOADER_CACHE_BYTES:
-        if (v < 0)
+        if (v < 0 && v != DETFEED_CACHE_BYTES_RAM)
             return DETFEED_EINVAL;
         l->cache_bytes = v;
+        return DETFEED_OK;
+    case DETFEED_LOADER_FRACTION: /* a count (1: all) */
+        if (v < 1)
+            return DETFEED_EINVAL;
+        l->fraction_count = v;
+        l->fraction_ratio = 1.0;
         return DETFEED_OK;
     case DETFEED_LOADER_AUGMENT:
     case DETFEED_LOADER_DROP_LAST:
@@ -164,6 +174,13 @@ int detfeed_loader_set_float(detfeed_loader *l, detfeed_loader_param p, double v
         return DETFEED_EINVAL;
     if (l->opened)
         return DETFEED_EBADSTATE;
+    if (p == DETFEED_LOADER_FRACTION) { /* a ratio */
+        if (!(v > 0 && v <= 1))
+            return DETFEED_EINVAL;
+        l->fraction_count = 0;
+        l->fraction_ratio = v;
+        return DETFEED_OK;
+    }
     double *slot = hyp_slot(&l->hyp, p);
     if (slot == NULL || !isfinite(v) || v < 0)
         return DETFEED_EINVAL;
@@ -191,7 +208,11 @@ void detfeed__loader_param_range(detfeed_loader_param p, char *buf, size_t size)
     } ranges[] = {
         {DETFEED_LOADER_IMGSZ, "an integer from 32 to 8192, a multiple of 32"},
         {DETFEED_LOADER_SEED, "any 64-bit integer"},
-        {DETFEED_LOADER_CACHE_BYTES, "a byte count >= 0"},
+        {DETFEED_LOADER_CACHE_BYTES, "a byte count >= 0, or ram"},
+        {DETFEED_LOADER_FRACTION, "a ratio in (0, 1] such as 0.5, or a whole count "
+                                  ">= 1 such as 4; 1 means all"},
+        {DETFEED_LOADER_CLASSES, "class ids >= 0 separated by commas, such as "
+                                 "0,2,5; empty for all classes"},
         {DETFEED_LOADER_AUGMENT, "0 or 1"},
         {DETFEED_LOADER_DROP_LAST, "0 or 1"},
         {DETFEED_LOADER_TRANSLATE, "a number from 0 to 0.5"},
@@ -235,6 +256,9 @@ int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
         {"opencv_cpu", DETFEED_LOADER_OPENCV_CPU},
         {"opencv_ipp", DETFEED_LOADER_OPENCV_IPP},
         {"numpy", DETFEED_LOADER_NUMPY},
+        {"single_cls", DETFEED_LOADER_SINGLE_CLS},
+        {"fraction", DETFEED_LOADER_FRACTION},
+        {"classes", DETFEED_LOADER_CLASSES},
         {"hsv_h", DETFEED_LOADER_HSV_H},
         {"hsv_s", DETFEED_LOADER_HSV_S},
         {"hsv_v", DETFEED_LOADER_HSV_V},
@@ -255,6 +279,28 @@ int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
     if (rc == DETFEED_OK)
         *out = (detfeed_loader_param)v;
     return rc;
+}
+
+int detfeed_loader_set_classes(detfeed_loader *l, const int *ids, size_t n)
+{
+    if (l == NULL || (ids == NULL && n > 0))
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                             "classes: settings are fixed once the loader is open");
+    for (size_t k = 0; k < n; k++)
+        if (ids[k] < 0)
+            return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                                 "classes: %d is negative; class ids are >= 0", ids[k]);
+    int *copy = n ? malloc(n * sizeof *copy) : NULL;
+    if (n && copy == NULL)
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
+    if (n)
+        memcpy(copy, ids, n * sizeof *copy);
+    free(l->classes);
+    l->classes = copy;
+    l->nclasses = n;
+    return DETFEED_OK;
 }
 
 int detfeed_loader_set_split(detfeed_loader *l, const char *split)
@@ -379,6 +425,22 @@ int detfeed_loader_set_rect_order(detfeed_loader *l, const uint64_t *order, size
     return DETFEED_OK;
 }
 
+/* Ultralytics' dataset arguments, onto the dataset. */
+static int dataset_args(detfeed_loader *l)
+{
+    detfeed_dataset *ds = l->ds;
+    int rc =
+        l->fraction_count > 0
+            ? detfeed_dataset_set_int(ds, DETFEED_DATASET_FRACTION, l->fraction_count)
+            : detfeed_dataset_set_float(ds, DETFEED_DATASET_FRACTION,
+                                        l->fraction_ratio);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_SINGLE_CLS, l->single_cls);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_classes(ds, l->classes, l->nclasses);
+    return rc;
+}
+
 static int open_dataset(detfeed_loader *l, const char *data)
 {
     int rc = detfeed_dataset_create(&l->ds, 0);
@@ -386,12 +448,63 @@ static int open_dataset(detfeed_loader *l, const char *data)
         rc = detfeed_dataset_set_split(l->ds, l->split);
     if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_int(l->ds, DETFEED_DATASET_POLICY, l->policy);
+    if (rc == DETFEED_OK)
+        rc = dataset_args(l);
     if (rc != DETFEED_OK)
-        return detfeed__fail(&l->msg, rc, "%s", detfeed_strerror(rc));
+        return detfeed__fail(&l->msg, rc, "%s",
+                             l->ds && *detfeed_dataset_last_error(l->ds)
+                                 ? detfeed_dataset_last_error(l->ds)
+                                 : detfeed_strerror(rc));
     rc = detfeed_dataset_open(l->ds, data);
     if (rc != DETFEED_OK)
         return detfeed__fail(&l->msg, rc, "%s", detfeed_dataset_last_error(l->ds));
     return DETFEED_OK;
+}
+
+/* The RAM cache budget: cache_bytes, or for "ram" what Ultralytics'
+ * check_cache_ram allows (detfeed__cache_ram_budget). */
+static int cache_budget(detfeed_loader *l, uint64_t *budget)
+{
+    if (l->cache_bytes != DETFEED_CACHE_BYTES_RAM) {
+        *budget = (uint64_t)l->cache_bytes;
+        return DETFEED_OK;
+    }
+    uint64_t need;
+    int64_t images;
+    detfeed__cache_plan(l->ds, l->imgsz, UINT64_MAX, &need, &images);
+    detfeed__msg why;
+    int rc = detfeed__mem_available(&l->mem_available, &why);
+    if (rc != DETFEED_OK)
+        return detfeed__fail(&l->msg, rc, "cache_bytes ram: %s", why.text);
+    *budget = detfeed__cache_ram_budget(need, l->mem_available,
+                                        l->ultralytics == 803 ? 50 : 100);
+    return DETFEED_OK;
+}
+
+/* A cache that could not be made: the bytes it needed, never a budget
+ * that stands for "everything". */
+static int cache_error(detfeed_loader *l, int rc, uint64_t budget)
+{
+    uint64_t bytes;
+    int64_t images;
+    detfeed__cache_plan(l->ds, l->imgsz, budget, &bytes, &images);
+    char avail[96] = "";
+    if (l->cache_bytes == DETFEED_CACHE_BYTES_RAM)
+        snprintf(avail, sizeof avail, " (cache_bytes ram: %llu bytes available)",
+                 (unsigned long long)l->mem_available);
+    return detfeed__fail(&l->msg, rc, "RAM cache of %llu bytes for %lld images: %s%s",
+                         (unsigned long long)bytes, (long long)images,
+                         detfeed_strerror(rc), avail);
+}
+
+static int open_cache(detfeed_loader *l)
+{
+    uint64_t budget;
+    int rc = cache_budget(l, &budget);
+    if (rc == DETFEED_OK && (rc = detfeed_cache_create(&l->cache, l->ds, l->imgsz,
+                                                       budget, 0)) != DETFEED_OK)
+        return cache_error(l, rc, budget);
+    return rc;
 }
 
 int detfeed_loader_open(detfeed_loader *l, const char *data)
@@ -413,11 +526,8 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
     int rc = open_dataset(l, data);
     if (rc == DETFEED_OK && (rc = detfeed__scratch_init(&l->scratch)) != DETFEED_OK)
         detfeed__fail(&l->msg, rc, "out of memory");
-    if (rc == DETFEED_OK &&
-        (rc = detfeed_cache_create(&l->cache, l->ds, l->imgsz, (uint64_t)l->cache_bytes,
-                                   0)) != DETFEED_OK)
-        detfeed__fail(&l->msg, rc, "RAM cache of %lld bytes: %s",
-                      (long long)l->cache_bytes, detfeed_strerror(rc));
+    if (rc == DETFEED_OK)
+        rc = open_cache(l);
     if (rc == DETFEED_OK)
         rc = detfeed_cache_fill(l->cache, l->workers);
     if (rc == DETFEED_OK && !l->augment)
@@ -444,6 +554,11 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
 const detfeed_dataset *detfeed_loader_dataset(const detfeed_loader *l)
 {
     return l ? l->ds : NULL;
+}
+
+const detfeed_cache *detfeed_loader_cache(const detfeed_loader *l)
+{
+    return l ? l->cache : NULL;
 }
 
 /* close_mosaic: mosaic is off from the first epoch of the last

@@ -16,7 +16,14 @@ struct detfeed_loader {
     /* settings */
     int imgsz, epochs, close_mosaic, workers, batch;
     uint64_t seed;
-    int64_t cache_bytes;
+    int64_t cache_bytes;    /* or DETFEED_CACHE_BYTES_RAM */
+    uint64_t mem_available; /* cache_bytes "ram": MemAvailable when opened */
+    /* Ultralytics' dataset arguments, handed to the dataset */
+    int64_t fraction_count; /* > 0: a count; 0: fraction_ratio applies */
+    double fraction_ratio;
+    int *classes; /* NULL: all */
+    size_t nclasses;
+    int single_cls;
     bool augment, opened;
     bool samples_made; /* detfeed_loader_sample has run (rect order fixed) */
     char split[8];

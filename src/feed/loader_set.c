@@ -4,10 +4,13 @@
  */
 #include "loader_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The settings whose values are names, with the names they accept. */
 static const detfeed__named scale_names[] = {{"quotient", DETFEED_SCALE_QUOTIENT},
@@ -85,12 +88,13 @@ static int set_named(detfeed_loader *l, const char *name, const named_setting *s
                          value, accepted);
 }
 
-/* The whole of `text` as a number, or false. */
-static bool parse_int(const char *text, int64_t *out)
+/* The whole of `text` as a number (in C syntax with base 0, or decimal
+ * with base 10), or false. */
+static bool parse_int(const char *text, int base, int64_t *out)
 {
     char *end = NULL;
     errno = 0;
-    long long v = strtoll(text, &end, 0);
+    long long v = strtoll(text, &end, base);
     if (errno || end == text || *end != '\0')
         return false;
     *out = v;
@@ -108,6 +112,17 @@ static bool parse_double(const char *text, double *out)
     return true;
 }
 
+/* The message of a value `p` does not accept: what it accepts, from the
+ * table the setters check. */
+static int refuse(detfeed_loader *l, const char *name, detfeed_loader_param p,
+                  const char *value)
+{
+    char range[128];
+    detfeed__loader_param_range(p, range, sizeof range);
+    return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                         "%s: '%s' is not a value it accepts (%s)", name, value, range);
+}
+
 static int set_number(detfeed_loader *l, const char *name, detfeed_loader_param p,
                       const char *value)
 {
@@ -118,16 +133,98 @@ static int set_number(detfeed_loader *l, const char *name, detfeed_loader_param 
             rc = detfeed_loader_set_float(l, p, d);
     } else {
         int64_t v;
-        if (parse_int(value, &v))
+        if (parse_int(value, 0, &v))
             rc = detfeed_loader_set_int(l, p, v);
     }
-    if (rc == DETFEED_EINVAL) {
-        char range[96];
-        detfeed__loader_param_range(p, range, sizeof range);
-        return detfeed__fail(&l->msg, rc, "%s: '%s' is not a value it accepts (%s)",
-                             name, value, range);
-    }
+    return rc == DETFEED_EINVAL ? refuse(l, name, p, value) : rc;
+}
+
+/* fraction: an integer is a count, anything else a ratio (Python's int and
+ * float, as Ultralytics tells them apart). */
+static int set_fraction(detfeed_loader *l, const char *name, detfeed_loader_param p,
+                        const char *value)
+{
+    int64_t count;
+    double ratio;
+    int rc = DETFEED_EINVAL;
+    if (parse_int(value, 10, &count))
+        rc = detfeed_loader_set_int(l, p, count);
+    else if (parse_double(value, &ratio))
+        rc = detfeed_loader_set_float(l, p, ratio);
+    return rc == DETFEED_EINVAL ? refuse(l, name, p, value) : rc;
+}
+
+/* One class id of a "0,2,5" list at *s (spaces around it), moving *s past
+ * it and its comma; false when there is none. */
+static bool next_class(const char **s, int *id, bool *last)
+{
+    const char *p = *s;
+    while (isspace((unsigned char)*p))
+        p++;
+    char *end;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (end == p || errno || v < INT_MIN || v > INT_MAX)
+        return false;
+    for (p = end; isspace((unsigned char)*p);)
+        p++;
+    if (*p != ',' && *p != '\0')
+        return false;
+    *id = (int)v;
+    *last = *p == '\0';
+    *s = *last ? p : p + 1;
+    return true;
+}
+
+/* classes: "0,2,5"; empty (or only spaces): all classes. */
+static int set_classes(detfeed_loader *l, const char *name, detfeed_loader_param p,
+                       const char *value)
+{
+    size_t cap = strlen(value) / 2 + 1, n = 0;
+    const char *s = value;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == '\0')
+        return detfeed_loader_set_classes(l, NULL, 0);
+    int *ids = malloc(cap * sizeof *ids);
+    if (ids == NULL)
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
+    bool last = false, ok = true;
+    while (ok && !last && n < cap)
+        ok = next_class(&s, &ids[n++], &last);
+    int rc =
+        ok && last ? detfeed_loader_set_classes(l, ids, n) : refuse(l, name, p, value);
+    free(ids);
     return rc;
+}
+
+/* cache_bytes: a byte count, or "ram" (DETFEED_CACHE_BYTES_RAM). */
+static int set_cache_bytes(detfeed_loader *l, const char *name, detfeed_loader_param p,
+                           const char *value)
+{
+    if (strcmp(value, "ram") == 0)
+        return detfeed_loader_set_int(l, p, DETFEED_CACHE_BYTES_RAM);
+    return set_number(l, name, p, value);
+}
+
+/* The settings whose text is read by a function of their own. */
+typedef int (*text_setter)(detfeed_loader *l, const char *name, detfeed_loader_param p,
+                           const char *value);
+static const struct {
+    detfeed_loader_param param;
+    text_setter set;
+} text_settings[] = {
+    {DETFEED_LOADER_FRACTION, set_fraction},
+    {DETFEED_LOADER_CLASSES, set_classes},
+    {DETFEED_LOADER_CACHE_BYTES, set_cache_bytes},
+};
+
+static text_setter text_setter_of(detfeed_loader_param p)
+{
+    for (size_t i = 0; i < sizeof text_settings / sizeof text_settings[0]; i++)
+        if (text_settings[i].param == p)
+            return text_settings[i].set;
+    return NULL;
 }
 
 int detfeed_loader_set(detfeed_loader *l, const char *name, const char *value)
@@ -142,5 +239,8 @@ int detfeed_loader_set(detfeed_loader *l, const char *name, const char *value)
         return detfeed__fail(&l->msg, DETFEED_EINVAL, "'%s' is not a loader setting",
                              name);
     const named_setting *s = named_setting_of(p);
-    return s ? set_named(l, name, s, value) : set_number(l, name, p, value);
+    text_setter set = text_setter_of(p);
+    if (s)
+        return set_named(l, name, s, value);
+    return set ? set(l, name, p, value) : set_number(l, name, p, value);
 }
