@@ -568,7 +568,8 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  *               keypoints alike, in file order; images stay, those left
  *               without instances as backgrounds. Ids must be >= 0, and
  *               below nc where nc is known (checked when opening:
- *               DETFEED_EINVAL with a message). Labels are validated before
+ *               DETFEED_EINVAL with a message; Ultralytics takes such an id
+ *               and matches nothing with it). Labels are validated before
  *               the filter, against every class.
  *   single_cls  (DETFEED_DATASET_SINGLE_CLS) makes every class id 0, after
  *               the classes filter (detfeed_dataset_labels, samples and
