@@ -22,6 +22,10 @@ _DTYPES = {"uint8": 0, "u8": 0, "float32": 1, "f32": 1, "float16": 2, "f16": 2, 
 _DTYPE_NAMES = {0: "u8", 1: "f32", 2: "f16", 3: "bf16"}
 _TYPESTR = {0: "|u1", 1: "<f4", 2: "<f2", 3: "<u2"}
 _TASKS = {0: "detect", 1: "segment", 2: "pose"}
+# detfeed_dataset_stat, in its order.
+_STATS = ("images", "usable", "labelled", "backgrounds", "missing_labels", "empty_labels",
+          "orphan_labels", "instances", "duplicates", "corrupt", "rejected_lines",
+          "unsupported", "left_out", "class_filtered")
 # While waiting for a batch, the library is asked again every _SLICE_MS so
 # that Python's signal handlers (Ctrl-C) run in between.
 _SLICE_MS = 20
@@ -224,6 +228,24 @@ class Dataset:
         del owner
         return self._labels
 
+    def stats(self):
+        """The index's counts (the library's detfeed_dataset_stat names in
+        lower case: images, usable, labelled, backgrounds, corrupt, ...)."""
+        ds = self._ds
+        return {name: lib.detfeed_dataset_stat_get(ds, i) for i, name in enumerate(_STATS)}
+
+    def problems(self):
+        """What was skipped or noted while indexing, one line each: file[:line]: reason."""
+        ds = self._ds
+        f, r, line = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_int()
+        out = []
+        for i in range(lib.detfeed_dataset_problem_count(ds)):
+            lib.detfeed_dataset_problem(ds, i, ctypes.byref(f), ctypes.byref(line),
+                                        ctypes.byref(r))
+            where = os.fsdecode(f.value or b"") + (":%d" % line.value if line.value else "")
+            out.append("%s: %s" % (where, (r.value or b"").decode(errors="replace")))
+        return out
+
     def _image_labels(self, i):
         ds = self._ptr
         n = max(lib.detfeed_dataset_instance_count(ds, i), 0)
@@ -259,7 +281,9 @@ class Loader:
     device: "cpu" (host memory), "cuda" or "cuda:N" (device memory; falls
     back to host memory with a warning where there is no CUDA device).
     dtype: uint8 (codes), float32, float16 or bfloat16 (code / 255).
-    cache: "ram" (every image decoded once), "none", or a byte budget.
+    cache: "ram" (every image decoded once, within the memory available:
+    Ultralytics' check, the need and a margin), "none", or a byte budget;
+    cache_stats() says what the cache holds.
     rank, world_size: this process's shard (DistributedSampler semantics);
     taken from torch.distributed when a process group is up, else 0 and 1.
     augment: False gives validation batches (letterbox, rect shapes).
@@ -538,6 +562,13 @@ class Loader:
                         "of the process that created it; create the Loader in the process "
                         "that iterates it")
 
+    def cache_stats(self):
+        """What the RAM cache holds: images, bytes, budget (bytes) and
+        on_demand (images decoded each time they are used)."""
+        cache = lib.detfeed_loader_cache(self._h)
+        return {k: lib.detfeed_cache_stat_get(cache, i) if cache else 0
+                for i, k in enumerate(("images", "bytes", "budget", "on_demand"))}
+
     @property
     def skipped(self):
         """Samples replaced under the skip policy so far, and the first one's message."""
@@ -711,7 +742,7 @@ def _dist_rank():
 
 def _cache_bytes(cache):
     if cache is True or (isinstance(cache, str) and cache == "ram"):
-        return 1 << 50
+        return "ram"  # what fits in available memory, as Ultralytics checks it
     if cache is None or cache is False or (isinstance(cache, str) and cache == "none"):
         return 0
     if isinstance(cache, numbers.Integral) and not isinstance(cache, bool) and cache >= 0:
