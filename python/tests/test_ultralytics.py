@@ -1,0 +1,152 @@
+"""Real Ultralytics fits through detfeed.ultralytics.trainer() on the CPU:
+every task, and one fit per train argument that shapes the training data,
+each checked on the batches the model received, against what Ultralytics'
+own dataset holds for the same arguments, or refused with a message naming
+the argument. The fits run in one process of their own
+(ultralytics_fits.py); these tests read its record."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+DATA = os.environ.get("DETFEED_TEST_DATA",
+                      os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+pytest.importorskip("torch")
+pytest.importorskip("ultralytics")
+if not all(os.path.isdir(os.path.join(DATA, d)) for d in ("coco8", "coco8-seg", "coco8-pose")):
+    pytest.skip("no shared data (coco8, coco8-seg, coco8-pose)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def fits(tmp_path_factory):
+    work = tmp_path_factory.mktemp("fits")
+    out = work / "fits.json"
+    env = dict(os.environ)
+    import detfeed  # the fits import the detfeed this test imports
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(detfeed.__file__))]
+        + [p for p in [env.get("PYTHONPATH")] if p])
+    run = subprocess.run([sys.executable, os.path.join(HERE, "ultralytics_fits.py"), DATA,
+                          str(work), str(out)], env=env, capture_output=True, text=True,
+                         timeout=1200)
+    if run.returncode != 0:
+        raise AssertionError("the fits failed:\n" + run.stdout[-4000:] + run.stderr[-8000:])
+    with open(out) as f:
+        return json.load(f)
+
+
+def trained(fit):
+    assert "error" not in fit, fit.get("error")
+    assert fit["batches"], "no training batch"
+    return fit["batches"]
+
+
+@pytest.mark.parametrize("task", ["detect", "segment", "pose"])
+def test_each_task_trains_with_its_own_batches(fits, task):
+    batches = trained(fits[task])
+    for b in batches:
+        assert b["shape"] == [4, 3, 64, 64] and b["dtype"] == "torch.float32"
+        assert b["equals_ultralytics_floats"]
+        assert ("masks" in b) == (task == "segment")
+        assert ("keypoints" in b) == (task == "pose")
+        if task == "pose":
+            assert b["keypoints"][1:] == [17, 3]
+        if task == "segment":
+            assert b["masks"] == [4, 16, 16]
+    assert fits[task]["loader"]["type"] == "Loader"
+    assert fits[task]["dataset_files"] == fits[task]["ultralytics"]["files"]
+    assert fits[task]["dataset_cls"] == fits[task]["ultralytics"]["cls"]
+
+
+def test_a_detection_model_on_segment_data_gets_no_masks(fits):
+    for b in trained(fits["detect_on_segment_data"]):
+        assert "masks" not in b
+
+
+def test_the_plotted_batches_are_the_batches_trained_on(fits):
+    cv2 = pytest.importorskip("cv2")
+    fit = fits["detect"]
+    trained(fit)
+    assert len(fit["plots"]) == 3
+    for plotted, redrawn in fit["plots"]:
+        a, b = cv2.imread(plotted), cv2.imread(redrawn)
+        assert a is not None and b is not None and a.shape == b.shape
+        diff = abs(a.astype(int) - b.astype(int))
+        assert diff.max() == 0, "%s: mean pixel difference %.2f" % (plotted, diff.mean())
+
+
+def test_single_cls_makes_every_class_zero(fits):
+    fit = fits["single_cls"]
+    for b in trained(fit):
+        assert b["cls"] == [0.0]
+    assert fit["dataset_cls"] == fit["ultralytics"]["cls"] == [0]
+    assert fit["dataset_instances"] == fit["ultralytics"]["instances"]
+
+
+def test_classes_keeps_only_those_classes(fits):
+    fit = fits["classes"]
+    seen = set()
+    for b in trained(fit):
+        seen.update(b["cls"])
+    assert seen and seen <= {22.0, 45.0}
+    assert fit["dataset_cls"] == fit["ultralytics"]["cls"] == [22, 45]
+    assert fit["dataset_instances"] == fit["ultralytics"]["instances"]
+
+
+def test_fraction_takes_ultralytics_images(fits):
+    fit = fits["fraction"]
+    files = set()
+    for b in trained(fit):
+        files.update(b["im_file"])
+        assert len(b["im_file"]) == 2
+    assert fit["loader"]["images"] == 2
+    assert sorted(files) == fit["dataset_files"] == fit["ultralytics"]["files"]
+
+
+@pytest.mark.parametrize("name,cached", [("cache_false", False), ("cache_ram", True)])
+def test_cache_modes(fits, name, cached):
+    fit = fits[name]
+    trained(fit)
+    cache = fit["loader"]["cache"]
+    assert (cache["images"] == 4) == cached and (cache["budget"] > 0) == cached
+
+
+def test_workers_on_the_cpu_is_one_thread(fits):
+    # Ultralytics trains on the CPU with workers=0 (in the main process):
+    # detfeed's one thread, not every core.
+    fit = fits["workers"]
+    trained(fit)
+    assert fit["loader"]["workers"] == 1
+
+
+def test_multi_scale_resizes_the_batches_as_ultralytics(fits):
+    sizes = set()
+    for b in trained(fits["multi_scale"]):
+        assert b["equals_ultralytics_floats"]
+        sizes.add(b["shape"][2])
+        assert b["shape"][2] % 32 == 0 and b["shape"][2] == b["shape"][3]
+    assert sizes != {64}, "multi_scale never changed the size"
+
+
+@pytest.mark.parametrize("name,words", [
+    ("copy_paste", "copy_paste=0.5"), ("cutmix", "cutmix=0.5"), ("rect", "rect=True"),
+    ("cache_disk", "cache='disk'"), ("bgr", "bgr=0.5"), ("mask_ratio", "mask_ratio=2"),
+    ("overlap_mask", "overlap_mask=False"), ("obb", "task='obb'")])
+def test_unsupported_arguments_are_refused_before_training(fits, name, words):
+    fit = fits[name]
+    assert "error" in fit and words in fit["error"], fit.get("error")
+    assert not fit["batches"]
+
+
+def test_trainer_options_that_are_train_arguments_are_refused():
+    import detfeed.ultralytics as du
+    with pytest.raises(TypeError, match="cache.*train arguments"):
+        du.trainer(cache="ram")
+    with pytest.raises(ValueError, match="float32"):
+        du.trainer(dtype="float16")
+    with pytest.raises(ValueError, match="color"):
+        du.trainer(color="gpu")

@@ -1,0 +1,218 @@
+"""Real Ultralytics fits through detfeed.ultralytics.trainer(), on the CPU,
+recording what the model was fed; run by test_ultralytics.py in a process of
+its own (Ultralytics reads its settings, the datasets folder among them, once
+at import).
+
+    python ultralytics_fits.py DATA_DIR WORK_DIR OUT.json [NAME...]
+
+DATA_DIR holds coco8, coco8-seg and coco8-pose; they are copied into
+WORK_DIR/datasets, Ultralytics' datasets folder for the run, so that
+data="coco8.yaml" resolves as it does for a user (the YAMLs that ship with
+Ultralytics). For each fit OUT.json gets: the batches the model received
+(class ids, image files, shapes, value checks), the loader's settings as
+detfeed reports them, and, for comparison, what Ultralytics' own dataset
+of the same arguments holds (its image files and class ids), or the error
+when the arguments are refused.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+DATA, WORK, OUT = sys.argv[1:4]
+# DETFEED_FIT_DEVICE=0 trains on that CUDA device, DETFEED_FIT_COLOR=device
+# with the device colour route.
+DEVICE = os.environ.get("DETFEED_FIT_DEVICE", "cpu")
+COLOR = os.environ.get("DETFEED_FIT_COLOR", "worker")
+ONLY = set(sys.argv[4:])
+DATASETS = os.path.join(WORK, "datasets")
+os.makedirs(DATASETS, exist_ok=True)
+for name in ("coco8", "coco8-seg", "coco8-pose"):
+    if not os.path.exists(os.path.join(DATASETS, name)):
+        shutil.copytree(os.path.join(DATA, name), os.path.join(DATASETS, name))
+os.environ["YOLO_CONFIG_DIR"] = os.path.join(WORK, "config")
+os.environ["YOLO_OFFLINE"] = "1"
+# Ultralytics' settings file first, in a process of its own: the datasets
+# folder is read when ultralytics is imported.
+subprocess.run([sys.executable, "-c", "from ultralytics.utils import SETTINGS; "
+                "SETTINGS.update(datasets_dir=%r, runs_dir=%r, sync=False)"
+                % (DATASETS, os.path.join(WORK, "runs"))], check=True)
+
+import torch  # noqa: E402
+from ultralytics import YOLO  # noqa: E402
+from ultralytics.data import build_yolo_dataset  # noqa: E402
+from ultralytics.models import yolo  # noqa: E402
+from ultralytics.utils.plotting import plot_images  # noqa: E402
+
+import detfeed  # noqa: E402
+import detfeed.ultralytics as du  # noqa: E402
+
+if DEVICE != "cpu":  # offline: Ultralytics' AMP check downloads weights
+    import ultralytics.engine.trainer as _trainer_mod
+    _trainer_mod.check_amp = lambda model: True
+try:
+    import polars  # noqa: F401  (Ultralytics' results.csv reader)
+except ImportError:  # only the checkpoint's results summary needs it
+    import ultralytics.engine.trainer as _trainer_mod
+    _trainer_mod.BaseTrainer.read_results_csv = lambda self: {}
+
+MODELS = {"detect": "yolov8n.yaml", "segment": "yolov8n-seg.yaml", "pose": "yolov8n-pose.yaml",
+          "obb": "yolov8n-obb.yaml"}
+DATAS = {"detect": "coco8.yaml", "segment": "coco8-seg.yaml", "pose": "coco8-pose.yaml",
+         "obb": "coco8.yaml"}
+PLAINS = {"detect": yolo.detect.DetectionTrainer, "segment": yolo.segment.SegmentationTrainer,
+          "pose": yolo.pose.PoseTrainer}
+
+# Ultralytics plots training batches in a thread; a slow one (as on a busy
+# machine) shows whether the plot still sees the batch it describes.
+_plotted = []
+_real_plot = yolo.detect.train.plot_images
+
+
+def _slow_plot(*args, **kwargs):
+    def later():
+        time.sleep(1.0)
+        _real_plot(*args, threaded=False, **kwargs)
+    t = threading.Thread(target=later)
+    t.start()
+    _plotted.append(t)
+    return t
+
+
+yolo.detect.train.plot_images = _slow_plot
+
+
+def record_batches(rec):
+    """A callback that wraps the trainer's preprocess_batch to record what
+    the model receives (and keeps copies of the plotted batches)."""
+    def start(tr):
+        orig = tr.preprocess_batch
+
+        def wrapped(batch):
+            given = batch["img"]
+            # The floats equal Ultralytics' own conversion of the same codes
+            # on this device (the CPU divides by 255; CUDA multiplies by its
+            # reciprocal).
+            codes = torch.round(given.float() * 255).clamp(0, 255).to(torch.uint8)
+            same = given.dtype == torch.float32 and torch.equal(codes.float() / 255, given)
+            out = orig(batch)
+            img = out["img"]
+            b = {"shape": list(img.shape), "dtype": str(img.dtype), "device": str(given.device),
+                 "cls": sorted(set(out["cls"].flatten().tolist())),
+                 "instances": int(out["cls"].shape[0]), "im_file": list(out["im_file"]),
+                 "keys": sorted(out)}
+            if "keypoints" in out:
+                b["keypoints"] = list(out["keypoints"].shape)
+            if "masks" in out:
+                b["masks"] = list(out["masks"].shape)
+            b["equals_ultralytics_floats"] = bool(same)
+            rec["batches"].append(b)
+            ni = len(rec["batches"]) - 1
+            if ni in tr.plot_idx and tr.args.plots:
+                rec["trained"].append({k: v.clone() if hasattr(v, "clone") else v
+                                       for k, v in out.items()})
+            return out
+        tr.preprocess_batch = wrapped
+
+    def epoch_end(tr):
+        ld = tr.train_loader
+        rec["loader"] = {"type": type(ld).__name__, "workers": getattr(ld, "num_workers", None),
+                         "color": getattr(ld, "color", None),
+                         "images": len(ld.dataset), "device": getattr(ld, "device", None)}
+        cache = getattr(ld, "cache_stats", None)
+        if cache is not None:
+            rec["loader"]["cache"] = cache()
+        rec["dataset_cls"] = sorted({int(c) for lb in ld.dataset.labels
+                                     for c in lb["cls"].flatten().tolist()})
+        rec["dataset_files"] = sorted(ld.dataset.im_files)
+        rec["dataset_instances"] = sum(len(lb["cls"]) for lb in ld.dataset.labels)
+    return start, epoch_end
+
+
+def ultralytics_dataset(task, args):
+    """What Ultralytics' own training dataset holds for these arguments."""
+    tr = PLAINS[task](overrides=dict(model=MODELS[task], data=DATAS[task], task=task,
+                                     device="cpu", **args))
+    ds = build_yolo_dataset(tr.args, tr.data["train"], 4, tr.data, mode="train", stride=32)
+    return {"files": sorted(ds.im_files),
+            "cls": sorted({int(c) for lb in ds.labels for c in lb["cls"].flatten().tolist()}),
+            "instances": sum(len(lb["cls"]) for lb in ds.labels)}
+
+
+def fit(name, task, epochs=1, plots=False, **args):
+    rec = {"task": task, "args": {k: repr(v) for k, v in args.items()}, "batches": [],
+           "trained": []}
+    model = YOLO(MODELS[task])
+    start, epoch_end = record_batches(rec)
+    model.add_callback("on_pretrain_routine_start", start)
+    model.add_callback("on_train_epoch_end", epoch_end)
+    t = time.time()
+    try:
+        model.train(data=DATAS[task], epochs=epochs, imgsz=64, batch=4, device=DEVICE,
+                    trainer=du.trainer(color=COLOR), exist_ok=True, name=name, plots=plots, val=False,
+                    verbose=False, **args)
+    except Exception as e:  # refused arguments: the message is the result
+        rec["error"] = "%s: %s" % (type(e).__name__, e)
+        rec["trained"] = []
+        return rec
+    rec["seconds"] = round(time.time() - t, 1)
+    for th in _plotted:
+        th.join()
+    _plotted.clear()
+    if plots:  # each plot against the batch trained on, drawn again now
+        save = model.trainer.save_dir
+        rec["plots"] = []
+        for ni, batch in enumerate(rec["trained"]):
+            ref = os.path.join(str(save), "ref_batch%d.jpg" % ni)
+            _real_plot(labels=batch, paths=batch["im_file"], fname=ref, threaded=False)
+            rec["plots"].append([str(save / ("train_batch%d.jpg" % ni)), ref])
+    rec["trained"] = len(rec["trained"])
+    if task in PLAINS and "error" not in rec:
+        rec["ultralytics"] = ultralytics_dataset(task, args)
+    return rec
+
+
+FITS = {
+    "detect": dict(task="detect", epochs=3, plots=True),
+    "segment": dict(task="segment"),
+    "pose": dict(task="pose"),
+    "single_cls": dict(task="detect", single_cls=True),
+    "classes": dict(task="detect", classes=[22, 45]),
+    "fraction": dict(task="detect", fraction=0.5),
+    "cache_false": dict(task="detect", cache=False),
+    "cache_ram": dict(task="detect", cache="ram"),
+    "workers": dict(task="detect", workers=3),
+    "multi_scale": dict(task="detect", epochs=3, multi_scale=0.5),
+    "detect_on_segment_data": dict(task="detect", data_override="coco8-seg.yaml"),
+    # refused before training, each with a message naming it
+    "copy_paste": dict(task="segment", copy_paste=0.5),
+    "cutmix": dict(task="detect", cutmix=0.5),
+    "rect": dict(task="detect", rect=True),
+    "cache_disk": dict(task="detect", cache="disk"),
+    "bgr": dict(task="detect", bgr=0.5),
+    "mask_ratio": dict(task="segment", mask_ratio=2),
+    "overlap_mask": dict(task="segment", overlap_mask=False),
+    "obb": dict(task="obb"),
+}
+
+results = {}
+for name, spec in FITS.items():
+    if ONLY and name not in ONLY:
+        continue
+    spec = dict(spec)
+    data = spec.pop("data_override", None)
+    task = spec.pop("task")
+    saved = DATAS[task]
+    if data:
+        DATAS[task] = data
+    try:
+        results[name] = fit(name, task, **spec)
+    finally:
+        DATAS[task] = saved
+    print("fit", name, results[name].get("error") or "%s s" % results[name].get("seconds"),
+          flush=True)
+with open(OUT, "w") as f:
+    json.dump(results, f, indent=1)
