@@ -62,3 +62,36 @@ def test_cuda_batch_stays_valid_while_the_consumer_computes():
         want = [b["img"].view(torch.int32).sum(dtype=torch.int64) for b in host]
         assert len(sums) == 16
         assert torch.equal(torch.stack(sums).cpu(), torch.stack(want))
+
+
+@pytest.mark.parametrize("task", ["detect", "segment", "pose"])
+@pytest.mark.parametrize("color", ["device", "worker"])
+def test_trainer_floats_equal_ultralytics_preprocess_batch(task, color):
+    """What detfeed's trainer hands the model on CUDA (value_scale
+    "reciprocal", as the trainer sets it there) equals, bit for bit,
+    Ultralytics' own DetectionTrainer.preprocess_batch of the same 8-bit
+    batch on the same device (PyTorch's `img.float() / 255` on CUDA)."""
+    trainer = pytest.importorskip("ultralytics.models.yolo.detect.train")
+
+    class Args:
+        multi_scale = 0.0
+
+    class Host:  # the parts of a trainer its preprocess_batch reads
+        device = torch.device("cuda:0")
+        args = Args()
+
+    path = data(task)
+    kw = dict(imgsz=320, batch=8, workers=4, seed=5, epochs=2, close_mosaic=1)
+    batches = 0
+    with detfeed.Loader(path, device="cuda", color=color, dtype="float32",
+                        value_scale="reciprocal", **kw) as dev, \
+            detfeed.Loader(path, device="cpu", dtype="uint8", **kw) as codes:
+        for epoch in range(2):
+            dev.set_epoch(epoch)
+            codes.set_epoch(epoch)
+            for a, b in zip(dev, codes):
+                want = trainer.DetectionTrainer.preprocess_batch(Host(), {"img": b["img"]})["img"]
+                assert want.is_cuda and want.dtype == torch.float32
+                assert torch.equal(a["img"].view(torch.int32), want.view(torch.int32))
+                batches += 1
+    assert batches == 2 * len(dev)
