@@ -54,10 +54,12 @@ if DEVICE != "cpu":  # offline: Ultralytics' AMP check downloads weights
     import ultralytics.engine.trainer as _trainer_mod
     _trainer_mod.check_amp = lambda model: True
 try:
-    import polars  # noqa: F401  (Ultralytics' results.csv reader)
-except ImportError:  # only the checkpoint's results summary needs it
+    import polars  # noqa: F401  (Ultralytics' results.csv reader and metric plots)
+    POLARS = True
+except ImportError:  # the checkpoint's results summary and the plots need it
     import ultralytics.engine.trainer as _trainer_mod
     _trainer_mod.BaseTrainer.read_results_csv = lambda self: {}
+    POLARS = False
 
 MODELS = {"detect": "yolov8n.yaml", "segment": "yolov8n-seg.yaml", "pose": "yolov8n-pose.yaml",
           "obb": "yolov8n-obb.yaml"}
@@ -143,6 +145,7 @@ def ultralytics_dataset(task, args):
 
 
 def fit(name, task, epochs=1, plots=False, **args):
+    plots = plots and POLARS  # without polars Ultralytics cannot finish its plots
     rec = {"task": task, "args": {k: repr(v) for k, v in args.items()}, "batches": [],
            "trained": []}
     model = YOLO(MODELS[task])
