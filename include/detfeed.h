@@ -971,8 +971,8 @@ typedef enum detfeed_loader_param {
                                        a ratio in (0, 1]; default all */
     DETFEED_LOADER_CLASSES = 24,    /* by text or detfeed_loader_set_classes;
                                        default all classes */
-    DETFEED_LOADER_HSV_H = 100,      /* float hyperparameters, Ultralytics names */
-    DETFEED_LOADER_HSV_S = 101,      /* and defaults: 0.015, 0.7, 0.4, */
+    DETFEED_LOADER_HSV_H = 100,     /* float hyperparameters, Ultralytics names */
+    DETFEED_LOADER_HSV_S = 101,     /* and defaults: 0.015, 0.7, 0.4, */
     DETFEED_LOADER_HSV_V = 102,
     DETFEED_LOADER_DEGREES = 103,     /* 0.0 */
     DETFEED_LOADER_TRANSLATE = 104,   /* 0.1 */
