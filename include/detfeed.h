@@ -971,8 +971,10 @@ typedef enum detfeed_loader_param {
                                        a ratio in (0, 1]; default all */
     DETFEED_LOADER_CLASSES = 24,    /* by text or detfeed_loader_set_classes;
                                        default all classes */
-    DETFEED_LOADER_HSV_H = 100,     /* float hyperparameters, Ultralytics names */
-    DETFEED_LOADER_HSV_S = 101,     /* and defaults: 0.015, 0.7, 0.4, */
+    /* Where mosaic and mixup partners come from (see "Partners" below): */
+    DETFEED_LOADER_PARTNER_WINDOW = 40, /* int >= 0: 0 uniform (default), W a window */
+    DETFEED_LOADER_HSV_H = 100,         /* float hyperparameters, Ultralytics names */
+    DETFEED_LOADER_HSV_S = 101,         /* and defaults: 0.015, 0.7, 0.4, */
     DETFEED_LOADER_HSV_V = 102,
     DETFEED_LOADER_DEGREES = 103,     /* 0.0 */
     DETFEED_LOADER_TRANSLATE = 104,   /* 0.1 */
@@ -988,6 +990,22 @@ typedef enum detfeed_loader_param {
 } detfeed_loader_param;
 
 /*
+ * Partners. By default (partner_window 0) a training sample's mosaic and
+ * mixup partners are drawn uniformly from the whole dataset, which is what
+ * Ultralytics does with cache="ram". Without a RAM cache Ultralytics draws
+ * them from a buffer of the images its worker loaded most recently (at
+ * most min(n, batch * 8, 1000)), so that a sample decodes about one new
+ * image. partner_window W >= 1 is that, made deterministic: this rank's
+ * samples of the epoch are positions p, p - world_size, p - 2 world_size,
+ * ... of the epoch's order, and each partner is one of the last W of them
+ * (the sample itself included; fewer at the start of the epoch), drawn
+ * uniformly from the same random slot as the uniform choice. The partners
+ * are a function of seed, epoch and order, never of threads or timing.
+ * Ultralytics' buffer differs in what it holds (per worker process, the
+ * partners' own loads too) and in when it is trimmed, so the samples are
+ * Ultralytics' in distribution, not byte for byte; W = min(n, batch * 8,
+ * 1000) is its size. Recommended with no RAM cache or with a disk cache.
+ *
  * DETFEED_LOADER_CACHE_BYTES = DETFEED_CACHE_BYTES_RAM (text "ram"): cache
  * what fits in the memory available, as Ultralytics' cache="ram" checks
  * it. When the loader opens, the exact bytes of every image at its load

@@ -131,12 +131,12 @@ static int concat(detfeed__inst *dst, const detfeed__inst *src)
 /* MixUp: the partner through its own pre-chain (slots + 32), then
  * img * r + partner * (1 - r) in double, truncated, and the labels joined. */
 static int mixup(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
-                 uint64_t index, bool mosaic_on, int out_w, int out_h,
-                 const detfeed__recipe *r)
+                 uint64_t index, const detfeed__place *place, bool mosaic_on, int out_w,
+                 int out_h, const detfeed__recipe *r)
 {
     detfeed__recipe pr;
     detfeed__recipe_make(&a->hyp, a->seed, epoch, index, detfeed_dataset_size(a->ds),
-                         mosaic_on, DETFEED__SLOT_PARTNER_BASE, &pr);
+                         mosaic_on, DETFEED__SLOT_PARTNER_BASE, place, &pr);
     int rc = train_geometry(a, s, r->mix_partner, &pr, out_w, out_h, &s->mix_out,
                             &s->mix_inst, NULL, NULL);
     if (rc != DETFEED_OK)
@@ -163,12 +163,13 @@ static void geometry_time(detfeed__scratch *s, uint64_t *t0, uint64_t loads_befo
 }
 
 int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
-                     uint64_t index, bool mosaic_on, int out_w, int out_h,
-                     detfeed__sample *out)
+                     uint64_t index, const detfeed__place *place, bool mosaic_on,
+                     int out_w, int out_h, detfeed__sample *out)
 {
     uint64_t n = detfeed_dataset_size(a->ds);
     memset(out, 0, sizeof *out);
-    detfeed__recipe_make(&a->hyp, a->seed, epoch, index, n, mosaic_on, 0, &out->recipe);
+    detfeed__recipe_make(&a->hyp, a->seed, epoch, index, n, mosaic_on, 0, place,
+                         &out->recipe);
     const detfeed__recipe *r = &out->recipe;
     int rc;
     uint64_t t0 = detfeed__now_ns();
@@ -189,7 +190,7 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t 
         rc = train_geometry(a, s, index, r, out_w, out_h, &s->out, &s->inst,
                             &out->ori_w, &out->ori_h);
         if (rc == DETFEED_OK && r->mixup)
-            rc = mixup(a, s, epoch, index, mosaic_on, out_w, out_h, r);
+            rc = mixup(a, s, epoch, index, place, mosaic_on, out_w, out_h, r);
         geometry_time(s, &t0, loads);
         if (rc == DETFEED_OK && r->hsv && !s->defer_colour) {
             uint8_t lut[3][256];

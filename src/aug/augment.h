@@ -50,12 +50,14 @@ typedef struct detfeed__sample {
 } detfeed__sample;
 
 /*
- * Makes sample `index` of `epoch`. `mosaic_on` is false in the close_mosaic
- * epochs. `out_w`, `out_h` are the output size (imgsz square in training;
- * the batch's rect shape in validation). Errors carry the codec's message.
+ * Makes sample `index` of `epoch`. `place` says where it stands in the
+ * epoch when partners come from a window (NULL: uniform partners).
+ * `mosaic_on` is false in the close_mosaic epochs. `out_w`, `out_h` are the
+ * output size (imgsz square in training; the batch's rect shape in
+ * validation). Errors carry the codec's message.
  */
 int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
-                     uint64_t index, bool mosaic_on, int out_w, int out_h,
-                     detfeed__sample *out);
+                     uint64_t index, const detfeed__place *place, bool mosaic_on,
+                     int out_w, int out_h, detfeed__sample *out);
 
 #endif /* DETFEED_AUGMENT_H */

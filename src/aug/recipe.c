@@ -58,21 +58,37 @@ static double beta32(const drawer *d)
     return u[31];
 }
 
+/* A mosaic or mixup partner: uniformly from the n images, or from the
+ * window of recent samples that `place` describes. */
+static uint64_t partner(const drawer *d, uint32_t slot, uint64_t n,
+                        const detfeed__place *place)
+{
+    double u = draw(d, slot);
+    if (place == NULL) {
+        uint64_t j = (uint64_t)(u * (double)n);
+        return j < n ? j : n - 1;
+    }
+    uint64_t avail = place->pos / place->stride + 1;
+    if (avail > place->window)
+        avail = place->window;
+    uint64_t k = (uint64_t)(u * (double)avail);
+    if (k >= avail)
+        k = avail - 1;
+    return place->order[place->pos - k * place->stride];
+}
+
 void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch,
                           uint64_t index, uint64_t n, bool mosaic_on,
-                          uint32_t slot_base, detfeed__recipe *r)
+                          uint32_t slot_base, const detfeed__place *place,
+                          detfeed__recipe *r)
 {
     const drawer d = {.seed = seed, .index = index, .epoch = epoch, .base = slot_base};
     int s = hyp->imgsz;
     double p_mosaic = mosaic_on ? hyp->mosaic : 0.0;
     /* Gates: the transform is skipped when uniform(0, 1) > p. */
     r->mosaic = !(uniform(&d, DETFEED__SLOT_MOSAIC, 0, 1) > p_mosaic);
-    for (int k = 0; k < 3; k++) {
-        /* Partners uniformly from the whole dataset (cache="ram" behaviour). */
-        uint64_t j =
-            (uint64_t)(draw(&d, DETFEED__SLOT_PARTNER + (uint32_t)k) * (double)n);
-        r->partners[k] = j < n ? j : n - 1;
-    }
+    for (int k = 0; k < 3; k++)
+        r->partners[k] = partner(&d, DETFEED__SLOT_PARTNER + (uint32_t)k, n, place);
     /* int(uniform(s // 2, 2 s - s // 2)), y first. */
     r->yc = (int)uniform(&d, DETFEED__SLOT_YC, s / 2, 2 * s - s / 2);
     r->xc = (int)uniform(&d, DETFEED__SLOT_XC, s / 2, 2 * s - s / 2);
@@ -93,8 +109,7 @@ void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch
     r->mix_partner = 0;
     r->mix_ratio = 1.0;
     if (r->mixup) {
-        uint64_t j = (uint64_t)(draw(&d, DETFEED__SLOT_MIX_PARTNER) * (double)n);
-        r->mix_partner = j < n ? j : n - 1;
+        r->mix_partner = partner(&d, DETFEED__SLOT_MIX_PARTNER, n, place);
         r->mix_ratio = beta32(&d);
     }
     r->cutmix = !(uniform(&d, DETFEED__SLOT_CUTMIX, 0, 1) > hyp->cutmix);

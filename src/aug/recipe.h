@@ -61,14 +61,31 @@ typedef struct detfeed__recipe {
 } detfeed__recipe;
 
 /*
+ * Where a sample stands in its epoch, for mosaic and mixup partners drawn
+ * from a window of the samples before it (the loader's partner_window):
+ * this rank's samples are positions pos, pos - stride, pos - 2 stride, ...
+ * of the epoch's order, and a partner is one of the last `window` of them
+ * (the sample itself included), uniformly: Ultralytics' buffer of recently
+ * loaded images, made a function of seed, epoch and order.
+ */
+typedef struct detfeed__place {
+    const uint64_t *order; /* the epoch's order of the n dataset indices */
+    uint64_t pos;          /* the sample's position in it (< n) */
+    uint32_t stride;       /* world_size */
+    uint32_t window;       /* >= 1 */
+} detfeed__place;
+
+/*
  * The recipe of sample `index` of epoch `epoch` among `n` samples, with the
  * mosaic and mixup probabilities forced to 0 when `mosaic_on` is false
- * (close_mosaic turns both off).
+ * (close_mosaic turns both off). Partners are drawn from `place`'s window,
+ * or uniformly from the dataset when place is NULL (the default).
  * `slot_base` is 0 for a sample and DETFEED__SLOT_PARTNER_BASE for a mixup
  * partner's own draws.
  */
 void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch,
                           uint64_t index, uint64_t n, bool mosaic_on,
-                          uint32_t slot_base, detfeed__recipe *out);
+                          uint32_t slot_base, const detfeed__place *place,
+                          detfeed__recipe *out);
 
 #endif /* DETFEED_RECIPE_H */

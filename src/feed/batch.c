@@ -110,13 +110,19 @@ static void note_skip(detfeed_loader *l, const detfeed__scratch *sc)
 /* The sample at *index; under the skip policy an image that cannot be read
  * (its own or a mosaic or mixup partner's) makes the sample the next
  * dataset image that can, in dataset order, and is counted. */
-static int augment_or_skip(detfeed_loader *l, detfeed__scratch *sc, uint64_t *index,
-                           int w, int h, detfeed__sample *s)
+static int augment_or_skip(detfeed_loader *l, detfeed__scratch *sc, uint64_t seq,
+                           uint64_t *index, int w, int h, detfeed__sample *s)
 {
     detfeed__batches *b = l->batches;
     uint64_t n = detfeed_dataset_size(l->ds);
+    /* This rank's seq-th sample is position rank + seq * world_size of the
+     * epoch's order padded by repeating it (detfeed_shard). */
+    detfeed__place place;
+    const detfeed__place *pl = detfeed__loader_place(
+        l, b->epoch_order, ((uint64_t)l->rank + seq * (uint64_t)l->world_size) % n,
+        &place);
     for (uint64_t tries = 0;; tries++) {
-        int rc = detfeed__augment(&l->aug, sc, b->epoch, *index,
+        int rc = detfeed__augment(&l->aug, sc, b->epoch, *index, pl,
                                   detfeed__loader_mosaic_on(l, b->epoch), w, h, s);
         if (rc == DETFEED_OK || l->policy != DETFEED_POLICY_SKIP || !skippable(rc) ||
             tries + 1 >= n)
@@ -164,7 +170,7 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
     detfeed_dataset_kpt_shape(l->ds, &nkpt, NULL);
     detfeed__scratch *sc = &b->scratch[worker];
     detfeed__sample s;
-    int rc = augment_or_skip(l, sc, &index, w, h, &s);
+    int rc = augment_or_skip(l, sc, seq, &index, w, h, &s);
     size_t esize = detfeed_dtype_size(l->dtype), plane = (size_t)w * h * esize;
     if (rc == DETFEED_OK && (s.img->w != w || s.img->h != h))
         rc = DETFEED_EBADSTATE; /* a batch mixes shapes: cannot happen by design */

@@ -88,6 +88,8 @@ static const int_setting int_settings[] = {
     {DETFEED_LOADER_OPENCV_IPP, offsetof(detfeed_loader, opencv_ipp), 0, 1},
     {DETFEED_LOADER_NUMPY, offsetof(detfeed_loader, numpy), 1, 2},
     {DETFEED_LOADER_SINGLE_CLS, offsetof(detfeed_loader, single_cls), 0, 1},
+    {DETFEED_LOADER_PARTNER_WINDOW, offsetof(detfeed_loader, partner_window), 0,
+     1 << 20},
 };
 
 /* The settings that are not plain integers. */
@@ -257,6 +259,7 @@ int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
         {"opencv_ipp", DETFEED_LOADER_OPENCV_IPP},
         {"numpy", DETFEED_LOADER_NUMPY},
         {"single_cls", DETFEED_LOADER_SINGLE_CLS},
+        {"partner_window", DETFEED_LOADER_PARTNER_WINDOW},
         {"fraction", DETFEED_LOADER_FRACTION},
         {"classes", DETFEED_LOADER_CLASSES},
         {"hsv_h", DETFEED_LOADER_HSV_H},
@@ -596,6 +599,57 @@ static int segment_order(detfeed_loader *l, const detfeed__sample *s, uint8_t *m
     return rc == DETFEED_OK ? rc : detfeed__fail(&l->msg, rc, "out of memory");
 }
 
+const detfeed__place *detfeed__loader_place(const detfeed_loader *l,
+                                            const uint64_t *order, uint64_t pos,
+                                            detfeed__place *place)
+{
+    if (l->partner_window == 0 || !l->augment)
+        return NULL;
+    *place = (detfeed__place){.order = order,
+                              .pos = pos,
+                              .stride = (uint32_t)l->world_size,
+                              .window = (uint32_t)l->partner_window};
+    return place;
+}
+
+/* The place of image `index` in epoch `epoch`'s order (the order goes to
+ * *order, to free), or *out NULL when partners are uniform. */
+static int sample_place(const detfeed_loader *l, uint32_t epoch, uint64_t index,
+                        detfeed__place *place, uint64_t **order,
+                        const detfeed__place **out)
+{
+    uint64_t n = detfeed_dataset_size(l->ds), pos = 0;
+    *order = NULL;
+    *out = NULL;
+    if (detfeed__loader_place(l, NULL, 0, place) == NULL)
+        return DETFEED_OK;
+    if ((*order = malloc(n * sizeof **order)) == NULL)
+        return DETFEED_ENOMEM;
+    detfeed_epoch_order(l->seed, epoch, n, *order);
+    while (pos < n && (*order)[pos] != index)
+        pos++;
+    *out = detfeed__loader_place(l, *order, pos, place);
+    return DETFEED_OK;
+}
+
+/* One sample on the calling thread, for the single-sample functions. */
+static int augment_alone(detfeed_loader *l, uint32_t epoch, uint64_t index, int w,
+                         int h, detfeed__sample *s)
+{
+    uint64_t *order;
+    detfeed__place place;
+    const detfeed__place *pl;
+    int rc = sample_place(l, epoch, index, &place, &order, &pl);
+    if (rc == DETFEED_OK)
+        rc = detfeed__augment(&l->aug, &l->scratch, epoch, index, pl,
+                              detfeed__loader_mosaic_on(l, epoch), w, h, s);
+    free(order);
+    if (rc != DETFEED_OK)
+        return detfeed__fail(&l->msg, rc, "%s",
+                             detfeed_codec_last_error(l->scratch.codec));
+    return DETFEED_OK;
+}
+
 int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
                           uint8_t *img, int capacity, int *count, float *cls,
                           float *boxes, float *keypoints)
@@ -611,11 +665,9 @@ int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
     int w, h;
     l->samples_made = true;
     detfeed_loader_sample_size(l, index, &w, &h);
-    int rc = detfeed__augment(&l->aug, &l->scratch, epoch, index,
-                              detfeed__loader_mosaic_on(l, epoch), w, h, &s);
+    int rc = augment_alone(l, epoch, index, w, h, &s);
     if (rc != DETFEED_OK)
-        return detfeed__fail(&l->msg, rc, "%s",
-                             detfeed_codec_last_error(l->scratch.codec));
+        return rc;
     rc = segment_order(l, &s, NULL);
     if (rc != DETFEED_OK)
         return rc;
@@ -644,11 +696,9 @@ int detfeed_loader_sample_masks(detfeed_loader *l, uint32_t epoch, uint64_t inde
     int w, h;
     l->samples_made = true;
     detfeed_loader_sample_size(l, index, &w, &h);
-    int rc = detfeed__augment(&l->aug, &l->scratch, epoch, index,
-                              detfeed__loader_mosaic_on(l, epoch), w, h, &s);
+    int rc = augment_alone(l, epoch, index, w, h, &s);
     if (rc != DETFEED_OK)
-        return detfeed__fail(&l->msg, rc, "%s",
-                             detfeed_codec_last_error(l->scratch.codec));
+        return rc;
     rc = segment_order(l, &s, mask);
     if (rc == DETFEED_OK && mask_width)
         *mask_width = w / 4;
@@ -677,12 +727,18 @@ int detfeed_loader_recipe_json(const detfeed_loader *l, uint32_t epoch, uint64_t
     if (l == NULL || buf == NULL || l->ds == NULL)
         return DETFEED_EINVAL;
     detfeed__recipe r, pr;
-    uint64_t n = detfeed_dataset_size(l->ds);
+    uint64_t n = detfeed_dataset_size(l->ds), *order = NULL;
+    detfeed__place place;
+    const detfeed__place *pl = NULL;
+    int rc = sample_place(l, epoch, index, &place, &order, &pl);
+    if (rc != DETFEED_OK)
+        return rc;
     detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n,
-                         detfeed__loader_mosaic_on(l, epoch), 0, &r);
+                         detfeed__loader_mosaic_on(l, epoch), 0, pl, &r);
     detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n,
                          detfeed__loader_mosaic_on(l, epoch),
-                         DETFEED__SLOT_PARTNER_BASE, &pr);
+                         DETFEED__SLOT_PARTNER_BASE, pl, &pr);
+    free(order);
     char own[512], partner[512];
     recipe_fields(&r, own, sizeof own);
     recipe_fields(&pr, partner, sizeof partner);

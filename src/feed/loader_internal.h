@@ -24,6 +24,7 @@ struct detfeed_loader {
     int *classes; /* NULL: all */
     size_t nclasses;
     int single_cls;
+    int partner_window; /* 0: uniform partners; W: from a window (recipe.h) */
     bool augment, opened;
     bool samples_made; /* detfeed_loader_sample has run (rect order fixed) */
     char split[8];
@@ -65,6 +66,12 @@ struct detfeed_loader {
 /* What setting `p` accepts, in words, for messages (into buf); the
  * integer ranges come from the table the setter checks. */
 void detfeed__loader_param_range(detfeed_loader_param p, char *buf, size_t size);
+
+/* Where sample `pos` of the epoch's `order` stands for its partners: into
+ * *place, returned; NULL when partners are uniform (partner_window 0). */
+const detfeed__place *detfeed__loader_place(const detfeed_loader *l,
+                                            const uint64_t *order, uint64_t pos,
+                                            detfeed__place *place);
 
 /* Whether mosaic applies in `epoch` (close_mosaic). */
 bool detfeed__loader_mosaic_on(const detfeed_loader *l, uint32_t epoch);

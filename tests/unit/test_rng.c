@@ -162,7 +162,7 @@ static void test_recipe_stats(void)
     long fl = 0, fu = 0, mos = 0, part[16] = {0}, yc[64] = {0};
     for (int i = 0; i < N; i++) {
         detfeed__recipe r;
-        detfeed__recipe_make(&hyp, 11, 2, (uint64_t)i, 16, true, 0, &r);
+        detfeed__recipe_make(&hyp, 11, 2, (uint64_t)i, 16, true, 0, NULL, &r);
         v[0][i] = r.angle;
         v[1][i] = r.scale;
         v[2][i] = r.shear[0];
@@ -203,7 +203,7 @@ static void test_recipe_stats(void)
     int any = 0;
     for (int i = 0; i < 2000; i++) {
         detfeed__recipe r;
-        detfeed__recipe_make(&hyp, 11, 2, (uint64_t)i, 16, false, 0, &r);
+        detfeed__recipe_make(&hyp, 11, 2, (uint64_t)i, 16, false, 0, NULL, &r);
         any += r.mosaic || r.hsv || r.fliplr || r.flipud || r.gains[0] != 0;
     }
     CHECK_INT(any, 0);
@@ -220,7 +220,7 @@ static void test_mixup_stats(void)
     double sum = 0, sum2 = 0;
     for (int i = 0; i < N; i++) {
         detfeed__recipe r;
-        detfeed__recipe_make(&hyp, 5, 0, (uint64_t)i, 10, true, 0, &r);
+        detfeed__recipe_make(&hyp, 5, 0, (uint64_t)i, 10, true, 0, NULL, &r);
         if (!r.mixup) {
             CHECK(r.mix_ratio == 1.0);
             continue;
@@ -246,11 +246,12 @@ static void test_recipe_slots(void)
     b.degrees = 5;
     b.mosaic = 0;
     detfeed__recipe ra, rb, rp;
-    detfeed__recipe_make(&a, 5, 1, 77, 100, true, 0, &ra);
-    detfeed__recipe_make(&b, 5, 1, 77, 100, true, 0, &rb);
+    detfeed__recipe_make(&a, 5, 1, 77, 100, true, 0, NULL, &ra);
+    detfeed__recipe_make(&b, 5, 1, 77, 100, true, 0, NULL, &rb);
     CHECK(ra.scale == rb.scale && ra.gains[1] == rb.gains[1] && ra.fliplr == rb.fliplr);
     CHECK(ra.angle == 0 && rb.angle != 0 && ra.mosaic && !rb.mosaic);
-    detfeed__recipe_make(&a, 5, 1, 77, 100, true, DETFEED__SLOT_PARTNER_BASE, &rp);
+    detfeed__recipe_make(&a, 5, 1, 77, 100, true, DETFEED__SLOT_PARTNER_BASE, NULL,
+                         &rp);
     CHECK(rp.scale != ra.scale && rp.gains[0] != ra.gains[0]);
 }
 

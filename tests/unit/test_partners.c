@@ -1,0 +1,263 @@
+/*
+ * test_partners.c - mosaic and mixup partners from a window of recent
+ * samples (partner_window):
+ * - in the recipe: every partner is one of the last W samples of this
+ *   rank (positions p, p - stride, ...), the sample itself at position 0,
+ *   every member of the window drawn over many seeds, and the choice is
+ *   uniform's with partner_window 0;
+ * - through the loader: each delivered sample's partners (its recipe) are
+ *   among the last W samples this rank delivered before it, on one rank and
+ *   on two; the batches are the same for 1 and 4 workers and equal the
+ *   single-sample path; the window changes the batches against uniform.
+ */
+#include "testutil.h"
+
+#include "aug/recipe.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { NIMG = 23, S = 64, B = 4, W = 5 };
+
+static char root[64];
+
+static void test_recipe_window(void)
+{
+    enum { N = 40 };
+    uint64_t order[N], rng = 9;
+    for (int i = 0; i < N; i++)
+        order[i] = (uint64_t)i;
+    for (int i = N - 1; i > 0; i--) { /* a shuffled order */
+        int j = (int)(tu_rand(&rng) % (uint64_t)(i + 1));
+        uint64_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    detfeed__hyp hyp = detfeed__hyp_defaults();
+    hyp.mixup = 1.0;
+    uint32_t strides[] = {1, 2, 3}, windows[] = {1, 4, 9};
+    for (int si = 0; si < 3; si++)
+        for (int wi = 0; wi < 3; wi++)
+            for (uint64_t pos = 0; pos < N; pos++) {
+                detfeed__place pl = {order, pos, strides[si], windows[wi]};
+                uint64_t avail = pos / pl.stride + 1;
+                if (avail > pl.window)
+                    avail = pl.window;
+                int hits[9] = {0};
+                for (uint64_t seed = 0; seed < 200; seed++) {
+                    detfeed__recipe r;
+                    detfeed__recipe_make(&hyp, seed, 3, order[pos], N, true, 0, &pl,
+                                         &r);
+                    uint64_t got[4] = {r.partners[0], r.partners[1], r.partners[2],
+                                       r.mix_partner};
+                    for (int k = 0; k < 4; k++) {
+                        uint64_t back = 0;
+                        while (back < avail && order[pos - back * pl.stride] != got[k])
+                            back++;
+                        if (!CHECK(back < avail))
+                            fprintf(stderr, "  pos %llu stride %u window %u\n",
+                                    (unsigned long long)pos, pl.stride, pl.window);
+                        else
+                            hits[back]++;
+                    }
+                }
+                for (uint64_t k = 0; k < avail; k++)
+                    CHECK(hits[k] > 0); /* 800 draws over at most 9 choices */
+            }
+    /* partner_window 0 is the uniform choice, slot for slot. */
+    detfeed__recipe a, b;
+    detfeed__recipe_make(&hyp, 4, 1, 7, N, true, 0, NULL, &a);
+    detfeed__place wide = {order, N - 1, 1, N};
+    detfeed__recipe_make(&hyp, 4, 1, 7, N, true, 0, &wide, &b);
+    CHECK(a.xc == b.xc && a.yc == b.yc && a.scale == b.scale);
+}
+
+static void make_dataset(void)
+{
+    char p[256];
+    uint64_t rng = 3;
+    snprintf(p, sizeof p, "%s/images", root);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/labels", root);
+    mkdir(p, 0755);
+    detfeed_codec *codec;
+    detfeed_codec_create(&codec, 0);
+    for (int i = 0; i < NIMG; i++) {
+        int w = 30 + (int)(tu_rand(&rng) % 90), h = 30 + (int)(tu_rand(&rng) % 90);
+        uint8_t *px = malloc((size_t)w * h * 3);
+        for (int k = 0; k < w * h * 3; k++)
+            px[k] = (uint8_t)(tu_rand(&rng) >> 56);
+        snprintf(p, sizeof p, "%s/images/%02d.png", root, i);
+        detfeed_codec_write_png(codec, p, px, (size_t)w * 3, w, h);
+        free(px);
+        snprintf(p, sizeof p, "%s/labels/%02d.txt", root, i);
+        FILE *f = fopen(p, "w");
+        fprintf(f, "%d 0.5 0.5 0.4 0.3\n", i % 3);
+        fclose(f);
+    }
+    detfeed_codec_destroy(codec);
+}
+
+static detfeed_loader *make(int workers, int window, int rank, int world)
+{
+    char src[128];
+    snprintf(src, sizeof src, "%s/images", root);
+    detfeed_loader *l;
+    detfeed_loader_create(&l, 0);
+    detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, S);
+    detfeed_loader_set_int(l, DETFEED_LOADER_BATCH, B);
+    detfeed_loader_set_int(l, DETFEED_LOADER_WORKERS, workers);
+    detfeed_loader_set_int(l, DETFEED_LOADER_RANK, rank);
+    detfeed_loader_set_int(l, DETFEED_LOADER_WORLD_SIZE, world);
+    detfeed_loader_set_int(l, DETFEED_LOADER_DTYPE, DETFEED_DTYPE_U8);
+    detfeed_loader_set_int(l, DETFEED_LOADER_SEED, 21);
+    detfeed_loader_set_float(l, DETFEED_LOADER_MIXUP, 0.5);
+    detfeed_loader_set_int(l, DETFEED_LOADER_CACHE_BYTES, 0); /* decode on demand */
+    if (!CHECK_INT(detfeed_loader_set(l, "partner_window", window == 0 ? "0" : "5"), 0))
+        fprintf(stderr, "  %s\n", detfeed_loader_last_error(l));
+    if (!CHECK_INT(detfeed_loader_open(l, src), 0))
+        fprintf(stderr, "  %s\n", detfeed_loader_last_error(l));
+    return l;
+}
+
+/* The dataset index of a batch's image i. */
+static uint64_t index_of(const detfeed_batch *b, int i)
+{
+    return (uint64_t)atoi(strrchr(detfeed_batch_im_file(b, i), '/') + 1);
+}
+
+/* "key":[a,b,c] or "key":a from the recipe JSON. */
+static int numbers(const char *json, const char *key, uint64_t *out, int max)
+{
+    const char *p = strstr(json, key);
+    if (p == NULL)
+        return 0;
+    p += strlen(key);
+    int n = 0;
+    while (n < max && *p && *p != ']' && *p != ',') {
+        while (*p == '[' || *p == ' ')
+            p++;
+        char *end;
+        out[n++] = strtoull(p, &end, 10);
+        p = *end == ',' && n < max ? end + 1 : end;
+        if (*end != ',')
+            break;
+    }
+    return n;
+}
+
+/* Epoch `epoch`'s samples of one loader in the order delivered, and the
+ * digest of its batches. */
+static int delivered(detfeed_loader *l, uint32_t epoch, uint64_t *seq, char hex[65])
+{
+    detfeed_sha256 ctx;
+    detfeed_sha256_init(&ctx);
+    CHECK_INT(detfeed_loader_start(l, epoch), 0);
+    const detfeed_batch *b;
+    int n = 0;
+    while (detfeed_loader_next(l, &b) == 0) {
+        size_t bytes;
+        const void *img = detfeed_batch_images(b, &bytes);
+        detfeed_sha256_update(&ctx, img, bytes);
+        for (int i = 0; i < detfeed_batch_size(b, NULL, NULL); i++)
+            seq[n++] = index_of(b, i);
+        detfeed_loader_release(l, b);
+    }
+    detfeed_sha256_hex(&ctx, hex);
+    return n;
+}
+
+static void test_loader_window(int rank, int world)
+{
+    detfeed_loader *l = make(3, W, rank, world);
+    uint64_t seq[2 * NIMG];
+    char hex[65], json[4096];
+    int n = delivered(l, 0, seq, hex), checked = 0;
+    CHECK(n > 0);
+    for (int q = 0; q < n; q++) {
+        if ((uint64_t)rank + (uint64_t)q * (uint64_t)world >= NIMG)
+            continue; /* the shard's padding: a repeat, placed where it first is */
+        CHECK_INT(detfeed_loader_recipe_json(l, 0, seq[q], json, sizeof json), 0);
+        uint64_t p[4];
+        int k =
+            strstr(json, "\"mosaic\":true") ? numbers(json, "\"partners\":", p, 3) : 0;
+        if (strstr(json, "\"mixup\":true"))
+            k += numbers(json, "\"mix_partner\":", p + k, 1);
+        for (int j = 0; j < k; j++) {
+            int back = 0;
+            while (back < W && back <= q && seq[q - back] != p[j])
+                back++;
+            if (!CHECK(back < W && back <= q))
+                fprintf(stderr, "  rank %d sample %d partner %llu: %s\n", rank, q,
+                        (unsigned long long)p[j], json);
+            checked++;
+        }
+    }
+    CHECK(checked >= n); /* mosaic is on: three partners a sample */
+    detfeed_loader_destroy(l);
+}
+
+static void test_loader_digests(void)
+{
+    uint64_t seq[NIMG];
+    char one[65], four[65], uniform[65];
+    detfeed_loader *a = make(1, W, 0, 1), *b = make(4, W, 0, 1), *u = make(2, 0, 0, 1);
+    delivered(a, 1, seq, one);
+    delivered(b, 1, seq, four);
+    delivered(u, 1, seq, uniform);
+    CHECK_STR(four, one);
+    CHECK(strcmp(uniform, one) != 0);
+    /* The batch images equal the single-sample path with the same window. */
+    detfeed_loader *c = make(1, W, 0, 1);
+    CHECK_INT(detfeed_loader_start(c, 1), 0);
+    const detfeed_batch *bt;
+    uint8_t img[S * S * 3];
+    float cls[64], box[256];
+    while (detfeed_loader_next(c, &bt) == 0) {
+        const uint8_t *bimg = detfeed_batch_images(bt, NULL);
+        for (int i = 0; i < detfeed_batch_size(bt, NULL, NULL); i++) {
+            int count;
+            CHECK_INT(detfeed_loader_sample(a, 1, index_of(bt, i), img, 64, &count, cls,
+                                            box, NULL),
+                      0);
+            uint8_t chw[S * S * 3];
+            detfeed_convert_chw(img, (size_t)S * 3, S, S, chw, (size_t)S * S,
+                                DETFEED_DTYPE_U8, 0);
+            CHECK(memcmp(chw, bimg + (size_t)i * S * S * 3, sizeof chw) == 0);
+        }
+        detfeed_loader_release(c, bt);
+    }
+    detfeed_loader_destroy(a);
+    detfeed_loader_destroy(b);
+    detfeed_loader_destroy(c);
+    detfeed_loader_destroy(u);
+}
+
+static void test_setting(void)
+{
+    detfeed_loader *l;
+    detfeed_loader_create(&l, 0);
+    CHECK_INT(detfeed_loader_set(l, "partner_window", "-1"), DETFEED_EINVAL);
+    CHECK(strstr(detfeed_loader_last_error(l), "partner_window") != NULL);
+    CHECK_INT(detfeed_loader_set(l, "partner_window", "128"), 0);
+    detfeed_loader_destroy(l);
+}
+
+int main(void)
+{
+    test_recipe_window();
+    test_setting();
+    snprintf(root, sizeof root, "/tmp/detfeed-partners-XXXXXX");
+    if (!CHECK(mkdtemp(root) != NULL))
+        return tu_finish("test_partners");
+    make_dataset();
+    test_loader_window(0, 1);
+    test_loader_window(1, 2);
+    test_loader_digests();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK_INT(system(cmd), 0);
+    return tu_finish("test_partners");
+}
