@@ -52,9 +52,9 @@ cmake --build build-asan -j"$jobs" >/dev/null
 echo "== TSan build (threaded tests)"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_WERROR=ON \
   -DDETFEED_SANITIZE=thread -DDETFEED_CUDA=OFF -DDETFEED_BUILD_TESTS=ON >/dev/null
-cmake --build build-tsan -j"$jobs" --target test_cache test_determinism test_ring test_batches test_route >/dev/null
+cmake --build build-tsan -j"$jobs" --target test_cache test_determinism test_ring test_batches test_route test_partners >/dev/null
 (cd build-tsan && ctest --no-tests=error --output-on-failure \
-  -R 'test_cache|test_determinism|test_ring|test_batches|test_route')
+  -R 'test_cache|test_determinism|test_ring|test_batches|test_route|test_partners')
 
 echo "== libFuzzer targets (clang, ASan+UBSan)"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_FUZZ=ON -DDETFEED_BUILD_TESTS=ON \

@@ -29,7 +29,30 @@ static void release_owned(detfeed__scratch *s)
     for (int k = 0; k < 4; k++) {
         detfeed_free(s->owned[k]);
         s->owned[k] = NULL;
+        if (s->held[k])
+            detfeed__recent_put(s->held_in, s->held[k]);
+        s->held[k] = NULL;
     }
+}
+
+/* Image `index` from the store of recent images, or decoded (and then
+ * given to the store) when it is neither there nor in the cache. */
+static int load(const detfeed__augmenter *a, detfeed__scratch *s, int slot,
+                uint64_t index, detfeed__held *img, uint64_t ns[2])
+{
+    if (a->recent && detfeed__recent_get(a->recent, index, img)) {
+        s->held[slot] = img->px, s->held_in = a->recent;
+        return DETFEED_OK;
+    }
+    int rc =
+        detfeed__cache_get_timed(a->cache, (size_t)index, s->codec, &img->px, &img->w,
+                                 &img->h, &img->ow, &img->oh, &s->owned[slot], ns);
+    if (rc == DETFEED_OK && a->recent && s->owned[slot] &&
+        detfeed__recent_add(a->recent, index, s->owned[slot], img)) {
+        s->held[slot] = s->owned[slot], s->held_in = a->recent;
+        s->owned[slot] = NULL;
+    }
+    return rc;
 }
 
 void detfeed__scratch_free(detfeed__scratch *s)
@@ -50,8 +73,13 @@ static int tile(const detfeed__augmenter *a, detfeed__scratch *s, int slot,
 {
     const detfeed__labels *l = &detfeed__dataset_image(a->ds, (size_t)index)->labels;
     uint64_t ns[2] = {0, 0};
-    int rc = detfeed__cache_get_timed(a->cache, (size_t)index, s->codec, &t->px, &t->w,
-                                      &t->h, ow, oh, &s->owned[slot], ns);
+    detfeed__held img = {0};
+    int rc = load(a, s, slot, index, &img, ns);
+    t->px = img.px, t->w = img.w, t->h = img.h;
+    if (ow)
+        *ow = img.ow;
+    if (oh)
+        *oh = img.oh;
     atomic_fetch_add_explicit(&s->ns[DETFEED_STAGE_DECODE], ns[0],
                               memory_order_relaxed);
     atomic_fetch_add_explicit(&s->ns[DETFEED_STAGE_RESIZE], ns[1],

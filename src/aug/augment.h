@@ -7,6 +7,7 @@
 #define DETFEED_AUGMENT_H
 
 #include "geometry.h"
+#include "recent.h"
 
 /* What every sample of a run shares; read-only while samples are made. */
 typedef struct detfeed__augmenter {
@@ -16,6 +17,8 @@ typedef struct detfeed__augmenter {
     uint64_t seed;
     bool train;           /* training transforms; false: validation letterbox only */
     detfeed__stack stack; /* the Ultralytics and OpenCV the bytes follow */
+    /* Images decoded a moment ago (partners from a window); NULL: none. */
+    detfeed__recent *recent;
 } detfeed__augmenter;
 
 /* Per-thread buffers, reused from sample to sample. */
@@ -26,6 +29,8 @@ typedef struct detfeed__scratch {
     detfeed__img mix_out; /* the MixUp partner after its own geometry */
     detfeed__inst mix_inst;
     uint8_t *owned[4];
+    const uint8_t *held[4];   /* tiles served by (or given to) the store */
+    detfeed__recent *held_in; /* that store */
     /* Device colour route: leave the colour to the CUDA kernel (the recipe
      * carries the gains); false colours the pixels here. */
     bool defer_colour;

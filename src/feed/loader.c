@@ -51,6 +51,7 @@ void detfeed_loader_destroy(detfeed_loader *l)
         return;
     detfeed__batches_free(l);
     detfeed__scratch_free(&l->scratch);
+    detfeed__recent_destroy(l->aug.recent);
     free(l->rect);
     free(l->rect_order);
     free(l->classes);
@@ -510,6 +511,18 @@ static int open_cache(detfeed_loader *l)
     return rc;
 }
 
+/* Partners from a window: the store of recent images holds the window and
+ * what every thread (and the single-sample path) may hold at once. */
+static int open_recent(detfeed_loader *l)
+{
+    size_t cap = (size_t)l->partner_window + 4 * (size_t)l->workers + 8;
+    uint64_t n = detfeed_dataset_size(l->ds);
+    if (cap > n)
+        cap = n ? n : 1;
+    int rc = detfeed__recent_create(&l->aug.recent, cap);
+    return rc == DETFEED_OK ? rc : detfeed__fail(&l->msg, rc, "out of memory");
+}
+
 int detfeed_loader_open(detfeed_loader *l, const char *data)
 {
     if (l == NULL || data == NULL)
@@ -551,6 +564,8 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
                   .numpy = l->numpy,
                   .cv = {(detfeed_cv_version)l->opencv, (detfeed_cv_cpu)l->opencv_cpu,
                          l->opencv_ipp}}};
+    if (rc == DETFEED_OK && l->partner_window > 0 && l->augment)
+        rc = open_recent(l);
     return rc;
 }
 

@@ -8,11 +8,14 @@
  * - through the loader: each delivered sample's partners (its recipe) are
  *   among the last W samples this rank delivered before it, on one rank and
  *   on two; the batches are the same for 1 and 4 workers and equal the
- *   single-sample path; the window changes the batches against uniform.
+ *   single-sample path; the window changes the batches against uniform;
+ * - without a RAM cache an epoch decodes each image about once (the store
+ *   of recent images serves the partners).
  */
 #include "testutil.h"
 
 #include "aug/recipe.h"
+#include "feed/loader_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +238,22 @@ static void test_loader_digests(void)
     detfeed_loader_destroy(u);
 }
 
+/* Without a RAM cache, the partners come from the store of recent images:
+ * an epoch decodes each image about once, not once per tile. */
+static void test_decodes(void)
+{
+    detfeed_loader *l = make(2, W, 0, 1);
+    uint64_t seq[NIMG], hits, adds;
+    char hex[65];
+    int n = delivered(l, 0, seq, hex);
+    detfeed__recent_counts(l->aug.recent, &hits, &adds);
+    CHECK_INT(n, NIMG);
+    if (!CHECK(adds <= NIMG + 2 && hits >= 2 * NIMG))
+        fprintf(stderr, "  %llu images decoded, %llu served again\n",
+                (unsigned long long)adds, (unsigned long long)hits);
+    detfeed_loader_destroy(l);
+}
+
 static void test_setting(void)
 {
     detfeed_loader *l;
@@ -256,6 +275,7 @@ int main(void)
     test_loader_window(0, 1);
     test_loader_window(1, 2);
     test_loader_digests();
+    test_decodes();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     CHECK_INT(system(cmd), 0);
