@@ -1002,9 +1002,13 @@ typedef enum detfeed_loader_param {
  * uniformly from the same random slot as the uniform choice. The partners
  * are a function of seed, epoch and order, never of threads or timing.
  * Ultralytics' buffer differs in what it holds (per worker process, the
- * partners' own loads too) and in when it is trimmed, so the samples are
- * Ultralytics' in distribution, not byte for byte; W = min(n, batch * 8,
- * 1000) is its size. Recommended with no RAM cache or with a disk cache.
+ * partners' own loads too) and in when it is trimmed, and Ultralytics draws
+ * the MixUp partner from the whole dataset (detfeed from the window too, so
+ * that it decodes nothing new), so the samples are Ultralytics' in
+ * distribution, not byte for byte; W = min(n, batch * 8, 1000) is its
+ * size. Without a RAM cache, the images decoded most recently are kept for
+ * the partners (about W + 4 per worker thread), so a sample decodes about
+ * one new image. Recommended with no RAM cache or with a disk cache.
  *
  * DETFEED_LOADER_CACHE_BYTES = DETFEED_CACHE_BYTES_RAM (text "ram"): cache
  * what fits in the memory available, as Ultralytics' cache="ram" checks

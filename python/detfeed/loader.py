@@ -283,7 +283,10 @@ class Loader:
     dtype: uint8 (codes), float32, float16 or bfloat16 (code / 255).
     cache: "ram" (every image decoded once, within the memory available:
     Ultralytics' check, the need and a margin), "none", or a byte budget;
-    cache_stats() says what the cache holds.
+    cache_stats() says what the cache holds. partner_window=W draws mosaic
+    and mixup partners from this rank's last W samples (Ultralytics' buffer
+    of recent images; recommended without a RAM cache: a sample then decodes
+    about one new image); 0, the default, draws them from the whole dataset.
     rank, world_size: this process's shard (DistributedSampler semantics);
     taken from torch.distributed when a process group is up, else 0 and 1.
     augment: False gives validation batches (letterbox, rect shapes).

@@ -201,6 +201,10 @@ def build_loader(args, data, dataset_path, batch_size, device, options):
                     value_scale="reciprocal" if cuda else "quotient", cache=_cache(args),
                     **_dataset_args(args, data),
                     drop_last=bool(args.compile), **hyp)
+    if settings["cache"] != "ram":
+        # Ultralytics without cache="ram" draws mosaic partners from a buffer
+        # of its recent images (min(n, batch * 8, 1000)): the same window.
+        settings["partner_window"] = min(batch_size * 8, 1000)
     settings.update(options)
     source = _write_data_yaml(data, dataset_path, args)
     try:
