@@ -23,31 +23,11 @@ enum { NIMG = 21, S = 96, B = 4 };
 
 static char root[64];
 
-static void make_dataset(void)
+/* i % 4 boxes of classes 0, 1, 2. */
+static void boxes(FILE *f, int i)
 {
-    char p[256];
-    uint64_t rng = 5;
-    snprintf(p, sizeof p, "%s/images", root);
-    mkdir(p, 0755);
-    snprintf(p, sizeof p, "%s/labels", root);
-    mkdir(p, 0755);
-    detfeed_codec *codec;
-    detfeed_codec_create(&codec, 0);
-    for (int i = 0; i < NIMG; i++) {
-        int w = 40 + (int)(tu_rand(&rng) % 150), h = 40 + (int)(tu_rand(&rng) % 150);
-        uint8_t *px = malloc((size_t)w * h * 3);
-        for (int k = 0; k < w * h * 3; k++)
-            px[k] = (uint8_t)(tu_rand(&rng) >> 56);
-        snprintf(p, sizeof p, "%s/images/%02d.png", root, i);
-        detfeed_codec_write_png(codec, p, px, (size_t)w * 3, w, h);
-        free(px);
-        snprintf(p, sizeof p, "%s/labels/%02d.txt", root, i);
-        FILE *f = fopen(p, "w");
-        for (int k = 0; k < i % 4; k++)
-            fprintf(f, "%d 0.5 0.5 %.3f %.3f\n", k, 0.2 + 0.1 * k, 0.3);
-        fclose(f);
-    }
-    detfeed_codec_destroy(codec);
+    for (int k = 0; k < i % 4; k++)
+        fprintf(f, "%d 0.5 0.5 %.3f %.3f\n", k, 0.2 + 0.1 * k, 0.3);
 }
 
 static detfeed_loader *make(int workers, int prefetch, int augment, int rank, int world,
@@ -414,7 +394,7 @@ int main(void)
     snprintf(root, sizeof root, "/tmp/detfeed-batch-XXXXXX");
     if (!CHECK(mkdtemp(root) != NULL))
         return tu_finish("test_batches");
-    make_dataset();
+    tu_noise_dataset(root, NIMG, 40, 150, 5, boxes);
     test_workers();
     test_contents(DETFEED_DTYPE_F32, 1);
     test_contents(DETFEED_DTYPE_BF16, 1);

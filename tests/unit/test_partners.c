@@ -19,7 +19,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 enum { NIMG = 23, S = 64, B = 4, W = 5 };
@@ -77,30 +76,9 @@ static void test_recipe_window(void)
     CHECK(a.xc == b.xc && a.yc == b.yc && a.scale == b.scale);
 }
 
-static void make_dataset(void)
+static void one_box(FILE *f, int i)
 {
-    char p[256];
-    uint64_t rng = 3;
-    snprintf(p, sizeof p, "%s/images", root);
-    mkdir(p, 0755);
-    snprintf(p, sizeof p, "%s/labels", root);
-    mkdir(p, 0755);
-    detfeed_codec *codec;
-    detfeed_codec_create(&codec, 0);
-    for (int i = 0; i < NIMG; i++) {
-        int w = 30 + (int)(tu_rand(&rng) % 90), h = 30 + (int)(tu_rand(&rng) % 90);
-        uint8_t *px = malloc((size_t)w * h * 3);
-        for (int k = 0; k < w * h * 3; k++)
-            px[k] = (uint8_t)(tu_rand(&rng) >> 56);
-        snprintf(p, sizeof p, "%s/images/%02d.png", root, i);
-        detfeed_codec_write_png(codec, p, px, (size_t)w * 3, w, h);
-        free(px);
-        snprintf(p, sizeof p, "%s/labels/%02d.txt", root, i);
-        FILE *f = fopen(p, "w");
-        fprintf(f, "%d 0.5 0.5 0.4 0.3\n", i % 3);
-        fclose(f);
-    }
-    detfeed_codec_destroy(codec);
+    fprintf(f, "%d 0.5 0.5 0.4 0.3\n", i % 3);
 }
 
 static detfeed_loader *make(int workers, int window, int rank, int world)
@@ -271,7 +249,7 @@ int main(void)
     snprintf(root, sizeof root, "/tmp/detfeed-partners-XXXXXX");
     if (!CHECK(mkdtemp(root) != NULL))
         return tu_finish("test_partners");
-    make_dataset();
+    tu_noise_dataset(root, NIMG, 30, 90, 3, one_box);
     test_loader_window(0, 1);
     test_loader_window(1, 2);
     test_loader_digests();

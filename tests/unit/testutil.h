@@ -53,6 +53,12 @@ static inline double tu_uniform(uint64_t *state, double lo, double hi)
     return lo + (hi - lo) * (double)(tu_rand(state) >> 11) * 0x1p-53;
 }
 
+/* A dataset of n noise PNGs, root/images/NN.png (sides min_side to
+ * min_side + span - 1, drawn from `seed`), with root/labels/NN.txt written
+ * by labels(f, i). */
+void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
+                      void (*labels)(FILE *f, int i));
+
 /* sha256 of a buffer as 64 hex characters. */
 void tu_sha256_hex(const void *data, size_t size, char hex[65]);
 
