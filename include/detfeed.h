@@ -362,13 +362,37 @@ DETFEED_API void detfeed_codec_destroy(detfeed_codec *codec);
  * the next call on the codec. Never NULL for a non-NULL codec. */
 DETFEED_API const char *detfeed_codec_last_error(const detfeed_codec *codec);
 
-/* Limits on untrusted input, checked before any pixel memory is allocated. */
+/*
+ * Limits on untrusted input, checked from the header before any pixel
+ * memory is allocated, so that a decompression bomb (a small file that
+ * declares a huge image: a 782 KB PNG can declare 16384 x 16384, 768 MiB
+ * decoded) costs nothing. An image over a limit is DETFEED_ELIMIT with a
+ * message naming the file, its size, the limit's name and its value
+ * ("a.png: 16384x16384 (268435456 pixels) exceeds the image size limit
+ * max_pixels = 178956970").
+ *
+ * The default pixel limit is what Ultralytics 8.4 accepts: it verifies
+ * every training image with PIL, whose Image.open refuses an image of more
+ * than 2 * Image.MAX_IMAGE_PIXELS = 178956970 pixels (DecompressionBombError;
+ * Ultralytics leaves MAX_IMAGE_PIXELS at PIL's 89478485 on that path), so
+ * the default refuses exactly the images Ultralytics counts as corrupt for
+ * their size. A decode then holds at most 3 * 178956970 bytes (512 MiB) of
+ * pixels, twice that while an EXIF orientation is applied; each worker
+ * thread decodes one image at a time. Lower the limits (for a dataset:
+ * detfeed_dataset_set_limit; a loader: its max_* settings) to bound memory
+ * more tightly, e.g. max_pixels = 64 * imgsz^2 (26214400 at 640) when no
+ * image of the dataset is larger.
+ */
 typedef enum detfeed_codec_limit {
-    DETFEED_LIMIT_MAX_WIDTH = 0,  /* default 32768 */
-    DETFEED_LIMIT_MAX_HEIGHT = 1, /* default 32768 */
-    DETFEED_LIMIT_MAX_PIXELS = 2, /* width * height, default 268435456 */
-    DETFEED_LIMIT_MAX_FILE = 3    /* file bytes, default 1 GiB */
+    DETFEED_LIMIT_MAX_WIDTH = 0,      /* default 32768 */
+    DETFEED_LIMIT_MAX_HEIGHT = 1,     /* default 32768 */
+    DETFEED_LIMIT_MAX_PIXELS = 2,     /* width * height, default 178956970 */
+    DETFEED_LIMIT_MAX_FILE = 3,       /* file bytes, default 1 GiB */
+    DETFEED_LIMIT_MAX_IMAGE_BYTES = 4 /* decoded bytes, width * height * 3;
+                                         default 536870912 (512 MiB) */
 } detfeed_codec_limit;
+#define DETFEED_DEFAULT_MAX_PIXELS      178956970ull
+#define DETFEED_DEFAULT_MAX_IMAGE_BYTES 536870912ull
 
 /* Sets one limit (value > 0). DETFEED_EINVAL for an unknown limit or 0. */
 DETFEED_API int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limit limit,
@@ -661,6 +685,13 @@ DETFEED_API int detfeed_dataset_set_int(detfeed_dataset *ds,
  * (1.0: all); DETFEED_EINVAL, with a message, otherwise. */
 DETFEED_API int detfeed_dataset_set_float(detfeed_dataset *ds,
                                           detfeed_dataset_param param, double value);
+/* The image limits (detfeed_codec_limit, defaults there) that verifying,
+ * caching and loading the dataset's images apply, whatever codec decodes
+ * them: an image over one is skipped as a problem naming the file and the
+ * limit, before any pixel memory is allocated. Before detfeed_dataset_open;
+ * DETFEED_EINVAL, with a message, for 0 or an unknown limit. */
+DETFEED_API int detfeed_dataset_set_limit(detfeed_dataset *ds,
+                                          detfeed_codec_limit limit, uint64_t value);
 /*
  * Ultralytics' classes: keep only the instances of classes ids[0..n-1]
  * (see above; duplicates are harmless). n == 0 (ids may then be NULL)
@@ -973,8 +1004,14 @@ typedef enum detfeed_loader_param {
                                        default all classes */
     /* Where mosaic and mixup partners come from (see "Partners" below): */
     DETFEED_LOADER_PARTNER_WINDOW = 40, /* int >= 0: 0 uniform (default), W a window */
-    DETFEED_LOADER_HSV_H = 100,         /* float hyperparameters, Ultralytics names */
-    DETFEED_LOADER_HSV_S = 101,         /* and defaults: 0.015, 0.7, 0.4, */
+    /* Image limits (detfeed_codec_limit), which the loader's dataset applies
+     * to every decode of its images (detfeed_dataset_set_limit): */
+    DETFEED_LOADER_MAX_WIDTH = 50,       /* int >= 1; default 32768 */
+    DETFEED_LOADER_MAX_HEIGHT = 51,      /* int >= 1; default 32768 */
+    DETFEED_LOADER_MAX_PIXELS = 52,      /* int >= 1; default 178956970 */
+    DETFEED_LOADER_MAX_IMAGE_BYTES = 53, /* int >= 1; default 536870912 */
+    DETFEED_LOADER_HSV_H = 100,          /* float hyperparameters, Ultralytics names */
+    DETFEED_LOADER_HSV_S = 101,          /* and defaults: 0.015, 0.7, 0.4, */
     DETFEED_LOADER_HSV_V = 102,
     DETFEED_LOADER_DEGREES = 103,     /* 0.0 */
     DETFEED_LOADER_TRANSLATE = 104,   /* 0.1 */
@@ -1060,7 +1097,8 @@ DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_para
  * cache_bytes a byte count or "ram" (DETFEED_CACHE_BYTES_RAM);
  * fraction an integer count ("4"; "1": all) or a ratio with a point or an
  * exponent ("0.5", "1.0"); classes ids separated by commas ("0,2,5"; spaces
- * allowed; "": all classes); single_cls "0", "1".
+ * allowed; "": all classes); single_cls "0", "1"; max_width, max_height,
+ * max_pixels, max_image_bytes integers >= 1.
  * DETFEED_EINVAL, with the loader's message naming the setting and what
  * it accepts, for an unknown name or a value it does not accept;
  * DETFEED_EBADSTATE after detfeed_loader_open.
@@ -1085,7 +1123,19 @@ DETFEED_API int detfeed_loader_set_split(detfeed_loader *loader, const char *spl
 DETFEED_API int detfeed_loader_set_policy(detfeed_loader *loader,
                                           detfeed_policy policy);
 
-/* Indexes `data` (a dataset YAML, folder or list) and fills the RAM cache. */
+/*
+ * Indexes `data` (a dataset YAML, folder or list) and fills the RAM cache.
+ * The index holds what `detfeed check` finds usable (it verifies by
+ * decoding): the dataset is indexed from the image headers, then every
+ * image is decoded once, by the RAM cache's fill for the images it holds
+ * and, on `workers` threads, right here for the others; an image that
+ * fails (damaged data, a limit) leaves the index, counted in
+ * DETFEED_STAT_CORRUPT and listed in the dataset's problems with check's
+ * reason (under DETFEED_POLICY_FAIL it fails the open, naming the file).
+ * So no sample is replaced at batch time unless a file changes after
+ * opening. Without a RAM cache this costs one decode per image when
+ * opening (what check costs).
+ */
 DETFEED_API int detfeed_loader_open(detfeed_loader *loader, const char *data);
 
 /* The dataset the loader reads (valid until the loader is destroyed). */
@@ -1215,11 +1265,12 @@ DETFEED_API int detfeed_loader_shutdown(detfeed_loader *loader);
 
 /*
  * Under DETFEED_POLICY_SKIP (the default), a sample whose image cannot be
- * read when the batch is made (damaged after indexing, unreadable, or the
- * same for a mosaic or mixup partner) becomes the next readable image in
- * dataset order; under DETFEED_POLICY_FAIL it ends the epoch with its
- * message. detfeed_loader_skipped counts the replacements so far and gives
- * the first one's message (NULL when none; valid until destroy).
+ * read when the batch is made (damaged after detfeed_loader_open verified
+ * it, unreadable, or the same for a mosaic or mixup partner) becomes the
+ * next readable image in dataset order; under DETFEED_POLICY_FAIL it ends
+ * the epoch with its message. detfeed_loader_skipped counts the
+ * replacements so far and gives the first one's message (NULL when none;
+ * valid until destroy).
  */
 DETFEED_API int64_t detfeed_loader_skipped(const detfeed_loader *loader,
                                            const char **first);

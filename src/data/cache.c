@@ -237,6 +237,7 @@ static void *fill_thread(void *arg)
     detfeed_codec *codec;
     if (detfeed_codec_create(&codec, 0) != DETFEED_OK)
         return NULL; /* the images this thread would have taken go to others */
+    codec->limits = *detfeed__dataset_limits(c->ds);
     for (size_t i; (i = atomic_fetch_add(&f->next, 1)) < c->n;) {
         slot *s = &c->slots[i];
         if (s->state != SLOT_ADMITTED)
@@ -311,9 +312,12 @@ int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec
         ow = s->orig_width;
         oh = s->orig_height;
     } else {
+        detfeed__limits own = codec->limits; /* decoded under the dataset's */
+        codec->limits = *detfeed__dataset_limits(cache->ds);
         int rc =
             load_image(codec, detfeed__dataset_image(cache->ds, i)->path, cache->imgsz,
                        NULL, 0, 0, owned, width, height, &ow, &oh, ns);
+        codec->limits = own;
         if (rc != DETFEED_OK)
             return rc;
         *pixels = *owned;
@@ -348,4 +352,18 @@ int64_t detfeed_cache_stat_get(const detfeed_cache *cache, detfeed_cache_stat st
         return cache->failed;
     }
     return -1;
+}
+
+bool detfeed__cache_holds(const detfeed_cache *cache, size_t i)
+{
+    return i < cache->n && cache->slots[i].state == SLOT_CACHED;
+}
+
+void detfeed__cache_drop(detfeed_cache *cache, char *const *drop)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < cache->n; i++)
+        if (drop[i] == NULL)
+            cache->slots[kept++] = cache->slots[i];
+    cache->n = kept;
 }

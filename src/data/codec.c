@@ -19,10 +19,7 @@ int detfeed_codec_create(detfeed_codec **out, uint32_t flags)
     detfeed_codec *c = calloc(1, sizeof *c);
     if (c == NULL)
         return DETFEED_ENOMEM;
-    c->limits.max_width = 32768;
-    c->limits.max_height = 32768;
-    c->limits.max_pixels = 268435456u;
-    c->limits.max_file = 1ull << 30;
+    detfeed__limits_default(&c->limits);
     *out = c;
     return DETFEED_OK;
 }
@@ -40,17 +37,50 @@ const char *detfeed_codec_last_error(const detfeed_codec *codec)
     return codec ? codec->msg.text : "no codec";
 }
 
-int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limit limit,
-                            uint64_t value)
+void detfeed__limits_default(detfeed__limits *lim)
 {
-    if (codec == NULL || value == 0)
-        return DETFEED_EINVAL;
-    uint64_t *slots[] = {&codec->limits.max_width, &codec->limits.max_height,
-                         &codec->limits.max_pixels, &codec->limits.max_file};
-    if ((unsigned)limit >= sizeof slots / sizeof slots[0])
+    *lim = (detfeed__limits){.max_width = 32768,
+                             .max_height = 32768,
+                             .max_pixels = DETFEED_DEFAULT_MAX_PIXELS,
+                             .max_file = 1ull << 30,
+                             .max_image_bytes = DETFEED_DEFAULT_MAX_IMAGE_BYTES};
+}
+
+int detfeed__limits_set(detfeed__limits *lim, detfeed_codec_limit limit, uint64_t value)
+{
+    uint64_t *slots[] = {&lim->max_width, &lim->max_height, &lim->max_pixels,
+                         &lim->max_file, &lim->max_image_bytes};
+    if (value == 0 || (unsigned)limit >= sizeof slots / sizeof slots[0])
         return DETFEED_EINVAL;
     *slots[limit] = value;
     return DETFEED_OK;
+}
+
+int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limit limit,
+                            uint64_t value)
+{
+    return codec ? detfeed__limits_set(&codec->limits, limit, value) : DETFEED_EINVAL;
+}
+
+const char *detfeed__limit_name(detfeed_codec_limit limit)
+{
+    static const char *const names[] = {"max_width", "max_height", "max_pixels",
+                                        "max_file", "max_image_bytes"};
+    return (unsigned)limit < sizeof names / sizeof names[0] ? names[limit] : "?";
+}
+
+/* The message of an image over `limit`: the file, its size, the limit's
+ * name and value. */
+static int over_limit(detfeed__msg *msg, const char *path, uint64_t width,
+                      uint64_t height, detfeed_codec_limit limit, uint64_t value,
+                      const char *what, uint64_t amount)
+{
+    return detfeed__fail(msg, DETFEED_ELIMIT,
+                         "%s: %llux%llu (%llu %s) exceeds the image size limit %s = "
+                         "%llu",
+                         path, (unsigned long long)width, (unsigned long long)height,
+                         (unsigned long long)amount, what, detfeed__limit_name(limit),
+                         (unsigned long long)value);
 }
 
 int detfeed__check_dims(const detfeed__limits *lim, const char *path, uint64_t width,
@@ -60,15 +90,34 @@ int detfeed__check_dims(const detfeed__limits *lim, const char *path, uint64_t w
         return detfeed__fail(msg, DETFEED_ECORRUPT, "%s: image is empty (%llux%llu)",
                              path, (unsigned long long)width,
                              (unsigned long long)height);
-    if (width > lim->max_width || height > lim->max_height ||
-        width * height > lim->max_pixels)
-        return detfeed__fail(
-            msg, DETFEED_ELIMIT,
-            "%s: %llux%llu exceeds the image size limit (%llux%llu, %llu pixels)", path,
-            (unsigned long long)width, (unsigned long long)height,
-            (unsigned long long)lim->max_width, (unsigned long long)lim->max_height,
-            (unsigned long long)lim->max_pixels);
+    /* width, height < 2^32 (the formats' fields): the products fit */
+    uint64_t pixels = width * height;
+    if (width > lim->max_width)
+        return over_limit(msg, path, width, height, DETFEED_LIMIT_MAX_WIDTH,
+                          lim->max_width, "pixels wide", width);
+    if (height > lim->max_height)
+        return over_limit(msg, path, width, height, DETFEED_LIMIT_MAX_HEIGHT,
+                          lim->max_height, "pixels high", height);
+    if (pixels > lim->max_pixels)
+        return over_limit(msg, path, width, height, DETFEED_LIMIT_MAX_PIXELS,
+                          lim->max_pixels, "pixels", pixels);
+    if (pixels > lim->max_image_bytes / 3)
+        return over_limit(msg, path, width, height, DETFEED_LIMIT_MAX_IMAGE_BYTES,
+                          lim->max_image_bytes, "bytes decoded", pixels * 3);
     return DETFEED_OK;
+}
+
+int detfeed__decode_file_limited(detfeed_codec *codec, const detfeed__limits *lim,
+                                 const char *path, uint8_t **pixels, int *width,
+                                 int *height)
+{
+    if (codec == NULL || lim == NULL)
+        return DETFEED_EINVAL;
+    detfeed__limits own = codec->limits;
+    codec->limits = *lim;
+    int rc = detfeed_codec_decode_file(codec, path, pixels, width, height);
+    codec->limits = own;
+    return rc;
 }
 
 static const char *png_color_name(int color_type)

@@ -870,6 +870,59 @@ int detfeed_dataset_open(detfeed_dataset *ds, const char *source)
     return rc;
 }
 
+/* ---- images the loader could not decode ---------------------------------- */
+
+int detfeed_dataset_set_limit(detfeed_dataset *ds, detfeed_codec_limit limit,
+                              uint64_t value)
+{
+    if (ds == NULL)
+        return DETFEED_EINVAL;
+    if (ds->opened)
+        return DETFEED_EBADSTATE;
+    if (detfeed_codec_set_limit(ds->codec, limit, value) != DETFEED_OK)
+        return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                             "%s: %llu is not a limit it accepts (an integer >= 1)",
+                             detfeed__limit_name(limit), (unsigned long long)value);
+    return DETFEED_OK;
+}
+
+const detfeed__limits *detfeed__dataset_limits(const detfeed_dataset *ds)
+{
+    return &ds->codec->limits;
+}
+
+int detfeed__dataset_drop(detfeed_dataset *ds, char *const *why)
+{
+    size_t kept = 0;
+    int rc = DETFEED_OK;
+    for (size_t i = 0; i < ds->n; i++) {
+        detfeed__image *im = &ds->images[i];
+        if (why[i] == NULL) {
+            ds->images[kept++] = *im;
+            continue;
+        }
+        ds->stats[DETFEED_STAT_CORRUPT]++;
+        int r = problem(ds, im->path, 0, reason_of(why[i], im->path), false);
+        rc = rc == DETFEED_OK ? r : rc;
+        free(im->path);
+        detfeed__labels_free(&im->labels);
+    }
+    ds->n = kept;
+    static const detfeed_dataset_stat recount[] = {
+        DETFEED_STAT_INSTANCES, DETFEED_STAT_LABELLED, DETFEED_STAT_MISSING_LABELS,
+        DETFEED_STAT_EMPTY_LABELS};
+    for (size_t k = 0; k < sizeof recount / sizeof recount[0]; k++)
+        ds->stats[recount[k]] = 0;
+    count(ds);
+    if (rc == DETFEED_OK && ds->n == 0)
+        rc = detfeed__fail(&ds->msg, DETFEED_EFORMAT,
+                           "no usable images (%lld found); first problem: %s:%d: %s",
+                           (long long)ds->stats[DETFEED_STAT_IMAGES],
+                           ds->problems[0].file, ds->problems[0].line,
+                           ds->problems[0].reason);
+    return rc;
+}
+
 /* ---- queries -------------------------------------------------------------- */
 
 int64_t detfeed_dataset_stat_get(const detfeed_dataset *ds, detfeed_dataset_stat stat)

@@ -65,12 +65,36 @@ size_t detfeed__fraction_keep(const detfeed__fraction *f, size_t files);
 /* Image i of the index (i < detfeed_dataset_size). */
 const detfeed__image *detfeed__dataset_image(const detfeed_dataset *ds, size_t i);
 
+/* The limits every decode of the dataset's images applies
+ * (detfeed_dataset_set_limit; read-only once open). */
+const detfeed__limits *detfeed__dataset_limits(const detfeed_dataset *ds);
+
+/*
+ * Takes out of an open index the images that could not be decoded, as
+ * verification by decoding would have skipped them: image i goes when
+ * why[i] is not NULL (the codec's message, "path: reason"), counted in
+ * DETFEED_STAT_CORRUPT with a problem (the file, line 0, the reason, as
+ * `detfeed check` reports it; under DETFEED_POLICY_FAIL the first one is
+ * the error returned, with its message). The images after it move down;
+ * the counts of the usable images are recounted. DETFEED_EFORMAT, with a
+ * message, when none is left.
+ */
+int detfeed__dataset_drop(detfeed_dataset *ds, char *const *why);
+
 /* detfeed_cache_get that also adds the nanoseconds spent decoding and
  * resizing an image loaded on demand to ns[0] and ns[1] (ns may be NULL). */
 int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec *codec,
                              const uint8_t **pixels, int *width, int *height,
                              int *orig_width, int *orig_height, uint8_t **owned,
                              uint64_t ns[2]);
+
+/* Whether image i is held in the cache's arena (filled, not on demand). */
+bool detfeed__cache_holds(const detfeed_cache *cache, size_t i);
+
+/* After detfeed__dataset_drop(ds, drop) on the cache's dataset: the same
+ * images leave the cache (drop[i] != NULL), the others move down with it.
+ * DETFEED_CACHE_FAILED still counts the fill's failures. */
+void detfeed__cache_drop(detfeed_cache *cache, char *const *drop);
 
 /* What detfeed_cache_create would admit under `budget`: the bytes and the
  * number of images (first fit in index order; images of unknown size are

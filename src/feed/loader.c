@@ -93,6 +93,27 @@ static const int_setting int_settings[] = {
      1 << 20},
 };
 
+/* The image limits: each loader setting and the codec limit it sets. */
+static const struct {
+    detfeed_loader_param param;
+    detfeed_codec_limit limit;
+} limit_settings[] = {{DETFEED_LOADER_MAX_WIDTH, DETFEED_LIMIT_MAX_WIDTH},
+                      {DETFEED_LOADER_MAX_HEIGHT, DETFEED_LIMIT_MAX_HEIGHT},
+                      {DETFEED_LOADER_MAX_PIXELS, DETFEED_LIMIT_MAX_PIXELS},
+                      {DETFEED_LOADER_MAX_IMAGE_BYTES, DETFEED_LIMIT_MAX_IMAGE_BYTES}};
+
+static int set_limit(detfeed_loader *l, detfeed_loader_param p, int64_t v)
+{
+    for (size_t i = 0; i < sizeof limit_settings / sizeof limit_settings[0]; i++)
+        if (limit_settings[i].param == p) {
+            if (v < 1)
+                return DETFEED_EINVAL;
+            l->limits[limit_settings[i].limit] = (uint64_t)v;
+            return DETFEED_OK;
+        }
+    return DETFEED_EINVAL;
+}
+
 /* The settings that are not plain integers. */
 static int set_special(detfeed_loader *l, detfeed_loader_param p, int64_t v)
 {
@@ -138,7 +159,7 @@ static int set_special(detfeed_loader *l, detfeed_loader_param p, int64_t v)
         l->scale = (detfeed_scale)v;
         return DETFEED_OK;
     default:
-        return DETFEED_EINVAL;
+        return set_limit(l, p, v);
     }
 }
 
@@ -222,6 +243,10 @@ void detfeed__loader_param_range(detfeed_loader_param p, char *buf, size_t size)
         {DETFEED_LOADER_SCALE, "a number from 0 to 1"},
         {DETFEED_LOADER_DEGREES, "a number from 0 to 360"},
         {DETFEED_LOADER_SHEAR, "a number from 0 to below 90"},
+        {DETFEED_LOADER_MAX_WIDTH, "a number of pixels >= 1 (default 32768)"},
+        {DETFEED_LOADER_MAX_HEIGHT, "a number of pixels >= 1 (default 32768)"},
+        {DETFEED_LOADER_MAX_PIXELS, "width x height >= 1 (default 178956970)"},
+        {DETFEED_LOADER_MAX_IMAGE_BYTES, "decoded bytes >= 1 (default 536870912)"},
     };
     const char *text = "see detfeed.h";
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
@@ -261,6 +286,10 @@ int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
         {"numpy", DETFEED_LOADER_NUMPY},
         {"single_cls", DETFEED_LOADER_SINGLE_CLS},
         {"partner_window", DETFEED_LOADER_PARTNER_WINDOW},
+        {"max_width", DETFEED_LOADER_MAX_WIDTH},
+        {"max_height", DETFEED_LOADER_MAX_HEIGHT},
+        {"max_pixels", DETFEED_LOADER_MAX_PIXELS},
+        {"max_image_bytes", DETFEED_LOADER_MAX_IMAGE_BYTES},
         {"fraction", DETFEED_LOADER_FRACTION},
         {"classes", DETFEED_LOADER_CLASSES},
         {"hsv_h", DETFEED_LOADER_HSV_H},
@@ -442,6 +471,9 @@ static int dataset_args(detfeed_loader *l)
         rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_SINGLE_CLS, l->single_cls);
     if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_classes(ds, l->classes, l->nclasses);
+    for (int k = 0; rc == DETFEED_OK && k <= DETFEED_LIMIT_MAX_IMAGE_BYTES; k++)
+        if (l->limits[k])
+            rc = detfeed_dataset_set_limit(ds, (detfeed_codec_limit)k, l->limits[k]);
     return rc;
 }
 
@@ -546,6 +578,8 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
         rc = open_cache(l);
     if (rc == DETFEED_OK)
         rc = detfeed_cache_fill(l->cache, l->workers);
+    if (rc == DETFEED_OK) /* decode-verified, as detfeed check verifies */
+        rc = detfeed__loader_verify(l);
     if (rc == DETFEED_OK && !l->augment)
         rc = rect_shapes(l);
     /* A pose dataset without flip_idx cannot be flipped (Ultralytics sets

@@ -25,6 +25,9 @@ struct detfeed_loader {
     size_t nclasses;
     int single_cls;
     int partner_window; /* 0: uniform partners; W: from a window (recipe.h) */
+    /* image limits handed to the dataset, by detfeed_codec_limit (0: its
+     * default) */
+    uint64_t limits[DETFEED_LIMIT_MAX_IMAGE_BYTES + 1];
     bool augment, opened;
     bool samples_made; /* detfeed_loader_sample has run (rect order fixed) */
     char split[8];
@@ -75,6 +78,11 @@ const detfeed__place *detfeed__loader_place(const detfeed_loader *l,
 
 /* Whether mosaic applies in `epoch` (close_mosaic). */
 bool detfeed__loader_mosaic_on(const detfeed_loader *l, uint32_t epoch);
+
+/* Decodes the images of the opened index that the RAM cache does not hold
+ * and takes those that fail (and those whose fill failed) out of the index
+ * and the cache, as `detfeed check` reports them (verify.c). */
+int detfeed__loader_verify(detfeed_loader *l);
 
 /* Frees the batch machinery (batch.c). */
 void detfeed__batches_free(detfeed_loader *l);
