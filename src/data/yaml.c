@@ -92,10 +92,54 @@ void detfeed__yaml_free(detfeed__ynode *node)
     free(node);
 }
 
-/* Appends (key, value) to a SEQ (key NULL) or MAP; takes ownership. */
-static bool append(yparser *p, detfeed__ynode *c, char *key, detfeed__ynode *value)
+/* The keys of a MAP being built: an open-addressing hash set of indices
+ * into its keys, so that finding a duplicate is O(1), not a pass over every
+ * key (a names map of 100,000 classes). */
+typedef struct keyset {
+    size_t *slot; /* index + 1; 0 is empty */
+    size_t cap;   /* a power of two, or 0 */
+} keyset;
+
+static size_t hash_key(const char *s)
 {
-    if ((c->n & (c->n - 1)) == 0) { /* grow at powers of two */
+    size_t h = 14695981039346656037u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* The slot of `key` among c's keys, or the empty slot where it would go. */
+static size_t *keyset_find(const keyset *ks, const detfeed__ynode *c, const char *key)
+{
+    size_t i = hash_key(key) & (ks->cap - 1);
+    while (ks->slot[i] && strcmp(c->keys[ks->slot[i] - 1], key) != 0)
+        i = (i + 1) & (ks->cap - 1);
+    return &ks->slot[i];
+}
+
+/* Room for one more key (load at most a half); false when out of memory. */
+static bool keyset_reserve(keyset *ks, const detfeed__ynode *c)
+{
+    if ((c->n + 1) * 2 <= ks->cap)
+        return true;
+    keyset grown = {calloc(ks->cap ? ks->cap * 2 : 16, sizeof(size_t)),
+                    ks->cap ? ks->cap * 2 : 16};
+    if (grown.slot == NULL)
+        return false;
+    for (size_t i = 0; i < c->n; i++)
+        *keyset_find(&grown, c, c->keys[i]) = i + 1;
+    free(ks->slot);
+    *ks = grown;
+    return true;
+}
+
+/* Appends (key, value) to a SEQ (key NULL, ks NULL) or MAP (its keyset
+ * ks); takes ownership. */
+static bool append(yparser *p, detfeed__ynode *c, keyset *ks, char *key,
+                   detfeed__ynode *value)
+{
+    bool grow = (c->n & (c->n - 1)) == 0; /* at powers of two */
+    if (grow) {
         size_t cap = c->n ? c->n * 2 : 1;
         detfeed__ynode **items = realloc(c->items, cap * sizeof *items);
         if (items)
@@ -104,22 +148,23 @@ static bool append(yparser *p, detfeed__ynode *c, char *key, detfeed__ynode *val
             c->type == DETFEED__Y_MAP ? realloc(c->keys, cap * sizeof *keys) : NULL;
         if (keys)
             c->keys = keys;
-        if (items == NULL || (c->type == DETFEED__Y_MAP && keys == NULL)) {
-            free(key);
-            detfeed__yaml_free(value);
-            fail(p, c->line, "out of memory");
-            return false;
-        }
+        grow = items == NULL || (c->type == DETFEED__Y_MAP && keys == NULL);
+    }
+    if (grow || (c->type == DETFEED__Y_MAP && !keyset_reserve(ks, c))) {
+        free(key);
+        detfeed__yaml_free(value);
+        fail(p, c->line, "out of memory");
+        return false;
     }
     if (c->type == DETFEED__Y_MAP) {
-        for (size_t i = 0; i < c->n; i++) {
-            if (strcmp(c->keys[i], key) == 0) {
-                fail(p, value ? value->line : c->line, "duplicate key '%s'", key);
-                free(key);
-                detfeed__yaml_free(value);
-                return false;
-            }
+        size_t *slot = keyset_find(ks, c, key);
+        if (*slot) {
+            fail(p, value ? value->line : c->line, "duplicate key '%s'", key);
+            free(key);
+            detfeed__yaml_free(value);
+            return false;
         }
+        *slot = c->n + 1;
         c->keys[c->n] = key;
     }
     c->items[c->n++] = value;
@@ -307,11 +352,13 @@ static detfeed__ynode *flow_collection(yparser *p, const char **s, int line)
     bool is_map = **s == '{';
     char close = is_map ? '}' : ']';
     detfeed__ynode *c = node_new(p, is_map ? DETFEED__Y_MAP : DETFEED__Y_SEQ, line);
+    keyset ks = {0};
     (*s)++;
     while (c && !p->failed) {
         skip_ws(s);
         if (**s == close) {
             (*s)++;
+            free(ks.slot);
             return c;
         }
         char *key = NULL;
@@ -335,7 +382,7 @@ static detfeed__ynode *flow_collection(yparser *p, const char **s, int line)
             detfeed__yaml_free(v);
             break;
         }
-        if (!append(p, c, key, v)) /* frees key and v */
+        if (!append(p, c, is_map ? &ks : NULL, key, v)) /* frees key and v */
             break;
         skip_ws(s);
         if (**s == ',')
@@ -343,6 +390,7 @@ static detfeed__ynode *flow_collection(yparser *p, const char **s, int line)
         else if (**s != close)
             fail(p, line, "expected ',' or '%c' in a flow collection", close);
     }
+    free(ks.slot);
     detfeed__yaml_free(c);
     return NULL;
 }
@@ -425,8 +473,9 @@ static detfeed__ynode *flow_block(yparser *p, const char *text)
     int depth = 0;
     for (const char *part = text;;) {
         size_t n = strlen(part);
-        char *grown = realloc(joined, len + n + 2);
-        if (grown == NULL) {
+        char *grown =
+            len + n + 2 > cap ? realloc(joined, cap = (len + n + 2) * 2) : joined;
+        if (grown == NULL) { /* doubling: a flow list over many lines is linear */
             free(joined);
             fail(p, line, "out of memory");
             return NULL;
@@ -568,6 +617,7 @@ static char *split_key(yparser *p, char *text, char **rest, int line)
 static detfeed__ynode *block_map(yparser *p, int indent)
 {
     detfeed__ynode *map = node_new(p, DETFEED__Y_MAP, p->lines[p->i].lineno);
+    keyset ks = {0};
     yline *l;
     while (map && !p->failed && (l = peek(p)) != NULL && l->indent >= indent) {
         if (l->indent > indent) {
@@ -598,9 +648,10 @@ static detfeed__ynode *block_map(yparser *p, int indent)
             detfeed__yaml_free(v);
             break;
         }
-        if (!append(p, map, key, v)) /* frees key and v */
+        if (!append(p, map, &ks, key, v)) /* frees key and v */
             break;
     }
+    free(ks.slot);
     if (p->failed) {
         detfeed__yaml_free(map);
         return NULL;
@@ -636,7 +687,7 @@ static detfeed__ynode *block_seq(yparser *p, int indent)
             detfeed__yaml_free(v);
             break;
         }
-        if (!append(p, seq, NULL, v))
+        if (!append(p, seq, NULL, NULL, v))
             break;
     }
     if (p->failed) {

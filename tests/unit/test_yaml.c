@@ -5,7 +5,9 @@
 #include "data/yaml.h"
 #include "testutil.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static detfeed__ynode *parse_ok(const char *text)
 {
@@ -160,10 +162,74 @@ static void test_errors(void)
     parse_bad(doc, 1, "nesting");
 }
 
+/* A text of n names: a block map ("  k: name_k" lines), a flow map spread
+ * over lines, or a flow list; malloc'd. */
+static char *many_names(int n, int style)
+{
+    size_t cap = (size_t)n * 32 + 64, len = 0;
+    char *t = malloc(cap);
+    len += (size_t)snprintf(t + len, cap - len, "train: images\nnames:%s",
+                            style == 0   ? "\n"
+                            : style == 1 ? " {\n"
+                                         : " [\n");
+    for (int k = 0; k < n; k++) {
+        if (style == 2)
+            len += (size_t)snprintf(t + len, cap - len, "  name_%d,\n", k);
+        else
+            len += (size_t)snprintf(t + len, cap - len, "  %d: name_%d%s\n", k, k,
+                                    style == 1 ? "," : "");
+    }
+    if (style != 0)
+        snprintf(t + len, cap - len, "  %s\n", style == 1 ? "}" : "]");
+    return t;
+}
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A names map of 100,000 classes parses in linear time (a generous bound:
+ * it takes milliseconds; a quadratic check for duplicate keys took over a
+ * minute), and duplicates are still found, at the later key's line. */
+static void test_many_names(void)
+{
+    enum { N = 100000 };
+    for (int style = 0; style < 3; style++) {
+        char *text = many_names(N, style);
+        double t0 = seconds();
+        detfeed__ynode *root = parse_ok(text);
+        double dt = seconds() - t0;
+        const detfeed__ynode *names = detfeed__yaml_get(root, "names");
+        if (CHECK(names != NULL) && CHECK_INT(names->n, N)) {
+            CHECK_INT(names->type, style == 2 ? DETFEED__Y_SEQ : DETFEED__Y_MAP);
+            CHECK_STR(names->items[N - 1]->str, "name_99999");
+            if (style != 2)
+                CHECK_STR(names->keys[N - 1], "99999");
+        }
+        if (!CHECK(dt < 2.0))
+            fprintf(stderr, "  %d names (style %d) took %.2f s\n", N, style, dt);
+        detfeed__yaml_free(root);
+        free(text);
+    }
+    /* Key 5 again at the end (line 2 + N + 1), and one in the middle. */
+    char *text = many_names(N, 0);
+    size_t len = strlen(text);
+    text = realloc(text, len + 32);
+    snprintf(text + len, 32, "  5: again\n");
+    parse_bad(text, 2 + N + 1, "duplicate key '5'");
+    free(text);
+    parse_bad("names:\n  0: a\n  1: b\n  0: c\n  1: d\n", 4, "duplicate key '0'");
+    parse_bad("names: {0: a, 1: b, 1: c}\n", 1, "duplicate key '1'");
+}
+
 int main(void)
 {
     test_dataset_yaml();
     test_sequences();
     test_errors();
+    test_many_names();
     return tu_finish("test_yaml");
 }
