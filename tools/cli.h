@@ -88,8 +88,20 @@ void cli_route_note(const detfeed_loader *l);
 /* "worker/host", "device/cuda", ...: the route and output in effect. */
 const char *cli_route_name(const detfeed_loader *l);
 
-/* Writes s as a JSON string literal (quoted, escaped). */
+/*
+ * Text from the data (file names, label lines in messages) as the CLI
+ * writes it, so that a terminal never receives a control sequence and JSON
+ * stays valid UTF-8:
+ *   cli_json_string  a JSON string literal: '"' and '\\' escaped, control
+ *                    characters (C0, DEL, C1) as \\u00XX, each byte that is
+ *                    not part of well-formed UTF-8 as \\ufffd (U+FFFD);
+ *   cli_text         as is, except control characters (every C0, DEL and
+ *                    C1, newline and tab included) and bytes that are not
+ *                    well-formed UTF-8: each of their bytes as \\xHH.
+ * cli_error writes its message through cli_text.
+ */
 void cli_json_string(FILE *out, const char *s);
+void cli_text(FILE *out, const char *s);
 
 /* Subcommands. */
 int cmd_check(int argc, char **argv);

@@ -13,13 +13,63 @@
 
 int cli_error(const char *fmt, ...)
 {
+    char msg[8192];
     va_list ap;
     va_start(ap, fmt);
-    fputs("detfeed: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fputs("detfeed: ", stderr);
+    cli_text(stderr, msg);
+    fputc('\n', stderr);
     return CLI_FAIL;
+}
+
+/* The length of the well-formed UTF-8 sequence at s (1 to 4) and its code
+ * point, or 0 when the bytes there are not one (a stray continuation byte,
+ * a truncated sequence, an overlong form, a surrogate, beyond U+10FFFF). */
+static int utf8_seq(const unsigned char *s, uint32_t *cp)
+{
+    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    int n = s[0] < 0x80                   ? 1
+            : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
+            : s[0] >= 0xe0 && s[0] < 0xf0 ? 3
+            : s[0] >= 0xf0 && s[0] < 0xf5 ? 4
+                                          : 0;
+    if (n == 0)
+        return 0;
+    uint32_t c = n == 1 ? s[0] : s[0] & (0x7f >> n);
+    for (int k = 1; k < n; k++) {
+        if ((s[k] & 0xc0) != 0x80)
+            return 0; /* also stops at the NUL */
+        c = c << 6 | (s[k] & 0x3f);
+    }
+    if (c < min[n] || (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+        return 0;
+    *cp = c;
+    return n;
+}
+
+/* C0 and C1 control characters and DEL: what a terminal may act on. */
+static bool is_control(uint32_t c)
+{
+    return c < 0x20 || (c >= 0x7f && c <= 0x9f);
+}
+
+void cli_text(FILE *out, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        uint32_t c = 0;
+        int n = utf8_seq(p, &c);
+        if (n == 0 || is_control(c)) {
+            for (int k = 0; k < (n ? n : 1); k++)
+                fprintf(out, "\\x%02x", p[k]);
+            p += n ? n : 1;
+        } else {
+            fwrite(p, 1, (size_t)n, out);
+            p += n;
+        }
+    }
 }
 
 bool cli_parse_double(const char *s, double *out)
@@ -186,15 +236,20 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage,
 
 void cli_json_string(FILE *out, const char *s)
 {
+    const unsigned char *p = (const unsigned char *)s;
     fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
+    while (*p) {
+        uint32_t c = 0;
+        int n = utf8_seq(p, &c);
+        if (n == 0)
+            fputs("\\ufffd", out); /* a byte that is not UTF-8 */
+        else if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", (int)c);
+        else if (is_control(c))
+            fprintf(out, "\\u%04x", (unsigned)c);
         else
-            fputc(c, out);
+            fwrite(p, 1, (size_t)n, out);
+        p += n ? n : 1;
     }
     fputc('"', out);
 }

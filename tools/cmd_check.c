@@ -34,8 +34,9 @@ static void print_text(const detfeed_dataset *ds, const char *source, const char
                        long max_shown)
 {
     int nc = detfeed_dataset_class_count(ds);
-    printf("dataset %s (split %s): %s, ", source, split,
-           task_names[detfeed_dataset_task(ds)]);
+    fputs("dataset ", stdout);
+    cli_text(stdout, source);
+    printf(" (split %s): %s, ", split, task_names[detfeed_dataset_task(ds)]);
     if (nc)
         printf("%d classes\n", nc);
     else
@@ -50,10 +51,13 @@ static void print_text(const detfeed_dataset *ds, const char *source, const char
         const char *file, *reason;
         int line;
         detfeed_dataset_problem(ds, i, &file, &line, &reason);
+        fputs("  ", stdout);
+        cli_text(stdout, file);
         if (line > 0)
-            printf("  %s:%d: %s\n", file, line, reason);
-        else
-            printf("  %s: %s\n", file, reason);
+            printf(":%d", line);
+        fputs(": ", stdout);
+        cli_text(stdout, reason);
+        fputc('\n', stdout);
     }
 }
 
@@ -117,7 +121,10 @@ int cmd_check(int argc, char **argv)
         "Scans a dataset (a dataset YAML, a folder of images/ and labels/, or a text\n"
         "file listing images) and reports images, labelled images, backgrounds,\n"
         "orphan label files, instances, duplicates, corrupt images and every\n"
-        "rejected label line with file:line and the reason.";
+        "rejected label line with file:line and the reason. Text from the data is\n"
+        "escaped: control characters and bytes that are not UTF-8 as \\xHH in the\n"
+        "text report; in --json control characters as \\u00XX and bytes that are\n"
+        "not UTF-8 as \\ufffd (U+FFFD), so the JSON is always valid UTF-8.";
     char *pos[1];
     int npos, p = 0, v = 0;
     int rc = cli_parse(argc, argv, opts, usage, about, pos, 1, &npos);

@@ -121,6 +121,52 @@ def check_bad(t, d, tmp):
     t.check(p.returncode == 1 and "does-not-exist" in p.stderr, "missing source")
 
 
+def check_escapes(t, d, tmp):
+    """Bytes a label file or a file name may hold (ESC, 0xff, NUL, BEL) reach
+    the report escaped: the JSON is UTF-8 that Python's json module parses
+    (control characters as \\u00XX, invalid UTF-8 bytes as U+FFFD), and the
+    text report shows control characters and invalid bytes as \\xHH."""
+    import shutil
+    img, lab = os.path.join(tmp, "images"), os.path.join(tmp, "labels")
+    os.makedirs(img)
+    os.makedirs(lab)
+    good = os.path.join(os.path.dirname(tmp), "bad", "images", "ok.png")
+    for name in ("a", "b", "c"):
+        shutil.copy(good, os.path.join(img, name + ".png"))
+    open(os.path.join(lab, "a.txt"), "wb").write(b"0 0.5 0.5 0.2 0.2\n0 0.5 \x1b[31m\xff 0.2 0.2\n")
+    open(os.path.join(lab, "b.txt"), "wb").write(b"0 0.5 \x1b]0;x\x07\xff\x00 0.2 0.2\n")
+    weird = os.fsencode(img) + b"/w\x1b[2J\xfe.png"
+    shutil.copy(good, weird)
+    open(os.fsencode(lab) + b"/w\x1b[2J\xfe.txt", "wb").write(b"0 0.5 0.5 0.2 0.2\n1 2 3\n")
+    p = subprocess.run([d, "check", tmp, "--json"], capture_output=True)
+    try:
+        got = json.loads(p.stdout.decode("utf-8", "strict"))
+    except ValueError as e:
+        got = {}
+        t.check(False, f"check --json with control bytes: not UTF-8 JSON ({e}): {p.stdout[:200]!r}")
+    probs = got.get("problems", [])
+    a = [q for q in probs if q["file"].endswith("a.txt")]
+    t.check(len(a) == 1 and "\x1b[31m\ufffd" in a[0]["reason"], f"a.txt reason: {a}")
+    t.check(any(q["file"].endswith("b.txt") for q in probs), f"b.txt (ESC, 0xff, NUL) in {probs}")
+    w = [q for q in probs if "w\x1b[2J\ufffd.txt" in q["file"]]
+    t.check(len(w) == 1, f"a file name with ESC and 0xfe: {[q['file'] for q in probs]}")
+    p = subprocess.run([d, "check", tmp], capture_output=True)
+    out = p.stdout
+    bad = sorted({c for c in out if (c < 0x20 and c not in (0x0a,)) or c == 0x7f})
+    t.check(p.returncode == 0 and not bad, f"text report: control bytes {bad} in {out[-300:]!r}")
+    try:
+        text = out.decode("utf-8", "strict")
+    except UnicodeDecodeError as e:
+        text = ""
+        t.check(False, f"text report is not UTF-8: {e}")
+    t.check("\\x1b[31m\\xff" in text and "w\\x1b[2J\\xfe.txt" in text,
+            f"text report escapes: {text[-400:]!r}")
+    # an error message on stderr is escaped too
+    p = subprocess.run([d, "check", os.fsencode(tmp) + b"/no\x1b[2Jne"], capture_output=True)
+    t.check(p.returncode == 1 and b"\x1b" not in p.stderr and b"\\x1b[2J" in p.stderr,
+            f"stderr escapes: {p.stderr!r}")
+
+
 def main():
     args = ou.parse_args()
     t = ou.Counter("test_check")
@@ -131,6 +177,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         make_bad(tmp)
         check_bad(t, args.detfeed, tmp)
+    with tempfile.TemporaryDirectory() as top:
+        make_bad(os.path.join(top, "bad"))
+        check_escapes(t, args.detfeed, os.path.join(top, "ctl"))
     t.finish()
 
 
