@@ -540,10 +540,23 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  *     YAML's folder itself is used, with a note in the problems list),
  *     `train`/`val`/`test` (a folder, a list file or an image, or a list of
  *     those, relative to the root), `names` (a list, or a map from 0..nc-1),
- *     `nc`, `kpt_shape` ([K, 2] or [K, 3]) and `flip_idx`;
- *   - a folder: every image below it, recursively;
+ *     `nc`, `kpt_shape` ([K, 2] or [K, 3]) and `flip_idx`. With `nc` and
+ *     no `names` the classes are named class_0, class_1, ... (as
+ *     Ultralytics names them); with neither (Ultralytics refuses such a
+ *     YAML) the classes are unknown, with a note in the problems list;
+ *   - a folder: every image below it, recursively, as Python's
+ *     glob("**" + "/" + "*.*", recursive=True) finds them: links to folders
+ *     are followed, except a link back to a folder above it (a loop), which
+ *     is a problem counted in DETFEED_STAT_LINK_LOOPS and not followed, so
+ *     each image is indexed once (glob would follow a loop until the path is
+ *     too long); entries that are not folders are found whatever they are
+ *     (dangling links and FIFOs included) and refused below;
  *   - a text file listing images, one per line (relative paths are taken
  *     from the list's folder).
+ * Nothing that is not a regular file (a FIFO, socket or device, a dangling
+ * symbolic link or a link loop) is ever opened: opening a FIFO would wait
+ * for a writer. Such an image, label file, list file or YAML entry is a
+ * problem that says what it is; such a source fails with DETFEED_EIO.
  * Image files are those whose lower-case suffix is one Ultralytics 8.4
  * accepts (its IMG_FORMATS: avif, bmp, dng, heic, heif, jp2, jpeg, jpg, mpo,
  * png, tif, tiff, webp), in byte-wise sorted order of their paths (Python's
@@ -551,14 +564,31 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  * decodes jpg, jpeg and png; files of the other formats are counted as
  * unsupported and skipped. An image's label file is its path with the last
  * "/images/" replaced by "/labels/" and the suffix by ".txt" (Ultralytics'
- * rule). A missing or empty label file makes the image a background.
+ * rule). A missing or empty label file makes the image a background; a
+ * label path that is anything but a regular file (a folder, a FIFO, a
+ * dangling link or a link loop) skips the image as corrupt.
  *
  * Labels are validated as Ultralytics does (coordinates <= 1.01, values >=
  * -0.01, class ids whole numbers below nc, the task's column count;
  * duplicate rows removed), line by line: every rejected line is reported
  * with file and line, and its image is skipped as a whole, so no object
- * silently becomes background. CRLF line ends and a UTF-8 byte order mark
- * are accepted.
+ * silently becomes background. Where nc is not known (a folder or list
+ * without DETFEED_DATASET_NC, a YAML without names or nc), and with
+ * single_cls, class ids are still checked to be whole numbers in 0 ..
+ * 999999 (1000000 classes at most): a larger id (1e20) is rejected, never
+ * converted. Messages show the value that failed with the digits that
+ * tell it from the bound (1.0100001 is above 1.01) and name the column (a
+ * polygon's box, a keypoint's x or y). Label and list files are split into
+ * lines as Python's str.splitlines() splits them (\n, \r, \r\n, \v, \f,
+ * \x1c, \x1d, \x1e, U+0085, U+2028, U+2029), and label values at what
+ * str.split() takes for whitespace; a UTF-8 byte order mark is accepted.
+ *
+ * Segment datasets: an image with more than 255 polygons (after the
+ * classes filter) is skipped as corrupt, with the reason, when indexing.
+ * Its overlap mask (Ultralytics' Format, detfeed_batch_masks) is 8-bit;
+ * Ultralytics switches it to int32 there, which detfeed does not support.
+ * (A mosaic of images with fewer can still exceed 255 instances: that
+ * sample's mask step fails with DETFEED_ELIMIT.)
  *
  * Under DETFEED_POLICY_SKIP (default) each bad image, label file or YAML
  * entry is skipped and counted with its reason; under DETFEED_POLICY_FAIL
@@ -628,8 +658,10 @@ typedef enum detfeed_verify {
 typedef enum detfeed_dataset_param {
     DETFEED_DATASET_POLICY = 0,         /* detfeed_policy; default SKIP */
     DETFEED_DATASET_VERIFY = 1,         /* detfeed_verify; default HEADER */
-    DETFEED_DATASET_NC = 2,             /* classes when the source has no YAML
-                                           (0: class ids only checked >= 0) */
+    DETFEED_DATASET_NC = 2,             /* classes when the source gives none
+                                           (a folder or list, or a YAML without
+                                           names or nc); 0 (default): ids are
+                                           checked to be in 0 .. 999999 */
     DETFEED_DATASET_MAX_LABEL_LINE = 3, /* longest label line in bytes; 65536 */
     DETFEED_DATASET_MAX_LABELS = 4,     /* most instances in one file; 10000 */
     DETFEED_DATASET_MAX_PROBLEMS = 5,   /* problems kept in detail; 10000 */
@@ -660,7 +692,9 @@ typedef enum detfeed_dataset_stat {
                                          (of those the fraction keeps) */
     DETFEED_STAT_LEFT_OUT = 12,       /* image files (any format) left out by the
                                          fraction */
-    DETFEED_STAT_CLASS_FILTERED = 13  /* instances removed by the classes list */
+    DETFEED_STAT_CLASS_FILTERED = 13, /* instances removed by the classes list */
+    DETFEED_STAT_LINK_LOOPS = 14      /* folder links not followed: each leads
+                                         back to a folder above it */
 } detfeed_dataset_stat;
 
 typedef enum detfeed_task {
@@ -740,8 +774,9 @@ DETFEED_API int detfeed_dataset_labels(const detfeed_dataset *ds, size_t i, floa
                                        float *boxes, float *keypoints);
 
 DETFEED_API detfeed_task detfeed_dataset_task(const detfeed_dataset *ds);
-/* Number of classes (0 when unknown) and the name of class k (NULL if none);
- * with single_cls 1 and "item". */
+/* Number of classes (0 when unknown) and the name of class k (NULL if none;
+ * class_k, as Ultralytics names them, where the number comes from `nc` or
+ * DETFEED_DATASET_NC without names); with single_cls 1 and "item". */
 DETFEED_API int detfeed_dataset_class_count(const detfeed_dataset *ds);
 DETFEED_API const char *detfeed_dataset_class_name(const detfeed_dataset *ds, int k);
 /* Pose datasets: K and D of kpt_shape (0, 0 otherwise), and flip_idx (NULL

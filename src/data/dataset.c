@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_TEXT_FILE (16u << 20)
 
@@ -296,30 +297,67 @@ static bool is_decodable_suffix(const char *s)
     return strcmp(s, "jpg") == 0 || strcmp(s, "jpeg") == 0 || strcmp(s, "png") == 0;
 }
 
+/* One line of a list file (trimmed of spaces and tabs) into out. */
+static int add_list_line(detfeed_dataset *ds, const char *dir, char *ln, size_t n,
+                         detfeed__strlist *out)
+{
+    while (n > 0 && (*ln == ' ' || *ln == '\t')) {
+        ln++;
+        n--;
+    }
+    while (n > 0 && (ln[n - 1] == ' ' || ln[n - 1] == '\t'))
+        n--;
+    if (n == 0)
+        return DETFEED_OK;
+    ln[n] = '\0';
+    if (!detfeed__strlist_take(out, detfeed__path_join(dir, ln)))
+        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    return DETFEED_OK;
+}
+
+/* A list file's lines, split as Python's str.splitlines() splits them. */
 static int add_list_file(detfeed_dataset *ds, const char *list, detfeed__strlist *out)
 {
     char *text;
     size_t len;
     int rc = detfeed__read_text(list, MAX_TEXT_FILE, &text, &len, &ds->msg);
+    if (rc == DETFEED_ENOMEM)
+        return rc;
     if (rc != DETFEED_OK)
         return problem(ds, list, 0, reason_of(ds->msg.text, list), false);
-    char *dir = detfeed__path_dir(list);
-    char *save = NULL;
-    for (char *ln = dir ? strtok_r(text, "\r\n", &save) : NULL; ln && rc == DETFEED_OK;
-         ln = strtok_r(NULL, "\r\n", &save)) {
-        while (*ln == ' ' || *ln == '\t')
-            ln++;
-        size_t n = strlen(ln);
-        while (n > 0 && (ln[n - 1] == ' ' || ln[n - 1] == '\t'))
-            ln[--n] = '\0';
-        if (n > 0 && !detfeed__strlist_take(out, detfeed__path_join(dir, ln)))
-            rc = detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
-    }
+    char *dir = detfeed__path_dir(list), *end = text + len;
     if (dir == NULL)
         rc = detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    for (char *ln = text; rc == DETFEED_OK && ln < end;) {
+        size_t brk, n = detfeed__line_length(ln, end, &brk);
+        rc = add_list_line(ds, dir, ln, n, out);
+        ln += n + brk;
+    }
     free(dir);
     free(text);
     return rc;
+}
+
+/* The walk's loop callback: a problem, counted. */
+static int link_loop(void *ctx, const char *path, const char *target)
+{
+    detfeed_dataset *ds = ctx;
+    char reason[600];
+    snprintf(reason, sizeof reason,
+             "a folder link loop: it leads back to '%s', which is being indexed; "
+             "not followed",
+             target);
+    ds->stats[DETFEED_STAT_LINK_LOOPS]++;
+    return problem(ds, path, 0, reason, false);
+}
+
+/* Why `path` is not a file or folder to read, for the report. */
+static const char *not_file_reason(detfeed_dataset *ds, const char *path)
+{
+    struct stat st;
+    if (detfeed__stat_regular(path, &st, &ds->msg) == DETFEED_OK)
+        return "a regular file"; /* changed since it was looked at */
+    return reason_of(ds->msg.text, path);
 }
 
 /* One source entry: a folder, a list file or an image. `where` and `line`
@@ -331,7 +369,9 @@ static int add_source(detfeed_dataset *ds, const char *path, const char *where,
     detfeed__path_suffix(path, suffix, sizeof suffix);
     switch (detfeed__path_type(path)) {
     case DETFEED__F_DIR: {
-        int rc = detfeed__walk(path, true, is_image_suffix, out, &ds->msg);
+        detfeed__walk_opts walk = {
+            .recursive = true, .keep = is_image_suffix, .loop = link_loop, .ctx = ds};
+        int rc = detfeed__walk(path, &walk, out, &ds->msg);
         if (rc == DETFEED_EIO || rc == DETFEED_ELIMIT)
             return problem(ds, path, 0, reason_of(ds->msg.text, path), false);
         return rc;
@@ -346,8 +386,11 @@ static int add_source(detfeed_dataset *ds, const char *path, const char *where,
         snprintf(reason, sizeof reason,
                  "'%s' is not a folder, an image list or an image", path);
         return problem(ds, where, line, reason, false);
-    default:
+    case DETFEED__F_NONE:
         snprintf(reason, sizeof reason, "'%s' does not exist", path);
+        return problem(ds, where, line, reason, false);
+    default: /* a FIFO, socket or device; a dangling link or a link loop */
+        snprintf(reason, sizeof reason, "'%s' is %s", path, not_file_reason(ds, path));
         return problem(ds, where, line, reason, false);
     }
 }
@@ -370,23 +413,46 @@ static int yaml_error(detfeed_dataset *ds, const char *file, int line, const cha
     return detfeed__fail(&ds->msg, DETFEED_EFORMAT, "%s:%d: %s", file, line, what);
 }
 
+/* Ultralytics' names for a YAML with `nc` and no `names`: class_0, ... */
+static int default_names(detfeed_dataset *ds, int nc)
+{
+    ds->names = calloc((size_t)nc, sizeof *ds->names);
+    if (ds->names == NULL)
+        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    ds->nc = nc;
+    for (int k = 0; k < nc; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "class_%d", k);
+        if ((ds->names[k] = dup_str(name)) == NULL)
+            return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    }
+    return DETFEED_OK;
+}
+
 static int yaml_names(detfeed_dataset *ds, const char *file, const detfeed__ynode *root)
 {
     const detfeed__ynode *names = detfeed__yaml_get(root, "names");
     const detfeed__ynode *nc = detfeed__yaml_get(root, "nc");
     int n = 0;
     if (!detfeed__yaml_is_null(nc) &&
-        (nc->type != DETFEED__Y_SCALAR || !parse_int(nc->str, 1, 1000000, &n)))
+        (nc->type != DETFEED__Y_SCALAR ||
+         !parse_int(nc->str, 1, DETFEED__MAX_CLASSES, &n)))
         return yaml_error(ds, file, nc->line, "'nc' is not a positive whole number");
-    if (detfeed__yaml_is_null(names)) {
-        ds->nc = n;
-        return DETFEED_OK;
-    }
+    if (detfeed__yaml_is_null(names) && n > 0)
+        return default_names(ds, n);
+    if (detfeed__yaml_is_null(names))
+        return problem(ds, file, 0,
+                       "the YAML has no 'names' or 'nc' (Ultralytics requires one): "
+                       "the classes are unknown, and class ids are only checked to "
+                       "be whole numbers below 1000000",
+                       true);
     if (names->type == DETFEED__Y_SCALAR)
         return yaml_error(ds, file, names->line, "'names' must be a list or a map");
     if (n && (size_t)n != names->n)
         return yaml_error(ds, file, names->line,
                           "'nc' and the number of 'names' differ");
+    if (names->n > DETFEED__MAX_CLASSES)
+        return yaml_error(ds, file, names->line, "more than 1000000 'names'");
     ds->names = calloc(names->n ? names->n : 1, sizeof *ds->names);
     if (ds->names == NULL)
         return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
@@ -466,23 +532,34 @@ static int yaml_root(detfeed_dataset *ds, const char *file, const detfeed__ynode
     return *out ? DETFEED_OK : detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
 }
 
-static int yaml_split(detfeed_dataset *ds, const char *file, const detfeed__ynode *root,
-                      const char *base, detfeed__strlist *out)
+/* The split's entries: a path, or a list of paths. */
+static int yaml_split_entries(detfeed_dataset *ds, const char *file,
+                              const detfeed__ynode *root, const detfeed__ynode **sp)
 {
-    const detfeed__ynode *sp = detfeed__yaml_get(root, ds->split);
     char what[128];
-    if (detfeed__yaml_is_null(sp)) {
+    *sp = detfeed__yaml_get(root, ds->split);
+    if (detfeed__yaml_is_null(*sp)) {
         snprintf(what, sizeof what, "no '%s' entry", ds->split);
         return yaml_error(ds, file, root->line, what);
     }
-    size_t n = sp->type == DETFEED__Y_SEQ ? sp->n : 1;
-    int rc = DETFEED_OK;
-    for (size_t i = 0; i < n && rc == DETFEED_OK; i++) {
-        const detfeed__ynode *e = sp->type == DETFEED__Y_SEQ ? sp->items[i] : sp;
+    size_t n = (*sp)->type == DETFEED__Y_SEQ ? (*sp)->n : 1;
+    for (size_t i = 0; i < n; i++) {
+        const detfeed__ynode *e = (*sp)->type == DETFEED__Y_SEQ ? (*sp)->items[i] : *sp;
         if (e->type != DETFEED__Y_SCALAR) {
             snprintf(what, sizeof what, "'%s' entries must be paths", ds->split);
             return yaml_error(ds, file, e->line, what);
         }
+    }
+    return DETFEED_OK;
+}
+
+static int yaml_split(detfeed_dataset *ds, const char *file, const detfeed__ynode *sp,
+                      const char *base, detfeed__strlist *out)
+{
+    size_t n = sp->type == DETFEED__Y_SEQ ? sp->n : 1;
+    int rc = DETFEED_OK;
+    for (size_t i = 0; i < n && rc == DETFEED_OK; i++) {
+        const detfeed__ynode *e = sp->type == DETFEED__Y_SEQ ? sp->items[i] : sp;
         char *p = detfeed__path_join(base, e->str);
         rc = p ? add_source(ds, p, file, e->line, out)
                : detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
@@ -491,27 +568,54 @@ static int yaml_split(detfeed_dataset *ds, const char *file, const detfeed__ynod
     return rc;
 }
 
+/* Parses the YAML text and reads the keys that need no file system: names,
+ * nc, kpt_shape, flip_idx, and the split's entries (*sp). */
+static int yaml_document(detfeed_dataset *ds, const char *file, const char *text,
+                         size_t len, detfeed__ynode **root, const detfeed__ynode **sp)
+{
+    char err[160];
+    int line = 0, rc = DETFEED_OK;
+    if (detfeed__yaml_parse(text, len, root, &line, err, sizeof err) != 0)
+        return detfeed__fail(&ds->msg, DETFEED_EFORMAT, "%s:%d: malformed YAML: %s",
+                             file, line, err);
+    if ((*root)->type != DETFEED__Y_MAP)
+        rc = yaml_error(ds, file, 1, "the YAML is not a mapping of dataset keys");
+    if (rc == DETFEED_OK)
+        rc = yaml_names(ds, file, *root);
+    if (rc == DETFEED_OK)
+        rc = yaml_pose(ds, file, *root);
+    if (rc == DETFEED_OK)
+        rc = yaml_split_entries(ds, file, *root, sp);
+    return rc;
+}
+
+int detfeed__dataset_yaml_meta(detfeed_dataset *ds, const char *file, const char *text,
+                               size_t len)
+{
+    if (ds == NULL || file == NULL || text == NULL || ds->opened)
+        return DETFEED_EINVAL;
+    ds->opened = true;
+    detfeed__ynode *root = NULL;
+    const detfeed__ynode *sp;
+    int rc = yaml_document(ds, file, text, len, &root, &sp);
+    detfeed__yaml_free(root);
+    return rc;
+}
+
 static int open_yaml(detfeed_dataset *ds, const char *file, detfeed__strlist *out)
 {
-    char *text, err[160], *base = NULL;
+    char *text, *base = NULL;
     size_t len;
-    int rc = detfeed__read_text(file, MAX_TEXT_FILE, &text, &len, &ds->msg), line = 0;
+    int rc = detfeed__read_text(file, MAX_TEXT_FILE, &text, &len, &ds->msg);
     if (rc != DETFEED_OK)
         return rc;
     detfeed__ynode *root = NULL;
-    if (detfeed__yaml_parse(text, len, &root, &line, err, sizeof err) != 0)
-        rc = detfeed__fail(&ds->msg, DETFEED_EFORMAT, "%s:%d: malformed YAML: %s", file,
-                           line, err);
-    else if (root->type != DETFEED__Y_MAP)
-        rc = yaml_error(ds, file, 1, "the YAML is not a mapping of dataset keys");
-    if (rc == DETFEED_OK)
-        rc = yaml_names(ds, file, root);
-    if (rc == DETFEED_OK)
-        rc = yaml_pose(ds, file, root);
+    const detfeed__ynode *sp = NULL;
+    rc = yaml_document(ds, file, text, len, &root, &sp);
     if (rc == DETFEED_OK)
         rc = yaml_root(ds, file, root, &base);
     if (rc == DETFEED_OK)
-        rc = yaml_split(ds, file, root, base, out);
+        rc = yaml_split(ds, file, sp, base, out);
     free(base);
     detfeed__yaml_free(root);
     free(text);
@@ -519,6 +623,16 @@ static int open_yaml(detfeed_dataset *ds, const char *file, detfeed__strlist *ou
 }
 
 /* ---- images and labels ---------------------------------------------------- */
+
+/* Refuses what is not a regular file (a FIFO, a dangling link, a link
+ * loop, ...) without opening it; on a problem returns it and sets *skip. */
+static int check_file(detfeed_dataset *ds, const char *path, bool *skip)
+{
+    struct stat st;
+    *skip = detfeed__stat_regular(path, &st, &ds->msg) != DETFEED_OK;
+    return *skip ? problem(ds, path, 0, reason_of(ds->msg.text, path), false)
+                 : DETFEED_OK;
+}
 
 /* Checks the image as configured; on a problem returns it and sets *skip. */
 static int verify_image(detfeed_dataset *ds, detfeed__image *im, bool *skip)
@@ -551,17 +665,15 @@ static int load_labels(detfeed_dataset *ds, detfeed__image *im, const char *labe
                        bool *skip)
 {
     *skip = false;
-    detfeed__ftype t = detfeed__path_type(label_path);
-    if (t == DETFEED__F_NONE) {
+    if (detfeed__path_type(label_path) == DETFEED__F_NONE) {
         im->label_state = DETFEED__LABEL_MISSING;
         return DETFEED_OK;
     }
+    /* Anything else is read: a folder, a FIFO, a dangling link or a link
+     * loop is refused (without opening it) with what it is. */
     char *text;
     size_t len;
-    int rc = t == DETFEED__F_FILE
-                 ? detfeed__read_text(label_path, MAX_TEXT_FILE, &text, &len, &ds->msg)
-                 : detfeed__fail(&ds->msg, DETFEED_EIO, "%s: not a regular file",
-                                 label_path);
+    int rc = detfeed__read_text(label_path, MAX_TEXT_FILE, &text, &len, &ds->msg);
     if (rc == DETFEED_ENOMEM)
         return rc;
     if (rc != DETFEED_OK) {
@@ -636,7 +748,9 @@ static int add_image(detfeed_dataset *ds, const char *path,
         return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
     }
     bool skip;
-    rc = verify_image(ds, im, &skip);
+    rc = check_file(ds, im->path, &skip);
+    if (rc == DETFEED_OK && !skip)
+        rc = verify_image(ds, im, &skip);
     if (rc == DETFEED_OK && !skip)
         rc = load_labels(ds, im, label_path, &skip);
     free(label_path);
@@ -665,7 +779,8 @@ static int find_orphans(detfeed_dataset *ds, detfeed__strlist *dirs,
             continue;
         detfeed__strlist found = {0};
         detfeed__msg ignore;
-        rc = detfeed__walk(dirs->v[i], false, is_txt_suffix, &found, &ignore);
+        detfeed__walk_opts walk = {.recursive = false, .keep = is_txt_suffix};
+        rc = detfeed__walk(dirs->v[i], &walk, &found, &ignore);
         if (rc == DETFEED_EIO)
             rc = DETFEED_OK; /* an unreadable label folder has been reported */
         detfeed__strlist_sort(&found);
@@ -721,6 +836,36 @@ static int apply_classes(detfeed_dataset *ds, const char *source)
     snprintf(note, sizeof note, "classes: %lld instances of other classes removed",
              (long long)removed);
     return problem(ds, source, 0, note, true);
+}
+
+/* Segment images with more instances than an 8-bit overlap mask numbers
+ * (Format's masks; Ultralytics switches them to int32 there) are skipped,
+ * each with its reason, before they reach an epoch. */
+static int drop_dense(detfeed_dataset *ds)
+{
+    int rc = DETFEED_OK;
+    size_t kept = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        detfeed__image *im = &ds->images[i];
+        if (rc != DETFEED_OK || ds->task != DETFEED_TASK_SEGMENT ||
+            im->labels.n <= DETFEED__MAX_MASK_INSTANCES) {
+            ds->images[kept++] = *im;
+            continue;
+        }
+        char reason[200], *label = detfeed__label_path(im->path);
+        snprintf(reason, sizeof reason,
+                 "%d polygons: more than the %d instances an 8-bit overlap mask "
+                 "numbers; image skipped",
+                 im->labels.n, DETFEED__MAX_MASK_INSTANCES);
+        rc = label ? problem(ds, label, 0, reason, false)
+                   : detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+        free(label);
+        ds->stats[DETFEED_STAT_CORRUPT]++;
+        detfeed__labels_free(&im->labels);
+        free(im->path);
+    }
+    ds->n = kept;
+    return rc;
 }
 
 /* The classes asked for against the dataset's (when known). */
@@ -816,10 +961,11 @@ static int build_index(detfeed_dataset *ds, detfeed__strlist *paths, const char 
     ds->images = calloc(paths->n ? paths->n : 1, sizeof *ds->images);
     if (ds->images == NULL)
         return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
-    if (ds->nc == 0)
-        ds->nc = ds->nc_param;
     detfeed__strlist dirs = {0}, expected = {0};
-    int rc = check_classes(ds, source);
+    int rc = ds->nc == 0 && ds->nc_param > 0 ? default_names(ds, ds->nc_param)
+                                             : DETFEED_OK;
+    if (rc == DETFEED_OK)
+        rc = check_classes(ds, source);
     if (rc == DETFEED_OK)
         rc = add_files(ds, paths, &dirs, &expected, source);
     if (rc == DETFEED_OK)
@@ -830,6 +976,8 @@ static int build_index(detfeed_dataset *ds, detfeed__strlist *paths, const char 
         rc = settle_task(ds, source);
     if (rc == DETFEED_OK)
         rc = apply_classes(ds, source);
+    if (rc == DETFEED_OK)
+        rc = drop_dense(ds);
     count(ds);
     if (rc == DETFEED_OK && ds->n == 0 && ds->nproblems == 0)
         rc = detfeed__fail(&ds->msg, DETFEED_EFORMAT,
@@ -862,6 +1010,8 @@ int detfeed_dataset_open(detfeed_dataset *ds, const char *source)
         rc = open_yaml(ds, source, &paths);
     else if (t == DETFEED__F_NONE)
         rc = detfeed__fail(&ds->msg, DETFEED_EIO, "%s: no such file or folder", source);
+    else if (t == DETFEED__F_OTHER || t == DETFEED__F_BROKEN) /* never opened */
+        rc = detfeed__stat_regular(source, &(struct stat){0}, &ds->msg);
     else
         rc = add_source(ds, source, source, 0, &paths);
     if (rc == DETFEED_OK)

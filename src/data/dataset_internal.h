@@ -24,7 +24,10 @@ typedef struct detfeed__problem {
     int line;
 } detfeed__problem;
 
-#define DETFEED__NSTATS 14
+#define DETFEED__NSTATS 15
+
+/* The most instances of a segment image: its overlap mask is 8-bit. */
+#define DETFEED__MAX_MASK_INSTANCES 255
 
 /* Ultralytics' fraction: a count (count > 0; 1 is all) or a ratio. */
 typedef struct detfeed__fraction {
@@ -62,6 +65,16 @@ struct detfeed_dataset {
  * them when it asks for more). */
 size_t detfeed__fraction_keep(const detfeed__fraction *f, size_t files);
 
+/*
+ * What detfeed_dataset_open reads from a dataset YAML's text without the
+ * file system: names (or nc), kpt_shape, flip_idx and the shape of the
+ * split's entries, with the same checks and messages (`file` names the text
+ * in them). The handle is then used up (as after an open) with no images.
+ * For the fuzz target and tests: nothing is opened, listed or walked.
+ */
+int detfeed__dataset_yaml_meta(detfeed_dataset *ds, const char *file, const char *text,
+                               size_t len);
+
 /* Image i of the index (i < detfeed_dataset_size). */
 const detfeed__image *detfeed__dataset_image(const detfeed_dataset *ds, size_t i);
 
@@ -88,7 +101,8 @@ int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec
                              int *orig_width, int *orig_height, uint8_t **owned,
                              uint64_t ns[2]);
 
-/* Whether image i is held in the cache's arena (filled, not on demand). */
+/* Whether image i is held in the cache's arena (filled, not on demand) or
+ * in the disk cache behind it. */
 bool detfeed__cache_holds(const detfeed_cache *cache, size_t i);
 
 /* After detfeed__dataset_drop(ds, drop) on the cache's dataset: the same

@@ -1,5 +1,6 @@
 /*
- * file.c - reading whole files with limits, for the decoders.
+ * file.c - opening regular files (never blocking on a FIFO) and reading
+ * whole files with limits, for the decoders and the dataset index.
  */
 #include "data_internal.h"
 
@@ -10,23 +11,88 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+const char *detfeed__file_kind(mode_t mode)
+{
+    if (S_ISREG(mode))
+        return "a regular file";
+    if (S_ISDIR(mode))
+        return "a folder";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "a device";
+    return "not a file";
+}
+
+/* Why `path` cannot be stat'ed, in words: a dangling link or a link loop
+ * says so. */
+static int stat_fail(const char *path, int err, detfeed__msg *msg)
+{
+    struct stat lst;
+    if (err == ELOOP)
+        return detfeed__fail(msg, DETFEED_EIO, "%s: cannot open: a symbolic link loop",
+                             path);
+    if (err == ENOENT && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+        return detfeed__fail(
+            msg, DETFEED_EIO,
+            "%s: cannot open: a dangling symbolic link (its target does not exist)",
+            path);
+    return detfeed__fail(msg, DETFEED_EIO, "%s: cannot open: %s", path, strerror(err));
+}
+
+static int not_regular(const char *path, mode_t mode, detfeed__msg *msg)
+{
+    return detfeed__fail(msg, DETFEED_EIO, "%s: %s, not a regular file", path,
+                         detfeed__file_kind(mode));
+}
+
+int detfeed__stat_regular(const char *path, struct stat *st, detfeed__msg *msg)
+{
+    if (stat(path, st) != 0)
+        return stat_fail(path, errno, msg);
+    if (!S_ISREG(st->st_mode))
+        return not_regular(path, st->st_mode, msg);
+    return DETFEED_OK;
+}
+
+int detfeed__open_regular(const char *path, int *fd, struct stat *st, detfeed__msg *msg)
+{
+    *fd = -1;
+    /* stat first: opening a FIFO blocks until a writer comes. */
+    int rc = detfeed__stat_regular(path, st, msg);
+    if (rc != DETFEED_OK)
+        return rc;
+    /* O_NONBLOCK in case the path became a FIFO since; no effect on a
+     * regular file's reads. */
+    int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (f < 0)
+        return stat_fail(path, errno, msg);
+    if (fstat(f, st) != 0)
+        rc = detfeed__fail(msg, DETFEED_EIO, "%s: cannot stat: %s", path,
+                           strerror(errno));
+    else if (!S_ISREG(st->st_mode))
+        rc = not_regular(path, st->st_mode, msg);
+    if (rc != DETFEED_OK) {
+        close(f);
+        return rc;
+    }
+    *fd = f;
+    return DETFEED_OK;
+}
+
 int detfeed__read_file(const char *path, uint64_t max_bytes, uint8_t **data,
                        size_t *size, detfeed__msg *msg)
 {
     *data = NULL;
     *size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return detfeed__fail(msg, DETFEED_EIO, "%s: cannot open: %s", path,
-                             strerror(errno));
+    int fd;
     struct stat st;
-    int rc = DETFEED_OK;
-    if (fstat(fd, &st) != 0)
-        rc = detfeed__fail(msg, DETFEED_EIO, "%s: cannot stat: %s", path,
-                           strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        rc = detfeed__fail(msg, DETFEED_EIO, "%s: not a regular file", path);
-    else if ((uint64_t)st.st_size > max_bytes)
+    int rc = detfeed__open_regular(path, &fd, &st, msg);
+    if (rc != DETFEED_OK)
+        return rc;
+    if ((uint64_t)st.st_size > max_bytes)
         rc = detfeed__fail(msg, DETFEED_ELIMIT,
                            "%s: %lld bytes exceeds the file size limit %llu", path,
                            (long long)st.st_size, (unsigned long long)max_bytes);

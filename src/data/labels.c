@@ -8,6 +8,8 @@
  */
 #include "labels.h"
 
+#include "path.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -166,10 +168,11 @@ static bool tokenise(ctx *c, rows *r, const char *s, size_t len, int lineno)
     size_t mark = r->nvals;
     const char *end = s + len;
     while (s < end) {
-        while (s < end && isspace((unsigned char)*s))
-            s++;
+        size_t sp;
+        while (s < end && (sp = detfeed__py_space(s, end)) > 0)
+            s += sp;
         const char *t = s;
-        while (s < end && !isspace((unsigned char)*s))
+        while (s < end && detfeed__py_space(s, end) == 0)
             s++;
         size_t n = (size_t)(s - t);
         if (n == 0)
@@ -212,8 +215,7 @@ static int split_into_rows(ctx *c, const char *text, size_t len, rows *r)
     }
     const char *end = text + len;
     for (int lineno = 1; text < end; lineno++) {
-        const char *nl = memchr(text, '\n', (size_t)(end - text));
-        size_t n = (size_t)((nl ? nl : end) - text);
+        size_t brk, n = detfeed__line_length(text, end, &brk);
         if (memchr(text, '\0', n)) {
             reject(c, lineno, "NUL byte in the line");
         } else if (n > c->rules->max_line) {
@@ -225,7 +227,7 @@ static int split_into_rows(ctx *c, const char *text, size_t len, rows *r)
             reject(c, 0, "more than %d labels in the file", c->rules->max_lines);
             return DETFEED_ELABEL;
         }
-        text += n + (nl != NULL);
+        text += n + brk;
     }
     return DETFEED_OK;
 }
@@ -242,38 +244,81 @@ static const float *row(const rows *r, int i)
     return r->vals + r->start[i];
 }
 
+/* The shortest text that reads back as v (as NumPy prints a float32), so
+ * that 1.0100001 is not shown as 1.01 beside the bound it exceeds. */
+static const char *fmt_float(char out[32], float v)
+{
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(out, 32, "%.*g", digits, (double)v);
+        if (strtof(out, NULL) == v)
+            break;
+    }
+    return out;
+}
+
 static bool check_class(ctx *c, int line, float cls)
 {
+    char t[32];
     if (cls != floorf(cls)) {
-        reject(c, line, "class id %g is not a whole number", (double)cls);
+        reject(c, line, "class id %s is not a whole number", fmt_float(t, cls));
         return false;
     }
     if (cls < 0) {
-        reject(c, line, "negative class id %g", (double)cls);
+        reject(c, line, "negative class id %s", fmt_float(t, cls));
         return false;
     }
     if (c->rules->nc > 0 && cls >= (float)c->rules->nc) {
-        reject(c, line, "class id %g is not below the %d classes", (double)cls,
+        reject(c, line, "class id %s is not below the %d classes", fmt_float(t, cls),
                c->rules->nc);
+        return false;
+    }
+    if (cls > (float)(DETFEED__MAX_CLASSES - 1)) {
+        reject(c, line,
+               "class id %s is above %d, the largest class id accepted (without a "
+               "number of classes to check it against)",
+               fmt_float(t, cls), DETFEED__MAX_CLASSES - 1);
         return false;
     }
     return true;
 }
 
-/* Ultralytics' bounds: coordinates <= 1.01 and every value >= -0.01. */
-static bool check_bounds(ctx *c, int line, const float *v, int n, const float *coords,
-                         int ncoords)
+enum { MODE_DETECT, MODE_SEGMENT, MODE_POSE };
+
+/* The name of column k of a row for messages (a polygon's row is checked
+ * as the class and box derived from its points). */
+static const char *col_name(int mode, int kdim, int k, char out[48])
 {
-    for (int k = 0; k < ncoords; k++) {
-        if (coords[k] > 1.01f) {
-            reject(c, line, "coordinate %g is above 1.01 (not normalized?)",
-                   (double)coords[k]);
+    static const char *const box[] = {"class id", "box centre x", "box centre y",
+                                      "box width", "box height"};
+    static const char *const kpt[] = {"x", "y", "visibility"};
+    if (k < 5)
+        snprintf(out, 48, "%s", box[k]);
+    else if (mode == MODE_POSE)
+        snprintf(out, 48, "keypoint %d %s", (k - 5) / kdim + 1, kpt[(k - 5) % kdim]);
+    else
+        snprintf(out, 48, "value %d", k + 1);
+    return out;
+}
+
+/* Ultralytics' bounds: coordinates (columns cols[0..ncols-1]) <= 1.01 and
+ * every value >= -0.01. */
+static bool check_bounds(ctx *c, int line, int mode, const float *v, int n,
+                         const int *cols, int ncols)
+{
+    const char *of = mode == MODE_SEGMENT ? " of the polygon's points" : "";
+    char name[48], t[32];
+    int kdim = c->rules->kdim;
+    for (int i = 0; i < ncols; i++) {
+        if (v[cols[i]] > 1.01f) {
+            reject(c, line, "%s %s%s is above 1.01 (not normalized?)",
+                   col_name(mode, kdim, cols[i], name), fmt_float(t, v[cols[i]]), of);
             return false;
         }
     }
     for (int k = 0; k < n; k++) {
         if (v[k] < -0.01f) {
-            reject(c, line, "value %g is below -0.01", (double)v[k]);
+            reject(c, line, "%s %s%s is below -0.01", col_name(mode, kdim, k, name),
+                   fmt_float(t, v[k]), of);
             return false;
         }
     }
@@ -295,8 +340,6 @@ static void polygon_box(const float *xy, int npts, float out[4])
     out[2] = x1 - x0;
     out[3] = y1 - y0;
 }
-
-enum { MODE_DETECT, MODE_SEGMENT, MODE_POSE };
 
 static bool check_row(ctx *c, const rows *r, int i, int mode)
 {
@@ -321,18 +364,21 @@ static bool check_row(ctx *c, const rows *r, int i, int mode)
     }
     if (!check_class(c, line, v[0]))
         return false;
+    static const int box_cols[] = {1, 2, 3, 4};
     if (mode == MODE_SEGMENT) {
         float b[5] = {v[0]};
         polygon_box(v + 1, (n - 1) / 2, b + 1);
-        return check_bounds(c, line, b, 5, b + 1, 4);
+        return check_bounds(c, line, mode, b, 5, box_cols, 4);
     }
     if (mode == MODE_POSE) { /* Ultralytics bounds only the keypoints' x, y here */
-        for (int k = 0; k < ru->nkpt; k++)
-            if (!check_bounds(c, line, v, 0, v + 5 + k * ru->kdim, 2))
+        for (int k = 0; k < ru->nkpt; k++) {
+            int cols[2] = {5 + k * ru->kdim, 6 + k * ru->kdim};
+            if (!check_bounds(c, line, mode, v, 0, cols, 2))
                 return false;
-        return check_bounds(c, line, v, n, NULL, 0);
+        }
+        return check_bounds(c, line, mode, v, n, NULL, 0);
     }
-    return check_bounds(c, line, v, n, v + 1, 4);
+    return check_bounds(c, line, mode, v, n, box_cols, 4);
 }
 
 /* ---- building the labels -------------------------------------------------- */

@@ -7,6 +7,9 @@
  *   segment  cls x1 y1 ... xn yn    (any line with more than 6 fields makes the
  *                                    whole file polygons; boxes are derived)
  *   pose     cls xc yc w h  x1 y1 [v1] ... xK yK [vK]   (K, D from kpt_shape)
+ * Lines end as Python's str.splitlines() ends them (\n, \r, \r\n and the
+ * others of path.h's detfeed__line_break); values are separated by what
+ * str.split() splits at (detfeed__py_space).
  * Validated as Ultralytics' verify_image_label does, but line by line: every
  * rejected line is reported with its number and reason, and a file with any
  * rejected line is rejected as a whole (its image is skipped, so no object
@@ -29,8 +32,13 @@ typedef struct detfeed__labels {
     void *block_;   /* the one allocation holding the arrays */
 } detfeed__labels;
 
+/* The most classes a dataset may have: class ids are below it even when
+ * the number of classes is not known. */
+#define DETFEED__MAX_CLASSES 1000000
+
 typedef struct detfeed__label_rules {
-    int nc;          /* classes; class ids must be < nc (0: unchecked) */
+    int nc;          /* classes; class ids must be < nc (0: unknown, ids must
+                        be < DETFEED__MAX_CLASSES) */
     int nkpt, kdim;  /* pose: keypoints and values per keypoint (2 or 3); else 0 */
     size_t max_line; /* longest accepted line in bytes */
     int max_lines;   /* most instances accepted in one file */

@@ -12,8 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define MAX_WALK_DEPTH 32
-
 bool detfeed__strlist_take(detfeed__strlist *l, char *s)
 {
     if (s == NULL)
@@ -154,18 +152,49 @@ detfeed__ftype detfeed__path_type(const char *path)
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return DETFEED__F_NONE;
+        return lstat(path, &st) == 0 ? DETFEED__F_BROKEN : DETFEED__F_NONE;
     if (S_ISREG(st.st_mode))
         return DETFEED__F_FILE;
     return S_ISDIR(st.st_mode) ? DETFEED__F_DIR : DETFEED__F_OTHER;
 }
 
-static int walk(const char *dir, bool recursive, bool (*keep)(const char *),
-                detfeed__strlist *out, detfeed__msg *msg, int depth)
+/* A folder on the path from the walk's start to the folder being read. */
+typedef struct walk_dir {
+    dev_t dev;
+    ino_t ino;
+    const char *path;
+} walk_dir;
+
+static int walk(const char *dir, const detfeed__walk_opts *o, detfeed__strlist *out,
+                detfeed__msg *msg, walk_dir *up, int depth);
+
+/* Entry `p` of a walked folder, its stat in st (when stat succeeded). */
+static int walk_entry(const char *p, bool is_dir, const struct stat *st,
+                      const detfeed__walk_opts *o, detfeed__strlist *out,
+                      detfeed__msg *msg, walk_dir *up, int depth)
 {
-    if (depth > MAX_WALK_DEPTH)
+    if (!is_dir) { /* files, and what glob lists too: FIFOs, broken links */
+        char suffix[16];
+        detfeed__path_suffix(p, suffix, sizeof suffix);
+        if (o->keep(suffix) && !detfeed__strlist_add(out, p))
+            return DETFEED_ENOMEM;
+        return DETFEED_OK;
+    }
+    if (!o->recursive)
+        return DETFEED_OK;
+    for (int k = 0; k <= depth; k++)
+        if (up[k].dev == st->st_dev && up[k].ino == st->st_ino)
+            return o->loop ? o->loop(o->ctx, p, up[k].path) : DETFEED_OK;
+    if (depth + 1 >= DETFEED__WALK_DEPTH)
         return detfeed__fail(msg, DETFEED_ELIMIT, "%s: folders nested deeper than %d",
-                             dir, MAX_WALK_DEPTH);
+                             p, DETFEED__WALK_DEPTH);
+    up[depth + 1] = (walk_dir){st->st_dev, st->st_ino, p};
+    return walk(p, o, out, msg, up, depth + 1);
+}
+
+static int walk(const char *dir, const detfeed__walk_opts *o, detfeed__strlist *out,
+                detfeed__msg *msg, walk_dir *up, int depth)
+{
     DIR *d = opendir(dir);
     if (d == NULL)
         return detfeed__fail(msg, DETFEED_EIO, "%s: cannot open folder: %s", dir,
@@ -180,23 +209,25 @@ static int walk(const char *dir, bool recursive, bool (*keep)(const char *),
             rc = DETFEED_ENOMEM;
             break;
         }
-        detfeed__ftype t = detfeed__path_type(p);
-        char suffix[16];
-        detfeed__path_suffix(p, suffix, sizeof suffix);
-        if (t == DETFEED__F_DIR && recursive)
-            rc = walk(p, recursive, keep, out, msg, depth + 1);
-        else if (t == DETFEED__F_FILE && keep(suffix) && !detfeed__strlist_add(out, p))
-            rc = DETFEED_ENOMEM;
+        struct stat st;
+        bool is_dir = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+        rc = walk_entry(p, is_dir, &st, o, out, msg, up, depth);
         free(p);
     }
     closedir(d);
     return rc;
 }
 
-int detfeed__walk(const char *dir, bool recursive, bool (*keep)(const char *suffix),
+int detfeed__walk(const char *dir, const detfeed__walk_opts *opts,
                   detfeed__strlist *out, detfeed__msg *msg)
 {
-    return walk(dir, recursive, keep, out, msg, 0);
+    walk_dir up[DETFEED__WALK_DEPTH];
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return detfeed__fail(msg, DETFEED_EIO, "%s: cannot open folder: %s", dir,
+                             strerror(errno));
+    up[0] = (walk_dir){st.st_dev, st.st_ino, dir};
+    return walk(dir, opts, out, msg, up, 0);
 }
 
 int detfeed__read_text(const char *path, size_t max, char **text, size_t *len,
@@ -222,4 +253,60 @@ int detfeed__read_text(const char *path, size_t max, char **text, size_t *len,
     *text = t;
     *len = n;
     return DETFEED_OK;
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+static bool at_bytes(const char *s, const char *end, const char *bytes, size_t n)
+{
+    return (size_t)(end - s) >= n && memcmp(s, bytes, n) == 0;
+}
+
+size_t detfeed__line_break(const char *s, const char *end)
+{
+    unsigned char c = (unsigned char)*s;
+    if (c == '\r')
+        return at_bytes(s, end, "\r\n", 2) ? 2 : 1;
+    if (c == '\n' || c == '\v' || c == '\f' || (c >= 0x1c && c <= 0x1e))
+        return 1;
+    if (c == 0xC2)
+        return at_bytes(s, end, "\xC2\x85", 2) ? 2 : 0; /* U+0085 */
+    if (c == 0xE2)                                      /* U+2028, U+2029 */
+        return at_bytes(s, end, "\xE2\x80\xA8", 3) ||
+                       at_bytes(s, end, "\xE2\x80\xA9", 3)
+                   ? 3
+                   : 0;
+    return 0;
+}
+
+size_t detfeed__line_length(const char *s, const char *end, size_t *brk)
+{
+    const char *p = s;
+    *brk = 0;
+    for (; p < end; p++) {
+        unsigned char c = (unsigned char)*p;
+        if ((c < 0x20 || c == 0xC2 || c == 0xE2) &&
+            (*brk = detfeed__line_break(p, end)))
+            break;
+    }
+    return (size_t)(p - s);
+}
+
+size_t detfeed__py_space(const char *s, const char *end)
+{
+    unsigned char c = (unsigned char)*s;
+    if (c == ' ' || c == '\t' || c == 0x1f)
+        return 1;
+    size_t n = detfeed__line_break(s, end);
+    if (n > 0 || c < 0xC2)
+        return n == 2 && c == '\r' ? 1 : n; /* "\r\n" is two spaces */
+    if (at_bytes(s, end, "\xC2\xA0", 2))
+        return 2; /* U+00A0 */
+    if (at_bytes(s, end, "\xE1\x9A\x80", 3) || at_bytes(s, end, "\xE2\x80\xAF", 3) ||
+        at_bytes(s, end, "\xE2\x81\x9F", 3) || at_bytes(s, end, "\xE3\x80\x80", 3))
+        return 3; /* U+1680, U+202F, U+205F, U+3000 */
+    if (at_bytes(s, end, "\xE2\x80", 2) && (size_t)(end - s) >= 3 &&
+        (unsigned char)s[2] >= 0x80 && (unsigned char)s[2] <= 0x8A)
+        return 3; /* U+2000 .. U+200A */
+    return 0;
 }

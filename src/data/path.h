@@ -32,23 +32,60 @@ void detfeed__path_suffix(const char *path, char *out, size_t size);
 char *detfeed__label_path(const char *image_path);
 
 typedef enum detfeed__ftype {
-    DETFEED__F_NONE,
-    DETFEED__F_FILE,
-    DETFEED__F_DIR,
-    DETFEED__F_OTHER
+    DETFEED__F_NONE,  /* nothing there */
+    DETFEED__F_FILE,  /* a regular file */
+    DETFEED__F_DIR,   /* a folder */
+    DETFEED__F_OTHER, /* a FIFO, socket or device */
+    DETFEED__F_BROKEN /* a symbolic link that leads nowhere: dangling, a loop */
 } detfeed__ftype;
 /* What a path is, following symbolic links. */
 detfeed__ftype detfeed__path_type(const char *path);
 
-/* Collects the regular files below dir (recursively, following links up to
- * a depth of 32, skipping names that start with '.') whose suffix passes
- * `keep` into out. Returns DETFEED_OK, DETFEED_EIO (with msg) or ENOMEM. */
-int detfeed__walk(const char *dir, bool recursive, bool (*keep)(const char *suffix),
+/* Folders nested deeper than this below a walk's start stop it. */
+#define DETFEED__WALK_DEPTH 128
+
+typedef struct detfeed__walk_opts {
+    bool recursive;                   /* into subfolders */
+    bool (*keep)(const char *suffix); /* which names to collect */
+    /* A folder link that leads back to a folder being walked (`target`, the
+     * start or one on the way down): called, and never followed. A status
+     * other than DETFEED_OK stops the walk with it. NULL: ignored. */
+    int (*loop)(void *ctx, const char *path, const char *target);
+    void *ctx;
+} detfeed__walk_opts;
+
+/*
+ * Collects the entries below dir whose suffix passes `keep` into out, as
+ * Python's recursive glob of "**" and "*.*" finds them: names starting
+ * with '.' are skipped; folder links are followed (loops excepted, see
+ * above); what is not a folder is collected whatever it is (regular
+ * files, FIFOs, dangling links: the caller checks and reports them).
+ * Returns DETFEED_OK, DETFEED_EIO (with msg), DETFEED_ELIMIT (deeper than
+ * DETFEED__WALK_DEPTH), ENOMEM, or the loop callback's status.
+ */
+int detfeed__walk(const char *dir, const detfeed__walk_opts *opts,
                   detfeed__strlist *out, detfeed__msg *msg);
 
 /* Reads a whole small text file (at most max bytes) into a NUL-terminated
  * malloc'd buffer. */
 int detfeed__read_text(const char *path, size_t max, char **text, size_t *len,
                        detfeed__msg *msg);
+
+/*
+ * Text as Python reads it (Ultralytics reads label and list files with
+ * str.splitlines() and splits lines with str.split()), on UTF-8 bytes:
+ *
+ * detfeed__line_break: the length of the line break at s (0: none): "\r\n"
+ * (2), "\r", "\n", "\v", "\f", "\x1c", "\x1d", "\x1e" (1), U+0085 (2), U+2028
+ * and U+2029 (3): every break str.splitlines() knows.
+ * detfeed__line_length: the bytes before the next break (or the end), with
+ * the break's length in *brk (0 at the end).
+ * detfeed__py_space: the length of the whitespace character at s that
+ * str.split() splits at (0: none): the breaks, ' ', '\t', '\x1f', U+00A0,
+ * U+1680, U+2000 to U+200A, U+202F, U+205F and U+3000.
+ */
+size_t detfeed__line_break(const char *s, const char *end);
+size_t detfeed__line_length(const char *s, const char *end, size_t *brk);
+size_t detfeed__py_space(const char *s, const char *end);
 
 #endif /* DETFEED_PATH_H */

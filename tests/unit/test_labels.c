@@ -170,11 +170,76 @@ static void test_pose(void)
     detfeed__labels_free(&l);
 }
 
+/* Python's str.splitlines, which Ultralytics reads label files with: \n, \r,
+ * \r\n, \v, \f, \x1c-\x1e and (in UTF-8) U+0085, U+2028, U+2029 end a line. */
+static void test_line_ends(void)
+{
+    static const char *const ends[] = {
+        "\r",   "\n",   "\r\n",     "\v",           "\f",          "\x1c",
+        "\x1d", "\x1e", "\xC2\x85", "\xE2\x80\xA8", "\xE2\x80\xA9"};
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "0 0.5 0.5 0.2 0.2%s1 0.3 0.3 0.1 0.1%s", ends[i],
+                 ends[i]);
+        detfeed__labels l;
+        seen s;
+        int dups;
+        int rc = parse(text, &detect, &l, &dups, &s);
+        if (!CHECK_INT(rc, 0) || !CHECK_INT(l.n, 2))
+            fprintf(stderr, "  line end %zu: \"%s\"\n", i, s.n ? s.reason[0] : "");
+        else
+            CHECK(l.cls[1] == 1 && l.boxes[4] == 0.3f);
+        detfeed__labels_free(&l);
+    }
+    /* Line numbers count every kind of line end (\r\n is one). */
+    bad("0 0.5 0.5 0.2 0.2\r1 0.5 0.5 0.2 0.2\r\n2 0.5 nan 0.2 0.2\r", &detect, 3,
+        "not finite");
+    /* Python's whitespace between values: \x1f and U+00A0 split too. */
+    detfeed__labels l;
+    seen s;
+    int dups;
+    CHECK_INT(parse("0\x1f"
+                    "0.5\xC2\xA0"
+                    "0.5 0.2 0.2\n",
+                    &detect, &l, &dups, &s),
+              0);
+    CHECK_INT(l.n, 1);
+    detfeed__labels_free(&l);
+}
+
+/* Class ids: whole numbers in a sane range even without nc; messages that
+ * show the value that failed. */
+static void test_ids_and_messages(void)
+{
+    const detfeed__label_rules open_nc = {.nc = 0, .max_line = 4096, .max_lines = 100};
+    bad("1e20 0.5 0.5 0.2 0.2\n", &open_nc, 1, "class id 1e+20 is above 999999");
+    bad("1000000 0.5 0.5 0.2 0.2\n", &open_nc, 1, "above 999999");
+    detfeed__labels l;
+    seen s;
+    int dups;
+    CHECK_INT(parse("999999 0.5 0.5 0.2 0.2\n", &open_nc, &l, &dups, &s), 0);
+    CHECK(l.n == 1 && l.cls[0] == 999999.0f);
+    detfeed__labels_free(&l);
+    /* Enough digits to see why 1.0100001 is above 1.01 (the shortest text
+     * that reads back as the same float32, as NumPy prints it). */
+    bad("0 0.5 0.5 0.2 1.0100001\n", &detect, 1, "height 1.0100001 is above 1.01");
+    bad("0 0.5 0.5 -0.0100001 0.2\n", &detect, 1, "width -0.0100001 is below -0.01");
+    /* A polygon: the value checked is its box's, and the message says so. */
+    bad("7 0.1 0.2 0.5 0.2 0.3 0.6\n2 0.2 0.2 1.4 0.6 1.5 0.1\n", &detect, 2,
+        "box width 1.3 of the polygon's points is above 1.01");
+    const detfeed__label_rules pose = {
+        .nc = 1, .nkpt = 2, .kdim = 3, .max_line = 4096, .max_lines = 100};
+    bad("0 0.5 0.5 0.2 0.2 0.1 0.2 2 0.3 1.2 0\n", &pose, 1,
+        "keypoint 2 y 1.2 is above");
+}
+
 int main(void)
 {
     test_detect();
     test_bad_lines();
     test_segment();
     test_pose();
+    test_line_ends();
+    test_ids_and_messages();
     return tu_finish("test_labels");
 }

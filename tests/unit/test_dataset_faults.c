@@ -1,0 +1,320 @@
+/*
+ * test_dataset_faults.c - the dataset index against hostile file systems and
+ * texts: FIFOs (refused without opening them), symbolic link loops and
+ * dangling links (reported, each real image indexed once), CR-only and other
+ * Python line ends in list files, class ids without nc, the YAML's keys read
+ * without touching the file system, and segment files with more instances
+ * than an 8-bit overlap mask holds.
+ */
+#include "data/data_internal.h"
+#include "data/dataset_internal.h"
+#include "testutil.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[64];
+
+static const char *at(const char *rel)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", root, rel);
+    return buf[k];
+}
+
+static void write_text(const char *rel, const char *text)
+{
+    FILE *f = fopen(at(rel), "wb");
+    if (CHECK(f != NULL)) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void write_image(const char *rel)
+{
+    detfeed_codec *c;
+    detfeed_codec_create(&c, 0);
+    uint8_t px[16 * 16 * 3] = {0};
+    CHECK_INT(detfeed_codec_write_png(c, at(rel), px, 16 * 3, 16, 16), 0);
+    detfeed_codec_destroy(c);
+}
+
+static void mkdirs(const char *const *dirs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        mkdir(at(dirs[i]), 0755);
+}
+
+static detfeed_dataset *open_ds(const char *source, int64_t nc, int *rc)
+{
+    detfeed_dataset *ds;
+    CHECK_INT(detfeed_dataset_create(&ds, 0), 0);
+    if (nc)
+        CHECK_INT(detfeed_dataset_set_int(ds, DETFEED_DATASET_NC, nc), 0);
+    *rc = detfeed_dataset_open(ds, source);
+    return ds;
+}
+
+/* A problem whose file ends with `file_end`, at `line`, with `words`. */
+static bool has_problem(const detfeed_dataset *ds, const char *file_end, int line,
+                        const char *words)
+{
+    for (size_t i = 0; i < detfeed_dataset_problem_count(ds); i++) {
+        const char *f, *r;
+        int l;
+        detfeed_dataset_problem(ds, i, &f, &l, &r);
+        size_t nf = strlen(f), ne = strlen(file_end);
+        if (nf >= ne && strcmp(f + nf - ne, file_end) == 0 && l == line &&
+            strstr(r, words))
+            return true;
+    }
+    fprintf(stderr, "  no problem %s:%d \"%s\"; the problems:\n", file_end, line,
+            words);
+    for (size_t i = 0; i < detfeed_dataset_problem_count(ds); i++) {
+        const char *f, *r;
+        int l;
+        detfeed_dataset_problem(ds, i, &f, &l, &r);
+        fprintf(stderr, "    %s:%d: %s\n", f, l, r);
+    }
+    return false;
+}
+
+#define STAT(ds, s) detfeed_dataset_stat_get(ds, DETFEED_STAT_##s)
+
+/* A FIFO blocks open() until a writer comes: every place that reads a file
+ * must refuse it without opening it. A hang ends the test by SIGALRM. */
+static void test_fifos(void)
+{
+    const char *dirs[] = {"fifo", "fifo/images", "fifo/labels"};
+    mkdirs(dirs, 3);
+    write_image("fifo/images/a.png");
+    write_image("fifo/images/b.png");
+    CHECK_INT(mkfifo(at("fifo/images/p.png"), 0644), 0);
+    CHECK_INT(mkfifo(at("fifo/labels/b.txt"), 0644), 0);
+    CHECK_INT(mkfifo(at("fifo/list_fifo.txt"), 0644), 0);
+    CHECK_INT(mkfifo(at("fifo/data_fifo.yaml"), 0644), 0);
+    write_text("fifo/list.txt", "images/a.png\nimages/p.png\n");
+    write_text("fifo/data.yaml", "train: [images/a.png, list_fifo.txt]\nnames: [x]\n");
+    alarm(60);
+
+    uint8_t *data = (uint8_t *)1;
+    size_t size = 1;
+    detfeed__msg msg = {{0}};
+    CHECK_INT(detfeed__read_file(at("fifo/list_fifo.txt"), 1000, &data, &size, &msg),
+              DETFEED_EIO);
+    CHECK(data == NULL && size == 0);
+    CHECK(strstr(msg.text, "list_fifo.txt: a FIFO, not a regular file") != NULL);
+
+    int rc;
+    detfeed_dataset *ds = open_ds(at("fifo/list.txt"), 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(STAT(ds, USABLE), 1);
+    CHECK_INT(STAT(ds, CORRUPT), 1);
+    CHECK(has_problem(ds, "fifo/images/p.png", 0, "a FIFO, not a regular file"));
+    detfeed_dataset_destroy(ds);
+
+    /* A folder: the FIFO named .png is found (as Ultralytics' glob finds it)
+     * and refused; b.png's label "file" is a FIFO. */
+    ds = open_ds(at("fifo/images"), 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(STAT(ds, IMAGES), 3);
+    CHECK_INT(STAT(ds, USABLE), 1);
+    CHECK_INT(STAT(ds, CORRUPT), 2);
+    CHECK(has_problem(ds, "fifo/images/p.png", 0, "a FIFO"));
+    CHECK(has_problem(ds, "fifo/labels/b.txt", 0, "a FIFO"));
+    detfeed_dataset_destroy(ds);
+
+    ds = open_ds(at("fifo/data.yaml"), 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(STAT(ds, USABLE), 1);
+    CHECK(has_problem(ds, "fifo/data.yaml", 1, "list_fifo.txt' is a FIFO"));
+    detfeed_dataset_destroy(ds);
+
+    ds = open_ds(at("fifo/data_fifo.yaml"), 0, &rc);
+    CHECK_INT(rc, DETFEED_EIO);
+    CHECK(strstr(detfeed_dataset_last_error(ds), "data_fifo.yaml: a FIFO") != NULL);
+    detfeed_dataset_destroy(ds);
+
+    ds = open_ds(at("fifo/list_fifo.txt"), 0, &rc);
+    CHECK(rc < 0);
+    CHECK(strstr(detfeed_dataset_last_error(ds), "list_fifo.txt: a FIFO") != NULL);
+    detfeed_dataset_destroy(ds);
+    alarm(0);
+}
+
+/* Links: a folder link back to an ancestor is a loop (reported once, not
+ * followed); a link to another folder is followed, as glob follows it; a
+ * dangling image link and an image link loop are found and refused; a label
+ * link loop skips its image. */
+static void test_links(void)
+{
+    const char *dirs[] = {"links",           "links/images",       "links/labels",
+                          "links/other",     "links/other/images", "links/images/sub",
+                          "links/labels/sub"};
+    mkdirs(dirs, sizeof dirs / sizeof dirs[0]);
+    write_image("links/images/a.png");
+    write_image("links/images/b.png");
+    write_image("links/images/sub/c.png");
+    write_image("links/other/images/d.png");
+    write_text("links/labels/a.txt", "0 0.5 0.5 0.2 0.2\n");
+    CHECK_INT(symlink(".", at("links/images/loop")), 0);
+    CHECK_INT(symlink("..", at("links/images/sub/up")), 0);
+    CHECK_INT(symlink("../other/images", at("links/images/more")), 0);
+    CHECK_INT(symlink("nothing.png", at("links/images/dangling.png")), 0);
+    CHECK_INT(symlink("self.png", at("links/images/self.png")), 0);
+    CHECK_INT(symlink("b.txt", at("links/labels/b.txt")), 0);
+
+    int rc;
+    detfeed_dataset *ds = open_ds(at("links/images"), 0, &rc);
+    CHECK_INT(rc, 0);
+    /* a, b, c, more/d, dangling, self */
+    CHECK_INT(STAT(ds, IMAGES), 6);
+    CHECK_INT(STAT(ds, USABLE), 3); /* a, c, more/d */
+    CHECK_INT(STAT(ds, CORRUPT), 3);
+    CHECK_INT(STAT(ds, LINK_LOOPS), 2);
+    CHECK(has_problem(ds, "links/images/loop", 0, "link loop"));
+    CHECK(has_problem(ds, "links/images/sub/up", 0, "link loop"));
+    CHECK(has_problem(ds, "links/images/dangling.png", 0, "dangling symbolic link"));
+    CHECK(has_problem(ds, "links/images/self.png", 0, "symbolic link loop"));
+    CHECK(has_problem(ds, "links/labels/b.txt", 0, "symbolic link loop"));
+    size_t n = detfeed_dataset_size(ds), twice = 0;
+    for (size_t i = 0; i < n; i++) /* each real image once */
+        for (size_t k = 0; k < i; k++)
+            twice += strcmp(strrchr(detfeed_dataset_image_path(ds, i), '/'),
+                            strrchr(detfeed_dataset_image_path(ds, k), '/')) == 0;
+    CHECK_INT(twice, 0);
+    CHECK(n == 3 && strstr(detfeed_dataset_image_path(ds, 1), "images/more/d.png"));
+    detfeed_dataset_destroy(ds);
+}
+
+/* List files split as Python's splitlines: \r alone ends a line too. */
+static void test_list_line_ends(void)
+{
+    const char *dirs[] = {"cr", "cr/images"};
+    mkdirs(dirs, 2);
+    write_image("cr/images/a.png");
+    write_image("cr/images/b.png");
+    write_image("cr/images/c.png");
+    write_text("cr/list.txt", "images/a.png\rimages/b.png\x0c"
+                              "images/c.png\xE2\x80\xA8");
+    int rc;
+    detfeed_dataset *ds = open_ds(at("cr/list.txt"), 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(STAT(ds, USABLE), 3);
+    CHECK_INT(STAT(ds, CORRUPT), 0);
+    detfeed_dataset_destroy(ds);
+}
+
+/* Folder and list sources: class ids are checked against DETFEED_DATASET_NC,
+ * and without it against the largest id detfeed accepts. */
+static void test_class_ids(void)
+{
+    const char *dirs[] = {"ids", "ids/images", "ids/labels"};
+    mkdirs(dirs, 3);
+    write_image("ids/images/a.png");
+    write_image("ids/images/b.png");
+    write_text("ids/labels/a.txt", "1e20 0.5 0.5 0.2 0.2\n");
+    write_text("ids/labels/b.txt", "7 0.5 0.5 0.2 0.2\n");
+    int rc;
+    detfeed_dataset *ds = open_ds(at("ids/images"), 0, &rc);
+    CHECK_INT(STAT(ds, USABLE), 1);
+    CHECK(has_problem(ds, "ids/labels/a.txt", 1, "class id 1e+20 is above 999999"));
+    detfeed_dataset_destroy(ds);
+    ds = open_ds(at("ids/images"), 5, &rc);
+    CHECK_INT(STAT(ds, USABLE), 0);
+    CHECK_INT(detfeed_dataset_class_count(ds), 5);
+    CHECK_STR(detfeed_dataset_class_name(ds, 4), "class_4"); /* never NULL */
+    CHECK(has_problem(ds, "ids/labels/b.txt", 1, "not below the 5 classes"));
+    detfeed_dataset_destroy(ds);
+}
+
+/* The YAML's own keys are read without the file system; a YAML without
+ * names or nc says so. */
+static void test_yaml_meta(void)
+{
+    detfeed_dataset *ds;
+    detfeed_dataset_create(&ds, 0);
+    const char *text = "path: /\ntrain: [.., /, /proc]\nnames: {1: b, 0: a}\n"
+                       "kpt_shape: [2, 3]\nflip_idx: [1, 0]\n";
+    CHECK_INT(detfeed__dataset_yaml_meta(ds, "m.yaml", text, strlen(text)), 0);
+    CHECK_INT(detfeed_dataset_class_count(ds), 2);
+    CHECK_STR(detfeed_dataset_class_name(ds, 1), "b");
+    CHECK(detfeed_dataset_flip_idx(ds) && detfeed_dataset_flip_idx(ds)[0] == 1);
+    CHECK_INT(detfeed_dataset_size(ds), 0);
+    detfeed_dataset_destroy(ds);
+    detfeed_dataset_create(&ds, 0);
+    text = "train: [a, {b: c}]\n";
+    CHECK_INT(detfeed__dataset_yaml_meta(ds, "m.yaml", text, strlen(text)),
+              DETFEED_EFORMAT);
+    CHECK(strstr(detfeed_dataset_last_error(ds), "m.yaml:1: 'train' entries must be") !=
+          NULL);
+    detfeed_dataset_destroy(ds);
+
+    mkdir(at("meta"), 0755);
+    mkdir(at("meta/images"), 0755);
+    write_image("meta/images/a.png");
+    write_text("meta/nonames.yaml", "train: images\n");
+    write_text("meta/nc.yaml", "train: images\nnc: 2\n");
+    int rc;
+    ds = open_ds(at("meta/nonames.yaml"), 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK(has_problem(ds, "meta/nonames.yaml", 0, "the YAML has no 'names' or 'nc'"));
+    detfeed_dataset_destroy(ds);
+    ds = open_ds(at("meta/nc.yaml"), 0, &rc);
+    CHECK_INT(detfeed_dataset_class_count(ds), 2); /* Ultralytics' class_0, ... */
+    CHECK_STR(detfeed_dataset_class_name(ds, 1), "class_1");
+    detfeed_dataset_destroy(ds);
+}
+
+/* Segment files with more instances than the 8-bit overlap mask holds are
+ * refused when indexing, with the reason. */
+static void test_many_polygons(void)
+{
+    const char *dirs[] = {"seg", "seg/images", "seg/labels"};
+    mkdirs(dirs, 3);
+    write_image("seg/images/a.png");
+    write_image("seg/images/b.png");
+    size_t cap = 256 * 64, len;
+    char *text = malloc(cap);
+    for (int file = 0; file < 2; file++) {
+        int n = file == 0 ? 255 : 256;
+        len = 0;
+        for (int k = 0; k < n; k++) /* distinct boxes, no duplicates */
+            len += (size_t)snprintf(text + len, cap - len,
+                                    "0 0.1 0.1 0.5 0.2 0.3 0.%03d\n", k + 300);
+        write_text(file == 0 ? "seg/labels/a.txt" : "seg/labels/b.txt", text);
+    }
+    free(text);
+    int rc;
+    detfeed_dataset *ds = open_ds(at("seg/images"), 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(detfeed_dataset_task(ds), DETFEED_TASK_SEGMENT);
+    CHECK_INT(STAT(ds, USABLE), 1);
+    CHECK_INT(STAT(ds, CORRUPT), 1);
+    CHECK_INT(STAT(ds, INSTANCES), 255);
+    CHECK(has_problem(ds, "seg/labels/b.txt", 0, "256 polygons"));
+    detfeed_dataset_destroy(ds);
+}
+
+int main(void)
+{
+    snprintf(root, sizeof root, "/tmp/detfeed-dsf-XXXXXX");
+    if (!CHECK(mkdtemp(root) != NULL))
+        return tu_finish("test_dataset_faults");
+    test_fifos();
+    test_links();
+    test_list_line_ends();
+    test_class_ids();
+    test_yaml_meta();
+    test_many_polygons();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK_INT(system(cmd), 0);
+    return tu_finish("test_dataset_faults");
+}
