@@ -960,6 +960,165 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
                                            detfeed_cache_stat stat);
 
 /* ------------------------------------------------------------------------ */
+/* Disk cache of decoded images                                             */
+/* ------------------------------------------------------------------------ */
+/*
+ * A detfeed_disk_cache keeps the images of a dataset decoded and resized to
+ * their load size (exactly the bytes the RAM cache holds) in one file, for
+ * datasets larger than memory (COCO train2017 at 640 is about 100 GB). The
+ * file is memory-mapped: reads are page-cache hits shared by every process
+ * of a node, and no image is decoded twice.
+ *
+ * Building. The file is written by one process at a time, the one that
+ * holds an advisory lock (flock) on PATH.lock. That process writes PATH.part
+ * (its full size reserved with fallocate where the filesystem supports it:
+ * a disk too small is refused when opening, with the bytes needed): every
+ * image it decodes goes in as it is decoded (detfeed_disk_cache_get, or the
+ * loader's workers during the first epoch), or all at once with
+ * detfeed_disk_cache_fill (`detfeed cache DATA`). When every image is in,
+ * a thread of the cache writes the index and the header with its
+ * completion mark, fsyncs the file, renames it to PATH and fsyncs the
+ * folder. An interrupted write therefore leaves at most PATH.part, which is
+ * never read (a later writer truncates it; destroying an incomplete cache
+ * removes it). PATH.lock stays (an empty file; removing lock files races).
+ *
+ * Other processes. A process that opens the cache while another one holds
+ * the lock decodes the images it needs itself (writing nothing), and
+ * adopts the writer's file once it appears: it looks for it at most once a
+ * second, from the calls that miss. With DETFEED_DISK_WAIT it waits for the
+ * writer instead (blocking in detfeed_disk_cache_open). If the writer dies,
+ * the lock goes with it and the next process that opens the cache builds it.
+ *
+ * Validation. A file is used only when all of this holds, else it is
+ * rebuilt (or, with DETFEED_DISK_NO_BUILD, refused) and
+ * detfeed_disk_cache_note says which check failed (the file that changed,
+ * the setting that differs): the magic, version and byte order; the
+ * completion mark; the header's and the index's SHA-256; the file's size;
+ * how pixels are made (this library's load step and its JPEG and PNG
+ * decoders' versions); imgsz; the number of images; and for each image its
+ * path (made absolute), its file size and modification time (ns), its size
+ * and its load size. imgsz is the only setting that changes the load size
+ * (the resize is OpenCV's INTER_LINEAR on every reference stack); the split,
+ * fraction and the dataset source change the image list, which is checked.
+ * Images must not change while the file is built.
+ *
+ * File format (version 1, host byte order, recorded): a 4096-byte header
+ * (magic "DFDCACHE", version, byte-order mark 0x01020304, completion mark,
+ * imgsz, image count, images held, index offset and bytes, data offset,
+ * file bytes, the index's SHA-256, the pixel provenance text and the
+ * header's SHA-256); the index at 4096: one 56-byte record per image in
+ * dataset order (pixel offset, 0 when not held; file size; mtime in ns;
+ * load width and height; decoded width and height; path offset and bytes
+ * in the path table) and the path table; then the pixels, page-aligned
+ * at the start and each image 64-byte aligned, w * h * 3 bytes BGR HWC.
+ * Images of unknown size (DETFEED_VERIFY_NONE) and images that fail to
+ * decode are not held: they are decoded each time (failing again with
+ * their message).
+ *
+ * Where the file goes (detfeed_disk_cache_open with path NULL, and the
+ * loader's cache "disk" without a cache_path): beside the label folder of
+ * the dataset's first image, as Ultralytics keeps its labels cache:
+ * images in coco/images/train2017 give coco/labels/train2017.detfeed-640.cache
+ * for imgsz 640. When that folder cannot be written (read-only dataset) and
+ * holds no valid file, the file goes to the user's cache folder instead,
+ * $XDG_CACHE_HOME/detfeed (else $HOME/.cache/detfeed), named after the
+ * label folder and a hash of its absolute path, and the note says so. An
+ * explicit path whose folder cannot be written is used when it holds a
+ * valid file and refused (DETFEED_EIO, with the reason) otherwise.
+ *
+ * Threads. After a successful open every function but _destroy may be
+ * called from any number of threads at once (each with its own codec).
+ */
+typedef struct detfeed_disk_cache detfeed_disk_cache;
+
+/* Flags of detfeed_disk_cache_open. */
+#define DETFEED_DISK_NO_BUILD 1u /* use a valid file, or fail saying why */
+#define DETFEED_DISK_WAIT     2u /* while another process writes it, wait */
+
+/* What a disk cache is doing (DETFEED_DISK_STATE). */
+typedef enum detfeed_disk_state {
+    DETFEED_DISK_REUSED = 0,  /* a valid file was there and is mapped */
+    DETFEED_DISK_WRITING = 1, /* this process writes the file as images come */
+    DETFEED_DISK_BUILT = 2,   /* this process wrote the file; complete and in place */
+    DETFEED_DISK_WAITING = 3, /* another process writes it; images decoded here */
+    DETFEED_DISK_ADOPTED = 4, /* ... and its complete file was since mapped */
+    DETFEED_DISK_FAILED = 5   /* writing failed (the note says why): images are
+                                 decoded on demand, the partial file removed */
+} detfeed_disk_state;
+
+typedef enum detfeed_disk_stat {
+    DETFEED_DISK_STATE = 0,      /* detfeed_disk_state, now */
+    DETFEED_DISK_IMAGES = 1,     /* images the file holds (so far, while written) */
+    DETFEED_DISK_BYTES = 2,      /* bytes of their pixels */
+    DETFEED_DISK_FILE_BYTES = 3, /* bytes of the whole file */
+    DETFEED_DISK_HITS = 4,       /* images this process read from the file */
+    DETFEED_DISK_DECODED = 5,    /* images this process decoded (not in the file) */
+    DETFEED_DISK_WRITTEN = 6,    /* images this process wrote into the file */
+    DETFEED_DISK_EXPECTED = 7    /* images a complete file holds (known sizes) */
+} detfeed_disk_stat;
+
+/* Creates an unopened disk cache; flags must be 0. */
+DETFEED_API int detfeed_disk_cache_create(detfeed_disk_cache **out, uint32_t flags);
+/* Commits a file that is complete but not yet in place, removes an
+ * incomplete PATH.part, releases the lock and the mapping. NULL: no-op.
+ * Pixels it returned are invalid afterwards. */
+DETFEED_API void detfeed_disk_cache_destroy(detfeed_disk_cache *dc);
+/* The message of the last failure ("" after a success). */
+DETFEED_API const char *detfeed_disk_cache_last_error(const detfeed_disk_cache *dc);
+
+/*
+ * Opens the cache of `ds` (which must outlive it) at imgsz (32..16384) in
+ * file `path` (NULL: the default place, above), with flags
+ * DETFEED_DISK_NO_BUILD and DETFEED_DISK_WAIT or 0: maps a valid file, or
+ * becomes the writer, or (another process writing) decodes until its file
+ * appears. Once per handle. Errors with the message naming the file:
+ * DETFEED_EIO (a folder that cannot be written, a file that cannot be
+ * created, mapped or reserved: the disk is too small), DETFEED_ECORRUPT
+ * (NO_BUILD: the file is missing, stale, incomplete or damaged: which, and
+ * why), DETFEED_ENOMEM.
+ */
+DETFEED_API int detfeed_disk_cache_open(detfeed_disk_cache *dc,
+                                        const detfeed_dataset *ds, int imgsz,
+                                        const char *path, uint32_t flags);
+
+/* Writes every image not yet in the file with `threads` threads (>= 1) and
+ * commits the file before returning (what `detfeed cache` runs). A cache
+ * that is not writing has nothing to do (DETFEED_OK). DETFEED_EIO, with
+ * the message, when writing fails; images that fail to decode are left out
+ * (as in the RAM cache) and counted in the note. */
+DETFEED_API int detfeed_disk_cache_fill(detfeed_disk_cache *dc, int threads);
+
+/* Image i at its load size: from the file (*pixels into the mapping, valid
+ * until destroy; *owned NULL) or decoded and resized now with `codec`
+ * (*pixels == *owned, released with detfeed_free; offered to the file when
+ * this process writes it). As detfeed_cache_get otherwise. */
+DETFEED_API int detfeed_disk_cache_get(detfeed_disk_cache *dc, size_t i,
+                                       detfeed_codec *codec, const uint8_t **pixels,
+                                       int *width, int *height, int *orig_width,
+                                       int *orig_height, uint8_t **owned);
+
+/* A count (see detfeed_disk_stat); -1 for an unknown key or NULL. */
+DETFEED_API int64_t detfeed_disk_cache_stat_get(const detfeed_disk_cache *dc,
+                                                detfeed_disk_stat stat);
+/* The file's path (the final name, also while PATH.part is written), or
+ * NULL before a successful open; valid until destroy. */
+DETFEED_API const char *detfeed_disk_cache_path(const detfeed_disk_cache *dc);
+/* One line on what opening found and did: "reused", or why the file was
+ * (re)built ("no file", "stale: imgsz 320 in the file, 640 asked",
+ * "stale: a.jpg changed: 1200 bytes in the file, 1260 now", ...), the
+ * fallback to the user's cache folder, another process writing, a write
+ * that failed. Valid until destroy; may change once (WRITING to BUILT,
+ * WAITING to ADOPTED, FAILED). */
+DETFEED_API const char *detfeed_disk_cache_note(const detfeed_disk_cache *dc);
+
+/* Puts a disk cache behind a RAM cache (before detfeed_cache_fill; both
+ * for the same dataset and imgsz, else DETFEED_EINVAL): images the RAM
+ * cache does not hold come from the file, the RAM cache fills from it, and
+ * what either decodes is offered to it. The caller keeps ownership; the
+ * disk cache must outlive the RAM cache. */
+DETFEED_API int detfeed_cache_set_disk(detfeed_cache *cache, detfeed_disk_cache *disk);
+
+/* ------------------------------------------------------------------------ */
 /* Loader                                                                   */
 /* ------------------------------------------------------------------------ */
 /*
@@ -1037,6 +1196,10 @@ typedef enum detfeed_loader_param {
                                        a ratio in (0, 1]; default all */
     DETFEED_LOADER_CLASSES = 24,    /* by text or detfeed_loader_set_classes;
                                        default all classes */
+    /* The image caches (see "Caches" below): */
+    DETFEED_LOADER_CACHE = 60,      /* detfeed_cache_mode; default RAM */
+    DETFEED_LOADER_CACHE_PATH = 61, /* text: the disk cache's file (default:
+                                       beside the labels) */
     /* Where mosaic and mixup partners come from (see "Partners" below): */
     DETFEED_LOADER_PARTNER_WINDOW = 40, /* int >= 0: 0 uniform (default), W a window */
     /* Image limits (detfeed_codec_limit), which the loader's dataset applies
@@ -1102,6 +1265,40 @@ typedef enum detfeed_loader_param {
  */
 #define DETFEED_CACHE_BYTES_RAM (-1)
 
+/*
+ * Caches (DETFEED_LOADER_CACHE; text "none", "ram", "disk"):
+ *   ram   (the default) the RAM cache holds what cache_bytes allows (its
+ *         default 0: nothing; "ram": what fits, as above); the other images
+ *         are decoded each time they are used.
+ *   disk  Ultralytics' cache="disk", as one file: the disk cache (see "Disk
+ *         cache of decoded images") holds every image. A valid file is
+ *         mapped when the loader opens; else this process writes it as the
+ *         workers decode (every image of the first epoch goes in; it is
+ *         committed, and used by the next open, once every image is in:
+ *         with world_size > 1 or an epoch cut short, build it beforehand
+ *         with `detfeed cache`), or, while another process writes it,
+ *         decodes until that file appears. A RAM cache of cache_bytes
+ *         (default 0) sits in front of it and fills from it. The file is
+ *         DETFEED_LOADER_CACHE_PATH (text, or detfeed_loader_set_cache_path;
+ *         default: beside the labels, else the user's cache folder, as the
+ *         disk cache section says). A stale or damaged file is rebuilt and
+ *         detfeed_disk_cache_note says why; a file that cannot be built
+ *         (its folder cannot be written, the disk is too small) fails
+ *         detfeed_loader_open with the reason. A write that fails later
+ *         leaves the images decoded on demand (DETFEED_DISK_FAILED). The
+ *         images a valid file holds count as decoded for the check
+ *         detfeed_loader_open makes (they decoded when written, and have
+ *         not changed since), so an open that reuses the file decodes none.
+ *   none  no cache: every image decoded when used; cache_bytes must be 0.
+ * The bytes of every batch are the same in every mode (the caches hold
+ * exactly what decoding and resizing give).
+ */
+typedef enum detfeed_cache_mode {
+    DETFEED_CACHE_MODE_NONE = 0,
+    DETFEED_CACHE_MODE_RAM = 1,
+    DETFEED_CACHE_MODE_DISK = 2
+} detfeed_cache_mode;
+
 DETFEED_API int detfeed_loader_create(detfeed_loader **out, uint32_t flags);
 DETFEED_API void detfeed_loader_destroy(detfeed_loader *loader);
 DETFEED_API const char *detfeed_loader_last_error(const detfeed_loader *loader);
@@ -1130,6 +1327,7 @@ DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_para
  * numpy "1", "2";
  * opencv "4", "4-debian", "5.0", "5.1"; opencv_cpu "auto", "sse", "avx2", "avx512";
  * cache_bytes a byte count or "ram" (DETFEED_CACHE_BYTES_RAM);
+ * cache "none", "ram", "disk"; cache_path a file ("": the default);
  * fraction an integer count ("4"; "1": all) or a ratio with a point or an
  * exponent ("0.5", "1.0"); classes ids separated by commas ("0,2,5"; spaces
  * allowed; "": all classes); single_cls "0", "1"; max_width, max_height,
@@ -1158,6 +1356,11 @@ DETFEED_API int detfeed_loader_set_split(detfeed_loader *loader, const char *spl
 DETFEED_API int detfeed_loader_set_policy(detfeed_loader *loader,
                                           detfeed_policy policy);
 
+/* The disk cache's file (DETFEED_LOADER_CACHE_PATH; NULL or "": the
+ * default place). Before detfeed_loader_open, which opens the disk cache
+ * (cache "disk") and then fills the RAM cache from it. */
+DETFEED_API int detfeed_loader_set_cache_path(detfeed_loader *loader, const char *path);
+
 /*
  * Indexes `data` (a dataset YAML, folder or list) and fills the RAM cache.
  * The index holds what `detfeed check` finds usable (it verifies by
@@ -1182,6 +1385,14 @@ DETFEED_API const detfeed_dataset *detfeed_loader_dataset(const detfeed_loader *
  * DETFEED_CACHE_BYTES_RAM), _ON_DEMAND, _FAILED. Read only; the loader's
  * threads share it. */
 DETFEED_API const detfeed_cache *detfeed_loader_cache(const detfeed_loader *loader);
+
+/* Its disk cache with cache "disk" (NULL otherwise, or before
+ * detfeed_loader_open), for detfeed_disk_cache_stat_get, _path and _note:
+ * whether the file was reused or is being built, what it holds, and the
+ * hits and decodes of this process. Its counts may be read while batches
+ * are produced. */
+DETFEED_API const detfeed_disk_cache *
+detfeed_loader_disk_cache(const detfeed_loader *loader);
 
 /*
  * Validation (augment 0): replaces the order by aspect ratio with `order`,

@@ -5,9 +5,11 @@
  * image's place in the arena is known before any pixel is decoded; filling
  * is then a parallel loop where each thread claims the next image from an
  * atomic counter and writes only its own slot. After the fill the arena is
- * read-only, which makes concurrent reads safe without locks.
+ * read-only, which makes concurrent reads safe without locks. A disk cache
+ * behind it (detfeed_cache_set_disk) serves the images the arena does not
+ * hold, fills the arena, and is offered whatever is decoded.
  */
-#include "dataset_internal.h"
+#include "disk_cache.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,17 +34,15 @@ struct detfeed_cache {
     size_t n;
     slot *slots;
     uint8_t *arena;
+    detfeed_disk_cache *disk; /* or NULL */
     int64_t cached, failed, admitted;
     bool filled;
     detfeed__msg msg;
 };
 
-/* Decodes image `path` and resizes it to its load size: into `dst` when
- * given (which must hold exactly the expected size), else into a new
- * buffer returned in *out. */
-static int load_image(detfeed_codec *codec, const char *path, int imgsz, uint8_t *dst,
-                      int want_w, int want_h, uint8_t **out, int *w, int *h, int *ow,
-                      int *oh, uint64_t ns[2])
+int detfeed__load_image(detfeed_codec *codec, const char *path, int imgsz, uint8_t *dst,
+                        int want_w, int want_h, uint8_t **out, int *w, int *h, int *ow,
+                        int *oh, uint64_t ns[2])
 {
     uint8_t *px;
     uint64_t t0 = ns ? detfeed__now_ns() : 0;
@@ -230,6 +230,27 @@ typedef struct filler {
     atomic_llong cached, failed;
 } filler;
 
+/* Slot i's pixels into the arena: from the disk cache when it holds them,
+ * else decoded (and offered to it). */
+static int fill_one(detfeed_cache *c, detfeed_codec *codec, size_t i, const slot *s)
+{
+    int w, h, ow, oh;
+    const uint8_t *px;
+    if (c->disk && detfeed__disk_lookup(c->disk, i, &px, &w, &h, &ow, &oh)) {
+        memcpy(c->arena + s->offset, px, (size_t)w * (size_t)h * 3);
+        return DETFEED_OK;
+    }
+    uint8_t *unused = NULL;
+    int rc = detfeed__load_image(codec, detfeed__dataset_image(c->ds, i)->path,
+                                 c->imgsz, c->arena + s->offset, s->width, s->height,
+                                 &unused, &w, &h, &ow, &oh, NULL);
+    if (c->disk && rc == DETFEED_OK)
+        detfeed__disk_offer(c->disk, i, c->arena + s->offset, w, h, ow, oh);
+    else if (c->disk)
+        detfeed__disk_failed(c->disk, i, rc);
+    return rc;
+}
+
 static void *fill_thread(void *arg)
 {
     filler *f = arg;
@@ -242,16 +263,25 @@ static void *fill_thread(void *arg)
         slot *s = &c->slots[i];
         if (s->state != SLOT_ADMITTED)
             continue;
-        int w, h, ow, oh;
-        uint8_t *unused = NULL;
-        int rc = load_image(codec, detfeed__dataset_image(c->ds, i)->path, c->imgsz,
-                            c->arena + s->offset, s->width, s->height, &unused, &w, &h,
-                            &ow, &oh, NULL);
+        int rc = fill_one(c, codec, i, s);
         s->state = rc == DETFEED_OK ? SLOT_CACHED : SLOT_FAILED;
         atomic_fetch_add(rc == DETFEED_OK ? &f->cached : &f->failed, 1);
     }
     detfeed_codec_destroy(codec);
     return NULL;
+}
+
+int detfeed_cache_set_disk(detfeed_cache *cache, detfeed_disk_cache *disk)
+{
+    if (cache == NULL || cache->filled)
+        return cache ? DETFEED_EBADSTATE : DETFEED_EINVAL;
+    int imgsz = 0;
+    if (disk &&
+        (detfeed_disk_cache_path(disk) == NULL ||
+         detfeed__disk_dataset(disk, &imgsz) != cache->ds || imgsz != cache->imgsz))
+        return DETFEED_EINVAL;
+    cache->disk = disk;
+    return DETFEED_OK;
 }
 
 int detfeed_cache_fill(detfeed_cache *cache, int threads)
@@ -311,16 +341,23 @@ int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec
         *height = s->height;
         ow = s->orig_width;
         oh = s->orig_height;
+    } else if (cache->disk &&
+               detfeed__disk_lookup(cache->disk, i, pixels, width, height, &ow, &oh)) {
+        /* from the file */
     } else {
         detfeed__limits own = codec->limits; /* decoded under the dataset's */
         codec->limits = *detfeed__dataset_limits(cache->ds);
-        int rc =
-            load_image(codec, detfeed__dataset_image(cache->ds, i)->path, cache->imgsz,
-                       NULL, 0, 0, owned, width, height, &ow, &oh, ns);
+        int rc = detfeed__load_image(codec, detfeed__dataset_image(cache->ds, i)->path,
+                                     cache->imgsz, NULL, 0, 0, owned, width, height,
+                                     &ow, &oh, ns);
         codec->limits = own;
+        if (cache->disk && rc != DETFEED_OK)
+            detfeed__disk_failed(cache->disk, i, rc);
         if (rc != DETFEED_OK)
             return rc;
         *pixels = *owned;
+        if (cache->disk)
+            detfeed__disk_offer(cache->disk, i, *owned, *width, *height, ow, oh);
     }
     if (orig_width)
         *orig_width = ow;
@@ -356,7 +393,9 @@ int64_t detfeed_cache_stat_get(const detfeed_cache *cache, detfeed_cache_stat st
 
 bool detfeed__cache_holds(const detfeed_cache *cache, size_t i)
 {
-    return i < cache->n && cache->slots[i].state == SLOT_CACHED;
+    /* an image in the disk cache decoded when it was written */
+    return i < cache->n && (cache->slots[i].state == SLOT_CACHED ||
+                            (cache->disk && detfeed__disk_holds(cache->disk, i)));
 }
 
 void detfeed__cache_drop(detfeed_cache *cache, char *const *drop)

@@ -6,6 +6,7 @@
 
 #include "aug/masks.h"
 #include "data/dataset_internal.h"
+#include "data/disk_cache.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -40,6 +41,7 @@ int detfeed_loader_create(detfeed_loader **out, uint32_t flags)
     l->opencv_cpu = DETFEED_CV_CPU_AUTO;
     l->opencv_ipp = 1;
     l->fraction_ratio = 1.0;
+    l->cache_mode = DETFEED_CACHE_MODE_RAM;
     strcpy(l->split, "train");
     *out = l;
     return DETFEED_OK;
@@ -56,6 +58,8 @@ void detfeed_loader_destroy(detfeed_loader *l)
     free(l->rect_order);
     free(l->classes);
     detfeed_cache_destroy(l->cache);
+    detfeed_disk_cache_destroy(l->disk);
+    free(l->cache_path);
     detfeed_dataset_destroy(l->ds);
     free(l);
 }
@@ -91,6 +95,8 @@ static const int_setting int_settings[] = {
     {DETFEED_LOADER_SINGLE_CLS, offsetof(detfeed_loader, single_cls), 0, 1},
     {DETFEED_LOADER_PARTNER_WINDOW, offsetof(detfeed_loader, partner_window), 0,
      1 << 20},
+    {DETFEED_LOADER_CACHE, offsetof(detfeed_loader, cache_mode), 0,
+     DETFEED_CACHE_MODE_DISK},
 };
 
 /* The image limits: each loader setting and the codec limit it sets. */
@@ -286,6 +292,8 @@ int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
         {"numpy", DETFEED_LOADER_NUMPY},
         {"single_cls", DETFEED_LOADER_SINGLE_CLS},
         {"partner_window", DETFEED_LOADER_PARTNER_WINDOW},
+        {"cache", DETFEED_LOADER_CACHE},
+        {"cache_path", DETFEED_LOADER_CACHE_PATH},
         {"max_width", DETFEED_LOADER_MAX_WIDTH},
         {"max_height", DETFEED_LOADER_MAX_HEIGHT},
         {"max_pixels", DETFEED_LOADER_MAX_PIXELS},
@@ -344,6 +352,23 @@ int detfeed_loader_set_split(detfeed_loader *l, const char *split)
     if (l->opened)
         return DETFEED_EBADSTATE;
     strcpy(l->split, split);
+    return DETFEED_OK;
+}
+
+int detfeed_loader_set_cache_path(detfeed_loader *l, const char *path)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                             "cache_path: settings are fixed once the loader is open");
+    char *copy = NULL;
+    if (path && path[0] && (copy = malloc(strlen(path) + 1)) == NULL)
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
+    if (copy)
+        strcpy(copy, path);
+    free(l->cache_path);
+    l->cache_path = copy;
     return DETFEED_OK;
 }
 
@@ -533,13 +558,35 @@ static int cache_error(detfeed_loader *l, int rc, uint64_t budget)
                          detfeed_strerror(rc), avail);
 }
 
+/* cache "disk": the disk cache, behind the RAM cache. */
+static int open_disk(detfeed_loader *l)
+{
+    int rc = detfeed_disk_cache_create(&l->disk, 0);
+    if (rc != DETFEED_OK)
+        return detfeed__fail(&l->msg, rc, "out of memory");
+    rc = detfeed_disk_cache_open(l->disk, l->ds, l->imgsz, l->cache_path, 0);
+    if (rc != DETFEED_OK)
+        return detfeed__fail(&l->msg, rc, "cache disk: %s",
+                             detfeed_disk_cache_last_error(l->disk));
+    rc = detfeed_cache_set_disk(l->cache, l->disk);
+    return rc == DETFEED_OK
+               ? rc
+               : detfeed__fail(&l->msg, rc, "cache disk: %s", detfeed_strerror(rc));
+}
+
 static int open_cache(detfeed_loader *l)
 {
     uint64_t budget;
+    if (l->cache_mode == DETFEED_CACHE_MODE_NONE && l->cache_bytes != 0)
+        return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                             "cache none: cache_bytes must be 0 (a RAM cache is cache "
+                             "ram or a RAM cache in front of cache disk)");
     int rc = cache_budget(l, &budget);
     if (rc == DETFEED_OK && (rc = detfeed_cache_create(&l->cache, l->ds, l->imgsz,
                                                        budget, 0)) != DETFEED_OK)
         return cache_error(l, rc, budget);
+    if (rc == DETFEED_OK && l->cache_mode == DETFEED_CACHE_MODE_DISK)
+        rc = open_disk(l);
     return rc;
 }
 
@@ -580,6 +627,9 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
         rc = detfeed_cache_fill(l->cache, l->workers);
     if (rc == DETFEED_OK) /* decode-verified, as detfeed check verifies */
         rc = detfeed__loader_verify(l);
+    if (rc == DETFEED_OK && l->disk && (rc = detfeed__disk_sync(l->disk)) != DETFEED_OK)
+        detfeed__fail(&l->msg, rc, "cache disk: %s",
+                      detfeed_disk_cache_last_error(l->disk));
     if (rc == DETFEED_OK && !l->augment)
         rc = rect_shapes(l);
     /* A pose dataset without flip_idx cannot be flipped (Ultralytics sets
@@ -611,6 +661,11 @@ const detfeed_dataset *detfeed_loader_dataset(const detfeed_loader *l)
 const detfeed_cache *detfeed_loader_cache(const detfeed_loader *l)
 {
     return l ? l->cache : NULL;
+}
+
+const detfeed_disk_cache *detfeed_loader_disk_cache(const detfeed_loader *l)
+{
+    return l ? l->disk : NULL;
 }
 
 /* close_mosaic: mosaic is off from the first epoch of the last

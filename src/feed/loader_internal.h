@@ -18,6 +18,8 @@ struct detfeed_loader {
     uint64_t seed;
     int64_t cache_bytes;    /* or DETFEED_CACHE_BYTES_RAM */
     uint64_t mem_available; /* cache_bytes "ram": MemAvailable when opened */
+    int cache_mode;         /* detfeed_cache_mode */
+    char *cache_path;       /* the disk cache's file, or NULL: the default */
     /* Ultralytics' dataset arguments, handed to the dataset */
     int64_t fraction_count; /* > 0: a count; 0: fraction_ratio applies */
     double fraction_ratio;
@@ -39,6 +41,7 @@ struct detfeed_loader {
     /* state */
     detfeed_dataset *ds;
     detfeed_cache *cache;
+    detfeed_disk_cache *disk; /* cache "disk", or NULL */
     detfeed__augmenter aug;
     detfeed__scratch scratch;
     /* validation (rect mode): each image's batch shape, height and width */

@@ -28,6 +28,9 @@ static const detfeed__named opencv_names[] = {{"4", DETFEED_CV_4},
                                               {"4-debian", DETFEED_CV_4_DEBIAN},
                                               {"5.0", DETFEED_CV_5_0},
                                               {"5.1", DETFEED_CV_5_1}};
+static const detfeed__named cache_names[] = {{"none", DETFEED_CACHE_MODE_NONE},
+                                             {"ram", DETFEED_CACHE_MODE_RAM},
+                                             {"disk", DETFEED_CACHE_MODE_DISK}};
 static const detfeed__named cpu_names[] = {{"auto", DETFEED_CV_CPU_AUTO},
                                            {"sse", DETFEED_CV_CPU_SSE},
                                            {"avx2", DETFEED_CV_CPU_AVX2},
@@ -51,6 +54,7 @@ static const named_setting named_settings[] = {
     NAMED(DETFEED_LOADER_ULTRALYTICS, ultralytics_names),
     NAMED(DETFEED_LOADER_OPENCV, opencv_names),
     NAMED(DETFEED_LOADER_OPENCV_CPU, cpu_names),
+    NAMED(DETFEED_LOADER_CACHE, cache_names),
 };
 #undef NAMED
 
@@ -207,6 +211,15 @@ static int set_cache_bytes(detfeed_loader *l, const char *name, detfeed_loader_p
     return set_number(l, name, p, value);
 }
 
+/* cache_path: a file, or "" for the default place. */
+static int set_cache_path(detfeed_loader *l, const char *name, detfeed_loader_param p,
+                          const char *value)
+{
+    (void)name;
+    (void)p;
+    return detfeed_loader_set_cache_path(l, value);
+}
+
 /* The settings whose text is read by a function of their own. */
 typedef int (*text_setter)(detfeed_loader *l, const char *name, detfeed_loader_param p,
                            const char *value);
@@ -217,6 +230,7 @@ static const struct {
     {DETFEED_LOADER_FRACTION, set_fraction},
     {DETFEED_LOADER_CLASSES, set_classes},
     {DETFEED_LOADER_CACHE_BYTES, set_cache_bytes},
+    {DETFEED_LOADER_CACHE_PATH, set_cache_path},
 };
 
 static text_setter text_setter_of(detfeed_loader_param p)

@@ -1,0 +1,1175 @@
+/*
+ * disk_cache.c - the disk cache: decoded load-size images in one
+ * memory-mapped file, validated against the dataset, written by one
+ * process at a time (flock on PATH.lock) into PATH.part and renamed into
+ * place once complete. The format and the rules are in detfeed.h.
+ *
+ * Within the writing process every image has an atomic state (absent,
+ * being written, present, left out); the thread that moves an image from
+ * absent to being written is the only one that writes its bytes (pwrite),
+ * and readers use the mapping only for images in the present state. When
+ * the last image is present or left out, the commit thread writes the
+ * index and the header, fsyncs and renames.
+ */
+#define _GNU_SOURCE
+#include "disk_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spng.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+#if defined(__has_include)
+#if __has_include(<jconfig.h>)
+#include <jconfig.h>
+#endif
+#endif
+#ifndef LIBJPEG_TURBO_VERSION_NUMBER
+#define LIBJPEG_TURBO_VERSION_NUMBER 0
+#endif
+
+#define DC_MAGIC    "DFDCACHE"
+#define DC_ORDER    0x01020304u
+#define DC_COMPLETE 0x454e4f44u /* "DONE" */
+/* Bumped whenever the load step (decode, resize) changes a byte. */
+#define DC_LOAD_STEP 1
+enum { DC_VERSION = 1, DC_HEADER = 4096, DC_PAGE = 4096, DC_ALIGN = 64 };
+enum { ST_ABSENT = 0, ST_WRITING = 1, ST_PRESENT = 2, ST_LEFT_OUT = 3 };
+
+typedef struct dc_header {
+    char magic[8];
+    uint32_t version, byte_order, complete;
+    int32_t imgsz;
+    uint64_t count, held, index_offset, index_bytes, data_offset, file_bytes;
+    uint8_t index_sha[32];
+    char pixels[192];
+    uint8_t header_sha[32]; /* of the bytes above */
+} dc_header;
+
+typedef struct dc_record {
+    uint64_t offset; /* of the pixels; 0: not held */
+    uint64_t file_bytes;
+    int64_t mtime_ns;
+    int32_t width, height, orig_width, orig_height; /* load size, decoded size */
+    uint64_t path_offset, path_bytes;               /* in the path table */
+} dc_record;
+
+_Static_assert(sizeof(dc_header) == 328, "the header's layout is the format");
+_Static_assert(sizeof(dc_record) == 56, "the record's layout is the format");
+
+/* A mapped file and its records. */
+typedef struct dc_view {
+    const uint8_t *base;
+    size_t size;
+    const dc_record *recs;
+    bool writing; /* presence by the state array, not by the records */
+} dc_view;
+
+/* Which file a path named when last looked at. */
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    int64_t mtime_ns;
+} file_id;
+
+struct detfeed_disk_cache {
+    detfeed__msg msg;
+    const detfeed_dataset *ds;
+    int imgsz;
+    size_t n;       /* images as indexed when opened: the file's records */
+    size_t *remap;  /* after detfeed__disk_sync: dataset index -> record */
+    size_t n_remap; /* the dataset's images then */
+    uint32_t flags;
+    bool opened;
+    char *path, *part;
+    /* the index this dataset and imgsz make: n records, then the paths */
+    uint8_t *index;
+    uint64_t index_bytes, data_offset, file_bytes, expected;
+    char pixels[192];
+    int fd, lock_fd, map_fd[2];
+    dc_view views[2]; /* [0] from open (a valid file or the part), [1] adopted */
+    _Atomic(dc_view *) view;
+    atomic_uchar *state; /* writer: each image's ST_ */
+    atomic_size_t done;  /* writer: images present or left out */
+    atomic_llong hits, decoded, written, left_out, held, held_bytes;
+    atomic_int st; /* detfeed_disk_state */
+    /* notes, each written once before the state that shows it */
+    char note_open[DETFEED__MSG_SIZE], note_end[DETFEED__MSG_SIZE];
+    char why_built[384]; /* why the writer did not reuse a file */
+    /* the writer's commit thread */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t committer;
+    bool thread, stop, complete, ended;
+    /* a waiting process: when and what it last looked at */
+    _Atomic uint64_t next_look;
+    pthread_mutex_t adopt_mu;
+    file_id seen;
+};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static const char *errtext(int e, char *buf, size_t size)
+{
+    return strerror_r(e, buf, size); /* the GNU variant */
+}
+
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *str_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = k >= 0 ? malloc((size_t)k + 1) : NULL;
+    if (s) {
+        va_start(ap, fmt);
+        vsnprintf(s, (size_t)k + 1, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static int64_t mtime_ns(const struct stat *st)
+{
+    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+/* `path` made absolute with the working folder (not resolved: links stay). */
+static char *absolute(const char *path)
+{
+    if (path[0] == '/')
+        return str_printf("%s", path);
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd) == NULL)
+        return str_printf("%s", path);
+    return str_printf("%s/%s", cwd, path);
+}
+
+static int write_all(int fd, const void *data, size_t bytes, uint64_t offset)
+{
+    const uint8_t *p = data;
+    while (bytes > 0) {
+        size_t chunk = bytes < (1u << 30) ? bytes : (1u << 30);
+        ssize_t k = pwrite(fd, p, chunk, (off_t)offset);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? errno : EIO;
+        p += k, bytes -= (size_t)k, offset += (uint64_t)k;
+    }
+    return 0;
+}
+
+static void sha256(const void *data, size_t bytes, uint8_t out[32])
+{
+    detfeed_sha256 ctx;
+    detfeed_sha256_init(&ctx);
+    detfeed_sha256_update(&ctx, data, bytes);
+    detfeed_sha256_final(&ctx, out);
+}
+
+static void header_sha(const dc_header *h, uint8_t out[32])
+{
+    sha256(h, offsetof(dc_header, header_sha), out);
+}
+
+/* ---- the index this dataset makes ---------------------------------------- */
+
+static const dc_record *records(const detfeed_disk_cache *dc)
+{
+    return (const dc_record *)dc->index;
+}
+
+/* Record i for image i: its file's size and time, its sizes and its place
+ * at *offset (which moves past it when the size is known). */
+static void make_record(detfeed_disk_cache *dc, size_t i, const char *abs,
+                        uint64_t path_offset, uint64_t *offset, dc_record *r)
+{
+    const detfeed__image *im = detfeed__dataset_image(dc->ds, i);
+    struct stat st;
+    bool ok = stat(abs, &st) == 0;
+    *r = (dc_record){.file_bytes = ok ? (uint64_t)st.st_size : UINT64_MAX,
+                     .mtime_ns = ok ? mtime_ns(&st) : -1,
+                     .orig_width = im->width,
+                     .orig_height = im->height,
+                     .path_offset = path_offset,
+                     .path_bytes = strlen(abs)};
+    if (im->width <= 0 || im->height <= 0)
+        return;
+    int w, h;
+    detfeed_load_size(im->width, im->height, dc->imgsz, &w, &h);
+    r->width = w, r->height = h;
+    r->offset = *offset;
+    *offset = round_up(*offset + (uint64_t)w * (uint64_t)h * 3, DC_ALIGN);
+    dc->expected++;
+}
+
+static int build_index(detfeed_disk_cache *dc)
+{
+    size_t n = dc->n;
+    char **abs = calloc(n ? n : 1, sizeof *abs);
+    uint64_t table = 0;
+    for (size_t i = 0; abs && i < n; i++) {
+        if ((abs[i] = absolute(detfeed__dataset_image(dc->ds, i)->path)) == NULL)
+            break;
+        table += strlen(abs[i]);
+    }
+    int rc = DETFEED_ENOMEM;
+    dc->index_bytes = (uint64_t)n * sizeof(dc_record) + table;
+    if (abs && (n == 0 || abs[n - 1]) && (dc->index = calloc(1, dc->index_bytes + 1))) {
+        dc_record *r = (dc_record *)dc->index;
+        char *paths = (char *)dc->index + n * sizeof(dc_record);
+        dc->data_offset = round_up(DC_HEADER + dc->index_bytes, DC_PAGE);
+        uint64_t offset = dc->data_offset, at = 0;
+        for (size_t i = 0; i < n; i++) {
+            make_record(dc, i, abs[i], at, &offset, &r[i]);
+            memcpy(paths + at, abs[i], r[i].path_bytes);
+            at += r[i].path_bytes;
+        }
+        dc->file_bytes = offset;
+        rc = DETFEED_OK;
+    }
+    for (size_t i = 0; abs && i < n; i++)
+        free(abs[i]);
+    free(abs);
+    return rc == DETFEED_OK ? rc : detfeed__fail(&dc->msg, rc, "out of memory");
+}
+
+/* ---- validation ---------------------------------------------------------- */
+
+/* Whether the file's record r of image i says what ours (w) says; if not,
+ * why, into `why`. */
+static bool same_image(const detfeed_disk_cache *dc, size_t i, const dc_record *r,
+                       const char *table, uint64_t table_bytes, size_t size, char *why,
+                       size_t wn)
+{
+    const dc_record *w = &records(dc)[i];
+    const char *mine = (const char *)dc->index + dc->n * sizeof(dc_record);
+    if (r->path_offset > table_bytes || r->path_bytes > table_bytes - r->path_offset ||
+        (r->offset &&
+         (r->offset > size || r->width <= 0 || r->height <= 0 ||
+          (uint64_t)r->width * (uint64_t)r->height * 3 > size - r->offset)))
+        return snprintf(why, wn, "damaged: image %zu lies outside the file", i), false;
+    if (r->path_bytes != w->path_bytes ||
+        memcmp(table + r->path_offset, mine + w->path_offset, w->path_bytes) != 0)
+        return snprintf(
+                   why, wn, "stale: image %zu is %.*s in the file, %.*s in the dataset",
+                   i, (int)(r->path_bytes < 200 ? r->path_bytes : 200),
+                   table + r->path_offset, (int)w->path_bytes, mine + w->path_offset),
+               false;
+    const char *p = mine + w->path_offset;
+    int pn = (int)w->path_bytes;
+    if (r->file_bytes != w->file_bytes)
+        return snprintf(why, wn,
+                        "stale: %.*s changed: %lld bytes in the file, %lld now", pn, p,
+                        (long long)r->file_bytes, (long long)w->file_bytes),
+               false;
+    if (r->mtime_ns != w->mtime_ns)
+        return snprintf(
+                   why, wn,
+                   "stale: %.*s changed: modified at %lld ns in the file, %lld ns now",
+                   pn, p, (long long)r->mtime_ns, (long long)w->mtime_ns),
+               false;
+    if (r->orig_width != w->orig_width || r->orig_height != w->orig_height ||
+        r->width != w->width || r->height != w->height)
+        return snprintf(
+                   why, wn,
+                   "stale: %.*s is %dx%d (load %dx%d) in the file, %dx%d (load %dx%d) "
+                   "in the dataset",
+                   pn, p, r->orig_width, r->orig_height, r->width, r->height,
+                   w->orig_width, w->orig_height, w->width, w->height),
+               false;
+    return true;
+}
+
+/* The header's checks, before anything is read through its offsets. */
+static bool check_header(const detfeed_disk_cache *dc, const dc_header *h, size_t size,
+                         char *why, size_t wn)
+{
+    uint8_t sha[32];
+    header_sha(h, sha);
+    if (memcmp(h->magic, DC_MAGIC, 8) != 0)
+        return snprintf(why, wn, "not a detfeed disk cache (no magic)"), false;
+    if (h->byte_order != DC_ORDER)
+        return snprintf(why, wn, "written on a machine of another byte order"), false;
+    if (h->version != DC_VERSION)
+        return snprintf(why, wn, "format version %u, this library reads %u", h->version,
+                        DC_VERSION),
+               false;
+    if (memcmp(sha, h->header_sha, 32) != 0)
+        return snprintf(why, wn, "damaged: the header's checksum does not match"),
+               false;
+    if (h->complete != DC_COMPLETE)
+        return snprintf(why, wn,
+                        "incomplete: no completion mark (an interrupted write)"),
+               false;
+    if (h->file_bytes != size)
+        return snprintf(why, wn, "truncated: %zu of its %llu bytes", size,
+                        (unsigned long long)h->file_bytes),
+               false;
+    if (h->index_offset != DC_HEADER || h->index_bytes > size - DC_HEADER ||
+        h->count > h->index_bytes / sizeof(dc_record) || h->data_offset > size)
+        return snprintf(why, wn, "damaged: the index lies outside the file"), false;
+    if (strncmp(h->pixels, dc->pixels, sizeof h->pixels) != 0)
+        return snprintf(why, wn, "stale: pixels made by '%.100s', here by '%.100s'",
+                        h->pixels, dc->pixels),
+               false;
+    if (h->imgsz != dc->imgsz)
+        return snprintf(why, wn, "stale: imgsz %d in the file, %d asked", h->imgsz,
+                        dc->imgsz),
+               false;
+    if (h->count != dc->n)
+        return snprintf(why, wn, "stale: %llu images in the file, %zu in the dataset",
+                        (unsigned long long)h->count, dc->n),
+               false;
+    return true;
+}
+
+/* Whether the mapped file is complete, intact and made for this dataset and
+ * imgsz; when it is, its records and counts go to *v. */
+static bool check_file(detfeed_disk_cache *dc, const uint8_t *base, size_t size,
+                       dc_view *v, char *why, size_t wn)
+{
+    dc_header h;
+    if (size < DC_HEADER)
+        return snprintf(why, wn, "truncated: %zu bytes, less than a header", size),
+               false;
+    memcpy(&h, base, sizeof h);
+    if (!check_header(dc, &h, size, why, wn))
+        return false;
+    uint8_t sha[32];
+    sha256(base + DC_HEADER, h.index_bytes, sha);
+    if (memcmp(sha, h.index_sha, 32) != 0)
+        return snprintf(why, wn, "damaged: the index's checksum does not match"), false;
+    const dc_record *r = (const dc_record *)(base + DC_HEADER);
+    const char *table = (const char *)(r + h.count);
+    uint64_t table_bytes = h.index_bytes - h.count * sizeof(dc_record);
+    long long held = 0, bytes = 0;
+    for (size_t i = 0; i < dc->n; i++) {
+        if (!same_image(dc, i, &r[i], table, table_bytes, size, why, wn))
+            return false;
+        if (r[i].offset) {
+            held++;
+            bytes += (long long)r[i].width * r[i].height * 3;
+        }
+    }
+    *v = (dc_view){.base = base, .size = size, .recs = r};
+    atomic_store(&dc->held, held);
+    atomic_store(&dc->held_bytes, bytes);
+    return true;
+}
+
+/* Maps `path` and checks it: DETFEED_OK with *v (and map_fd[k]) set, or 1
+ * with the reason in `why` ("no file" when there is none). */
+static int try_reuse(detfeed_disk_cache *dc, const char *path, int k, char *why,
+                     size_t wn)
+{
+    char e[128];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return snprintf(why, wn, errno == ENOENT ? "no file" : "cannot read it: %s",
+                        errtext(errno, e, sizeof e)),
+               1;
+    struct stat st;
+    void *base = MAP_FAILED;
+    if (fstat(fd, &st) != 0)
+        snprintf(why, wn, "cannot read it: %s", errtext(errno, e, sizeof e));
+    else if (st.st_size < DC_HEADER)
+        snprintf(why, wn, "truncated: %lld bytes, less than a header",
+                 (long long)st.st_size);
+    else if ((base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0)) ==
+             MAP_FAILED)
+        snprintf(why, wn, "cannot map it: %s", errtext(errno, e, sizeof e));
+    if (base == MAP_FAILED) {
+        close(fd);
+        return 1;
+    }
+    if (!check_file(dc, base, (size_t)st.st_size, &dc->views[k], why, wn)) {
+        munmap(base, (size_t)st.st_size);
+        close(fd);
+        return 1;
+    }
+    dc->map_fd[k] = fd;
+    return DETFEED_OK;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+static void set_failed(detfeed_disk_cache *dc, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void set_failed(detfeed_disk_cache *dc, const char *fmt, ...)
+{
+    pthread_mutex_lock(&dc->mu);
+    if (!dc->ended) {
+        dc->ended = true;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(dc->note_end, sizeof dc->note_end, fmt, ap);
+        va_end(ap);
+        atomic_store_explicit(&dc->st, DETFEED_DISK_FAILED, memory_order_release);
+        pthread_cond_broadcast(&dc->cv);
+    }
+    pthread_mutex_unlock(&dc->mu);
+}
+
+static void mark_done(detfeed_disk_cache *dc)
+{
+    if (atomic_fetch_add(&dc->done, 1) + 1 != dc->n)
+        return;
+    pthread_mutex_lock(&dc->mu);
+    dc->complete = true;
+    pthread_cond_broadcast(&dc->cv);
+    pthread_mutex_unlock(&dc->mu);
+}
+
+static void sync_folder(const char *path)
+{
+    char *dir = detfeed__path_dir(path);
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+/* The index as written: records of images not present hold no offset. */
+static uint8_t *final_index(detfeed_disk_cache *dc, dc_header *h)
+{
+    uint8_t *index = malloc(dc->index_bytes + 1);
+    if (index == NULL)
+        return NULL;
+    memcpy(index, dc->index, dc->index_bytes);
+    dc_record *r = (dc_record *)index;
+    uint64_t held = 0;
+    for (size_t i = 0; i < dc->n; i++) {
+        if (atomic_load(&dc->state[i]) == ST_PRESENT)
+            held++;
+        else
+            r[i].offset = 0;
+    }
+    *h = (dc_header){.version = DC_VERSION,
+                     .byte_order = DC_ORDER,
+                     .complete = DC_COMPLETE,
+                     .imgsz = dc->imgsz,
+                     .count = dc->n,
+                     .held = held,
+                     .index_offset = DC_HEADER,
+                     .index_bytes = dc->index_bytes,
+                     .data_offset = dc->data_offset,
+                     .file_bytes = dc->file_bytes};
+    memcpy(h->magic, DC_MAGIC, 8);
+    memcpy(h->pixels, dc->pixels, sizeof h->pixels);
+    sha256(index, dc->index_bytes, h->index_sha);
+    header_sha(h, h->header_sha);
+    return index;
+}
+
+/* Writes the index, then (after the pixels and the index are on disk) the
+ * header with its completion mark, and renames the part into place. With
+ * dc->mu held, once every image is present or left out. */
+static void commit(detfeed_disk_cache *dc)
+{
+    dc_header h;
+    char e[128];
+    uint8_t *index = final_index(dc, &h);
+    int err = index ? write_all(dc->fd, index, dc->index_bytes, DC_HEADER) : ENOMEM;
+    free(index);
+    if (!err && fsync(dc->fd) != 0)
+        err = errno;
+    if (!err)
+        err = write_all(dc->fd, &h, sizeof h, 0);
+    if (!err && fsync(dc->fd) != 0)
+        err = errno;
+    if (!err && rename(dc->part, dc->path) != 0)
+        err = errno;
+    dc->ended = true;
+    if (err) {
+        snprintf(dc->note_end, sizeof dc->note_end,
+                 "%s: committing the cache failed: %s", dc->part,
+                 errtext(err, e, sizeof e));
+        atomic_store_explicit(&dc->st, DETFEED_DISK_FAILED, memory_order_release);
+        return;
+    }
+    sync_folder(dc->path);
+    snprintf(dc->note_end, sizeof dc->note_end,
+             "built %s: %lld of %zu images (%lld bytes); before: %.300s", dc->path,
+             atomic_load(&dc->held), dc->n, atomic_load(&dc->held_bytes),
+             dc->why_built);
+    atomic_store_explicit(&dc->st, DETFEED_DISK_BUILT, memory_order_release);
+    close(dc->lock_fd); /* the next writer may start */
+    dc->lock_fd = -1;
+}
+
+/* With dc->mu held: commits once complete, unless writing failed. */
+static void commit_if_complete(detfeed_disk_cache *dc)
+{
+    if (dc->complete && !dc->ended)
+        commit(dc);
+}
+
+static void *commit_thread(void *arg)
+{
+    detfeed_disk_cache *dc = arg;
+    pthread_mutex_lock(&dc->mu);
+    while (!dc->complete && !dc->stop && !dc->ended)
+        pthread_cond_wait(&dc->cv, &dc->mu);
+    commit_if_complete(dc);
+    pthread_mutex_unlock(&dc->mu);
+    return NULL;
+}
+
+/* Reserves the part's bytes: the whole file, or the reason it cannot. */
+static int reserve(detfeed_disk_cache *dc)
+{
+    char e[128];
+    if (fallocate(dc->fd, 0, 0, (off_t)dc->file_bytes) == 0)
+        return DETFEED_OK;
+    int err = errno;
+    if (err == ENOSPC) {
+        struct statvfs sv;
+        unsigned long long avail = fstatvfs(dc->fd, &sv) == 0
+                                       ? (unsigned long long)sv.f_bavail * sv.f_frsize
+                                       : 0;
+        return detfeed__fail(&dc->msg, DETFEED_EIO,
+                             "%s: the cache needs %llu bytes, %llu are free there",
+                             dc->part, (unsigned long long)dc->file_bytes, avail);
+    }
+    if ((err == EOPNOTSUPP || err == ENOSYS || err == EINVAL) &&
+        ftruncate(dc->fd, (off_t)dc->file_bytes) == 0)
+        return DETFEED_OK; /* no reservation: a full disk shows when writing */
+    return detfeed__fail(&dc->msg, DETFEED_EIO, "%s: cannot size it to %llu bytes: %s",
+                         dc->part, (unsigned long long)dc->file_bytes,
+                         errtext(errno, e, sizeof e));
+}
+
+/* With the lock held: creates PATH.part, maps it and starts the commit
+ * thread. */
+static int become_writer(detfeed_disk_cache *dc)
+{
+    char e[128];
+    if ((dc->part = str_printf("%s.part", dc->path)) == NULL ||
+        (dc->state = calloc(dc->n ? dc->n : 1, sizeof *dc->state)) == NULL)
+        return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
+    dc->fd = open(dc->part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (dc->fd < 0)
+        return detfeed__fail(&dc->msg, DETFEED_EIO, "%s: cannot create it: %s",
+                             dc->part, errtext(errno, e, sizeof e));
+    int rc = reserve(dc);
+    if (rc != DETFEED_OK)
+        return rc;
+    void *base = mmap(NULL, (size_t)dc->file_bytes, PROT_READ, MAP_SHARED, dc->fd, 0);
+    if (base == MAP_FAILED)
+        return detfeed__fail(&dc->msg, DETFEED_EIO, "%s: cannot map it: %s", dc->part,
+                             errtext(errno, e, sizeof e));
+    dc->views[0] = (dc_view){.base = base,
+                             .size = (size_t)dc->file_bytes,
+                             .recs = records(dc),
+                             .writing = true};
+    size_t left = 0;
+    for (size_t i = 0; i < dc->n; i++)
+        if (records(dc)[i].offset == 0) {
+            atomic_init(&dc->state[i], ST_LEFT_OUT);
+            left++;
+        }
+    atomic_store(&dc->st, DETFEED_DISK_WRITING);
+    atomic_store(&dc->view, &dc->views[0]);
+    for (size_t k = 0; k < left; k++)
+        mark_done(dc);
+    if (pthread_create(&dc->committer, NULL, commit_thread, dc) != 0)
+        return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "cannot start a thread");
+    dc->thread = true;
+    return DETFEED_OK;
+}
+
+/* ---- opening ------------------------------------------------------------- */
+
+enum { OPEN_UNWRITABLE = 1 };
+
+static void note_reused(detfeed_disk_cache *dc, const char *how)
+{
+    snprintf(dc->note_open, sizeof dc->note_open, "reused %s: %lld of %zu images%s",
+             dc->path, atomic_load(&dc->held), dc->n, how);
+    atomic_store(&dc->st, DETFEED_DISK_REUSED);
+    atomic_store(&dc->view, &dc->views[0]);
+}
+
+/* With the lock taken: a file written meanwhile, or this process builds. */
+static int open_locked(detfeed_disk_cache *dc, char *why, size_t wn)
+{
+    if (try_reuse(dc, dc->path, 0, why, wn) == DETFEED_OK) {
+        close(dc->lock_fd);
+        dc->lock_fd = -1;
+        note_reused(dc, " (written by another process meanwhile)");
+        return DETFEED_OK;
+    }
+    snprintf(dc->note_open, sizeof dc->note_open, "building %s: %s", dc->path, why);
+    snprintf(dc->why_built, sizeof dc->why_built, "%s", why);
+    return become_writer(dc);
+}
+
+/* Opens the cache at dc->path: reuses a valid file, else takes the lock and
+ * builds, else (another writer) waits or decodes. OPEN_UNWRITABLE when the
+ * folder cannot be written and `may_fall_back`. */
+static int open_at(detfeed_disk_cache *dc, bool may_fall_back, int *unwritable)
+{
+    char why[384], e[128];
+    if (try_reuse(dc, dc->path, 0, why, sizeof why) == DETFEED_OK)
+        return note_reused(dc, ""), DETFEED_OK;
+    if (dc->flags & DETFEED_DISK_NO_BUILD)
+        return detfeed__fail(&dc->msg,
+                             strcmp(why, "no file") ? DETFEED_ECORRUPT : DETFEED_EIO,
+                             "%s: %s", dc->path, why);
+    char *lock = str_printf("%s.lock", dc->path);
+    if (lock == NULL)
+        return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
+    dc->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    int err = errno;
+    free(lock);
+    if (dc->lock_fd < 0 && may_fall_back &&
+        (err == EACCES || err == EROFS || err == EPERM || err == ENOENT))
+        return *unwritable = err, OPEN_UNWRITABLE;
+    if (dc->lock_fd < 0)
+        return detfeed__fail(
+            &dc->msg, DETFEED_EIO,
+            "%s: %s, and its folder cannot be written to build it (%s)", dc->path, why,
+            errtext(err, e, sizeof e));
+    if (flock(dc->lock_fd, LOCK_EX | LOCK_NB) == 0)
+        return open_locked(dc, why, sizeof why);
+    if (errno != EWOULDBLOCK)
+        return detfeed__fail(&dc->msg, DETFEED_EIO, "%s.lock: cannot lock it: %s",
+                             dc->path, errtext(errno, e, sizeof e));
+    if (dc->flags & DETFEED_DISK_WAIT) {
+        int rc;
+        while ((rc = flock(dc->lock_fd, LOCK_EX)) != 0 && errno == EINTR)
+            ;
+        if (rc == 0)
+            return open_locked(dc, why, sizeof why);
+        return detfeed__fail(&dc->msg, DETFEED_EIO, "%s.lock: cannot lock it: %s",
+                             dc->path, errtext(errno, e, sizeof e));
+    }
+    close(dc->lock_fd);
+    dc->lock_fd = -1;
+    snprintf(dc->note_open, sizeof dc->note_open,
+             "another process is writing %s (%s here): images are decoded here until "
+             "it is complete",
+             dc->path, why);
+    atomic_store(&dc->st, DETFEED_DISK_WAITING);
+    return DETFEED_OK;
+}
+
+/* The default place: beside the first image's label folder. */
+static char *default_path(const detfeed_disk_cache *dc)
+{
+    char *label = detfeed__label_path(detfeed__dataset_image(dc->ds, 0)->path);
+    char *dir = label ? detfeed__path_dir(label) : NULL;
+    char *abs = dir ? absolute(dir) : NULL;
+    char *p = abs ? str_printf("%s.detfeed-%d.cache", abs, dc->imgsz) : NULL;
+    free(label);
+    free(dir);
+    free(abs);
+    return p;
+}
+
+static void make_folders(char *path)
+{
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0777);
+            *p = '/';
+        }
+    mkdir(path, 0777);
+}
+
+/* The user's cache folder: $XDG_CACHE_HOME/detfeed or ~/.cache/detfeed,
+ * the file named after the default one with a hash of its path before it. */
+static char *fallback_path(const char *primary)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char *dir = xdg && xdg[0] == '/' ? str_printf("%s/detfeed", xdg)
+                : home && home[0]    ? str_printf("%s/.cache/detfeed", home)
+                                     : NULL;
+    if (dir == NULL)
+        return NULL;
+    uint8_t sha[32];
+    sha256(primary, strlen(primary), sha);
+    const char *name = strrchr(primary, '/');
+    char *p = str_printf("%s/%02x%02x%02x%02x%02x%02x%02x%02x-%s", dir, sha[0], sha[1],
+                         sha[2], sha[3], sha[4], sha[5], sha[6], sha[7],
+                         name ? name + 1 : primary);
+    free(dir);
+    return p;
+}
+
+/* A valid file in the default place, or else in the user's cache folder
+ * (where it went when the dataset's folder could not be written). */
+static bool reuse_default(detfeed_disk_cache *dc, char **fallback)
+{
+    char why[384];
+    if (try_reuse(dc, dc->path, 0, why, sizeof why) == DETFEED_OK)
+        return note_reused(dc, ""), true;
+    if (*fallback == NULL || try_reuse(dc, *fallback, 0, why, sizeof why) != DETFEED_OK)
+        return false;
+    free(dc->path);
+    dc->path = *fallback;
+    *fallback = NULL;
+    note_reused(dc, " (in the user's cache folder: the dataset's folder holds none)");
+    return true;
+}
+
+static int open_default(detfeed_disk_cache *dc)
+{
+    char e[128], *fallback = NULL;
+    if ((dc->path = default_path(dc)) == NULL)
+        return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
+    fallback = fallback_path(dc->path);
+    if (reuse_default(dc, &fallback)) {
+        free(fallback);
+        return DETFEED_OK;
+    }
+    int err = 0, rc = open_at(dc, true, &err);
+    if (rc != OPEN_UNWRITABLE) {
+        free(fallback);
+        return rc;
+    }
+    char *primary = dc->path;
+    if ((dc->path = fallback) == NULL) {
+        rc = detfeed__fail(&dc->msg, DETFEED_EIO,
+                           "%s: its folder cannot be written (%s) and there is no user "
+                           "cache folder ($XDG_CACHE_HOME, $HOME); give a cache path",
+                           primary, errtext(err, e, sizeof e));
+        free(primary);
+        return rc;
+    }
+    char *dir = detfeed__path_dir(fallback);
+    if (dir)
+        make_folders(dir);
+    free(dir);
+    rc = open_at(dc, false, &err);
+    char note[3 * DETFEED__MSG_SIZE];
+    snprintf(note, sizeof note,
+             "the dataset's folder cannot be written for %s (%s): %s", primary,
+             errtext(err, e, sizeof e), dc->note_open);
+    snprintf(dc->note_open, sizeof dc->note_open, "%.*s", (int)sizeof dc->note_open - 1,
+             note);
+    free(primary);
+    return rc;
+}
+
+int detfeed_disk_cache_create(detfeed_disk_cache **out, uint32_t flags)
+{
+    if (out == NULL)
+        return DETFEED_EINVAL;
+    *out = NULL;
+    if (flags != 0)
+        return DETFEED_EINVAL;
+    detfeed_disk_cache *dc = calloc(1, sizeof *dc);
+    if (dc == NULL)
+        return DETFEED_ENOMEM;
+    dc->fd = dc->lock_fd = dc->map_fd[0] = dc->map_fd[1] = -1;
+    pthread_mutex_init(&dc->mu, NULL);
+    pthread_mutex_init(&dc->adopt_mu, NULL);
+    pthread_cond_init(&dc->cv, NULL);
+    *out = dc;
+    return DETFEED_OK;
+}
+
+int detfeed_disk_cache_open(detfeed_disk_cache *dc, const detfeed_dataset *ds,
+                            int imgsz, const char *path, uint32_t flags)
+{
+    if (dc == NULL)
+        return DETFEED_EINVAL;
+    if (dc->opened)
+        return detfeed__fail(&dc->msg, DETFEED_EBADSTATE, "the disk cache is open");
+    if (ds == NULL || imgsz < 32 || imgsz > 16384 ||
+        (flags & ~(DETFEED_DISK_NO_BUILD | DETFEED_DISK_WAIT)) ||
+        detfeed_dataset_size(ds) == 0 || (path && path[0] == '\0'))
+        return detfeed__fail(
+            &dc->msg, DETFEED_EINVAL,
+            "disk cache: a dataset with images, imgsz 32..16384, known "
+            "flags and a non-empty path (or NULL)");
+    dc->opened = true;
+    detfeed__msg_clear(&dc->msg);
+    dc->ds = ds;
+    dc->imgsz = imgsz;
+    dc->n = detfeed_dataset_size(ds);
+    dc->flags = flags;
+    const detfeed__limits *lim = detfeed__dataset_limits(ds);
+    snprintf(
+        dc->pixels, sizeof dc->pixels,
+        "detfeed load %d, libjpeg-turbo %d, spng %s, limits %llux%llu %llu px %llu "
+        "file %llu bytes",
+        DC_LOAD_STEP, (int)LIBJPEG_TURBO_VERSION_NUMBER, spng_version_string(),
+        (unsigned long long)lim->max_width, (unsigned long long)lim->max_height,
+        (unsigned long long)lim->max_pixels, (unsigned long long)lim->max_file,
+        (unsigned long long)lim->max_image_bytes);
+    int rc = build_index(dc);
+    if (rc != DETFEED_OK)
+        return rc;
+    if (path == NULL)
+        return open_default(dc);
+    if ((dc->path = str_printf("%s", path)) == NULL)
+        return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
+    int err = 0;
+    return open_at(dc, false, &err);
+}
+
+/* ---- a waiting process adopts the writer's file -------------------------- */
+
+static void maybe_adopt(detfeed_disk_cache *dc)
+{
+    if (atomic_load_explicit(&dc->st, memory_order_acquire) != DETFEED_DISK_WAITING)
+        return;
+    uint64_t now = detfeed__now_ns(), next = atomic_load(&dc->next_look);
+    if (now < next ||
+        !atomic_compare_exchange_strong(&dc->next_look, &next, now + 1000000000u))
+        return;
+    if (pthread_mutex_trylock(&dc->adopt_mu) != 0)
+        return;
+    struct stat st;
+    char why[384];
+    if (stat(dc->path, &st) == 0) {
+        file_id id = {st.st_dev, st.st_ino, st.st_size, mtime_ns(&st)};
+        if (memcmp(&id, &dc->seen, sizeof id) != 0 &&
+            try_reuse(dc, dc->path, 1, why, sizeof why) == DETFEED_OK) {
+            snprintf(dc->note_end, sizeof dc->note_end,
+                     "adopted %s, written by another process: %lld of %zu images",
+                     dc->path, atomic_load(&dc->held), dc->n);
+            atomic_store_explicit(&dc->view, &dc->views[1], memory_order_release);
+            atomic_store_explicit(&dc->st, DETFEED_DISK_ADOPTED, memory_order_release);
+        }
+        dc->seen = id;
+    }
+    pthread_mutex_unlock(&dc->adopt_mu);
+}
+
+/* ---- reading and offering ------------------------------------------------ */
+
+const detfeed_dataset *detfeed__disk_dataset(const detfeed_disk_cache *dc, int *imgsz)
+{
+    *imgsz = dc->imgsz;
+    return dc->ds;
+}
+
+/* The record of dataset image i (remapped after a sync); false when none. */
+static bool record_of(const detfeed_disk_cache *dc, size_t *i)
+{
+    if (dc->remap == NULL)
+        return *i < dc->n;
+    if (*i >= dc->n_remap || dc->remap[*i] == SIZE_MAX)
+        return false;
+    *i = dc->remap[*i];
+    return true;
+}
+
+bool detfeed__disk_lookup(detfeed_disk_cache *dc, size_t i, const uint8_t **pixels,
+                          int *w, int *h, int *ow, int *oh)
+{
+    if (!record_of(dc, &i))
+        return false;
+    dc_view *v = atomic_load_explicit(&dc->view, memory_order_acquire);
+    if (v == NULL) {
+        maybe_adopt(dc);
+        if ((v = atomic_load_explicit(&dc->view, memory_order_acquire)) == NULL)
+            return false;
+    }
+    const dc_record *r = &v->recs[i];
+    bool held = v->writing ? atomic_load_explicit(&dc->state[i],
+                                                  memory_order_acquire) == ST_PRESENT
+                           : r->offset != 0;
+    if (!held)
+        return false;
+    *pixels = v->base + r->offset;
+    *w = r->width, *h = r->height, *ow = r->orig_width, *oh = r->orig_height;
+    atomic_fetch_add_explicit(&dc->hits, 1, memory_order_relaxed);
+    return true;
+}
+
+bool detfeed__disk_holds(const detfeed_disk_cache *dc, size_t i)
+{
+    const dc_view *v = atomic_load_explicit(&dc->view, memory_order_acquire);
+    if (v == NULL || !record_of(dc, &i))
+        return false;
+    return v->writing
+               ? atomic_load_explicit(&dc->state[i], memory_order_acquire) == ST_PRESENT
+               : v->recs[i].offset != 0;
+}
+
+static bool writing(const detfeed_disk_cache *dc)
+{
+    return atomic_load_explicit(&dc->st, memory_order_acquire) == DETFEED_DISK_WRITING;
+}
+
+static void leave_out(detfeed_disk_cache *dc, size_t i)
+{
+    unsigned char absent = ST_ABSENT;
+    if (atomic_compare_exchange_strong(&dc->state[i], &absent, ST_LEFT_OUT)) {
+        atomic_fetch_add(&dc->left_out, 1);
+        mark_done(dc);
+    }
+}
+
+void detfeed__disk_offer(detfeed_disk_cache *dc, size_t i, const uint8_t *pixels, int w,
+                         int h, int ow, int oh)
+{
+    atomic_fetch_add_explicit(&dc->decoded, 1, memory_order_relaxed);
+    if (!writing(dc) || !record_of(dc, &i))
+        return;
+    const dc_record *r = &records(dc)[i];
+    if (r->width != w || r->height != h || r->orig_width != ow || r->orig_height != oh)
+        return leave_out(dc, i); /* changed since indexed: the next open rebuilds */
+    unsigned char absent = ST_ABSENT;
+    if (!atomic_compare_exchange_strong(&dc->state[i], &absent, ST_WRITING))
+        return; /* another thread has it */
+    size_t bytes = (size_t)w * (size_t)h * 3;
+    int err = write_all(dc->fd, pixels, bytes, r->offset);
+    if (err) {
+        char e[128];
+        atomic_store(&dc->state[i], ST_ABSENT);
+        return set_failed(
+            dc, "%s: writing image %zu failed: %s; images are decoded instead",
+            dc->part, i, errtext(err, e, sizeof e));
+    }
+    atomic_fetch_add(&dc->written, 1);
+    atomic_fetch_add(&dc->held, 1);
+    atomic_fetch_add(&dc->held_bytes, (long long)bytes);
+    atomic_store_explicit(&dc->state[i], ST_PRESENT, memory_order_release);
+    mark_done(dc);
+}
+
+void detfeed__disk_failed(detfeed_disk_cache *dc, size_t i, int rc)
+{
+    if (rc != DETFEED_ENOMEM && writing(dc) && record_of(dc, &i))
+        leave_out(dc, i);
+}
+
+/* Whether record r names `abs`. */
+static bool names(const detfeed_disk_cache *dc, size_t r, const char *abs)
+{
+    const dc_record *rec = &records(dc)[r];
+    const char *table = (const char *)dc->index + dc->n * sizeof(dc_record);
+    return strlen(abs) == rec->path_bytes &&
+           memcmp(table + rec->path_offset, abs, rec->path_bytes) == 0;
+}
+
+int detfeed__disk_sync(detfeed_disk_cache *dc)
+{
+    size_t m = detfeed_dataset_size(dc->ds), r = 0;
+    if (m == dc->n || dc->remap)
+        return DETFEED_OK;
+    size_t *remap = malloc((m ? m : 1) * sizeof *remap);
+    if (remap == NULL)
+        return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
+    for (size_t j = 0; j < m; j++) {
+        char *abs = absolute(detfeed__dataset_image(dc->ds, j)->path);
+        if (abs == NULL) {
+            free(remap);
+            return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
+        }
+        for (; r < dc->n && !names(dc, r, abs); r++)
+            if (dc->state)
+                leave_out(dc, r); /* taken out of the dataset */
+        remap[j] = r < dc->n ? r++ : SIZE_MAX;
+        free(abs);
+    }
+    for (; r < dc->n; r++)
+        if (dc->state)
+            leave_out(dc, r);
+    dc->remap = remap;
+    dc->n_remap = m;
+    return DETFEED_OK;
+}
+
+int detfeed_disk_cache_get(detfeed_disk_cache *dc, size_t i, detfeed_codec *codec,
+                           const uint8_t **pixels, int *width, int *height,
+                           int *orig_width, int *orig_height, uint8_t **owned)
+{
+    if (dc == NULL || codec == NULL || pixels == NULL || width == NULL ||
+        height == NULL || owned == NULL || !dc->opened ||
+        i >= detfeed_dataset_size(dc->ds))
+        return DETFEED_EINVAL;
+    *owned = NULL;
+    int ow, oh;
+    if (!detfeed__disk_lookup(dc, i, pixels, width, height, &ow, &oh)) {
+        detfeed__limits own = codec->limits; /* decoded under the dataset's */
+        codec->limits = *detfeed__dataset_limits(dc->ds);
+        int rc = detfeed__load_image(codec, detfeed__dataset_image(dc->ds, i)->path,
+                                     dc->imgsz, NULL, 0, 0, owned, width, height, &ow,
+                                     &oh, NULL);
+        codec->limits = own;
+        if (rc != DETFEED_OK) {
+            detfeed__disk_failed(dc, i, rc);
+            return rc;
+        }
+        *pixels = *owned;
+        detfeed__disk_offer(dc, i, *owned, *width, *height, ow, oh);
+    }
+    if (orig_width)
+        *orig_width = ow;
+    if (orig_height)
+        *orig_height = oh;
+    return DETFEED_OK;
+}
+
+/* ---- filling all at once ------------------------------------------------- */
+
+typedef struct filler {
+    detfeed_disk_cache *dc;
+    atomic_size_t next;
+} filler;
+
+static void *fill_thread(void *arg)
+{
+    filler *f = arg;
+    detfeed_disk_cache *dc = f->dc;
+    detfeed_codec *codec;
+    if (detfeed_codec_create(&codec, 0) != DETFEED_OK)
+        return NULL;
+    size_t m = detfeed_dataset_size(dc->ds);
+    for (size_t i; (i = atomic_fetch_add(&f->next, 1)) < m && writing(dc);) {
+        size_t r = i;
+        if (!record_of(dc, &r) || atomic_load(&dc->state[r]) != ST_ABSENT)
+            continue;
+        const uint8_t *px;
+        uint8_t *owned;
+        int w, h;
+        if (detfeed_disk_cache_get(dc, i, codec, &px, &w, &h, NULL, NULL, &owned) ==
+            DETFEED_OK)
+            detfeed_free(owned);
+    }
+    detfeed_codec_destroy(codec);
+    return NULL;
+}
+
+int detfeed_disk_cache_fill(detfeed_disk_cache *dc, int threads)
+{
+    if (dc == NULL || threads < 1)
+        return DETFEED_EINVAL;
+    if (!dc->opened)
+        return detfeed__fail(&dc->msg, DETFEED_EBADSTATE, "the disk cache is not open");
+    if (writing(dc)) {
+        filler f = {.dc = dc};
+        atomic_init(&f.next, 0);
+        pthread_t *tid = malloc((size_t)threads * sizeof *tid);
+        int started = 0;
+        for (int t = 0; tid && t < threads; t++)
+            if (pthread_create(&tid[started], NULL, fill_thread, &f) == 0)
+                started++;
+        if (started == 0)
+            fill_thread(&f);
+        for (int t = 0; t < started; t++)
+            pthread_join(tid[t], NULL);
+        free(tid);
+        pthread_mutex_lock(&dc->mu);
+        commit_if_complete(dc);
+        pthread_mutex_unlock(&dc->mu);
+    }
+    int st = atomic_load_explicit(&dc->st, memory_order_acquire);
+    if (st == DETFEED_DISK_FAILED)
+        return detfeed__fail(&dc->msg, DETFEED_EIO, "%s", dc->note_end);
+    if (st == DETFEED_DISK_WRITING)
+        return detfeed__fail(&dc->msg, DETFEED_ENOMEM,
+                             "%s: images are missing after the fill (out of memory?)",
+                             dc->part);
+    return DETFEED_OK;
+}
+
+/* ---- reports and the end ------------------------------------------------- */
+
+int64_t detfeed_disk_cache_stat_get(const detfeed_disk_cache *dc,
+                                    detfeed_disk_stat stat)
+{
+    if (dc == NULL)
+        return -1;
+    const dc_view *v = atomic_load_explicit(&dc->view, memory_order_acquire);
+    switch (stat) {
+    case DETFEED_DISK_STATE:
+        return atomic_load(&dc->st);
+    case DETFEED_DISK_IMAGES:
+        return v ? atomic_load(&dc->held) : 0;
+    case DETFEED_DISK_BYTES:
+        return v ? atomic_load(&dc->held_bytes) : 0;
+    case DETFEED_DISK_FILE_BYTES:
+        return v ? (int64_t)v->size : 0;
+    case DETFEED_DISK_HITS:
+        return atomic_load(&dc->hits);
+    case DETFEED_DISK_DECODED:
+        return atomic_load(&dc->decoded);
+    case DETFEED_DISK_WRITTEN:
+        return atomic_load(&dc->written);
+    case DETFEED_DISK_EXPECTED:
+        return (int64_t)dc->expected;
+    }
+    return -1;
+}
+
+const char *detfeed_disk_cache_path(const detfeed_disk_cache *dc)
+{
+    return dc && dc->opened ? dc->path : NULL;
+}
+
+const char *detfeed_disk_cache_note(const detfeed_disk_cache *dc)
+{
+    if (dc == NULL)
+        return "no disk cache";
+    int st = atomic_load_explicit(&dc->st, memory_order_acquire);
+    bool end = st == DETFEED_DISK_BUILT || st == DETFEED_DISK_ADOPTED ||
+               st == DETFEED_DISK_FAILED;
+    return end ? dc->note_end : dc->note_open;
+}
+
+const char *detfeed_disk_cache_last_error(const detfeed_disk_cache *dc)
+{
+    return dc ? dc->msg.text : "no disk cache";
+}
+
+void detfeed_disk_cache_destroy(detfeed_disk_cache *dc)
+{
+    if (dc == NULL)
+        return;
+    if (dc->thread) {
+        pthread_mutex_lock(&dc->mu);
+        dc->stop = true;
+        pthread_cond_broadcast(&dc->cv);
+        pthread_mutex_unlock(&dc->mu);
+        pthread_join(dc->committer, NULL);
+    }
+    if (dc->part && atomic_load(&dc->st) != DETFEED_DISK_BUILT && dc->fd >= 0)
+        unlink(dc->part); /* incomplete: never used, so not kept */
+    for (int k = 0; k < 2; k++)
+        if (dc->views[k].base)
+            munmap((void *)dc->views[k].base, dc->views[k].size);
+    for (int k = 0; k < 2; k++)
+        if (dc->map_fd[k] >= 0)
+            close(dc->map_fd[k]);
+    if (dc->fd >= 0)
+        close(dc->fd);
+    if (dc->lock_fd >= 0)
+        close(dc->lock_fd);
+    pthread_cond_destroy(&dc->cv);
+    pthread_mutex_destroy(&dc->mu);
+    pthread_mutex_destroy(&dc->adopt_mu);
+    free(dc->state);
+    free(dc->remap);
+    free(dc->index);
+    free(dc->path);
+    free(dc->part);
+    free(dc);
+}

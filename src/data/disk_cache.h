@@ -1,0 +1,47 @@
+/*
+ * disk_cache.h - the disk cache as the RAM cache uses it (internal): look
+ * an image up in the file, offer it what was decoded.
+ */
+#ifndef DETFEED_DISK_CACHE_H
+#define DETFEED_DISK_CACHE_H
+
+#include "dataset_internal.h"
+
+/* Decodes image `path` and resizes it to its load size at imgsz (cache.c):
+ * into `dst` when given (which must hold exactly want_w x want_h), else into
+ * a new buffer returned in *out (the decoded one when no resize is needed).
+ * ns[0] and ns[1] (ns may be NULL) receive the decode and resize time. */
+int detfeed__load_image(detfeed_codec *codec, const char *path, int imgsz, uint8_t *dst,
+                        int want_w, int want_h, uint8_t **out, int *w, int *h, int *ow,
+                        int *oh, uint64_t ns[2]);
+
+/* The dataset and imgsz a disk cache was opened for. */
+const detfeed_dataset *detfeed__disk_dataset(const detfeed_disk_cache *dc, int *imgsz);
+
+/* Image i from the file: true with *pixels into the mapping and its sizes
+ * (counted as a hit); false when the file does not hold it (yet). */
+bool detfeed__disk_lookup(detfeed_disk_cache *dc, size_t i, const uint8_t **pixels,
+                          int *w, int *h, int *ow, int *oh);
+
+/* Whether the file holds image i (not counted as a hit): it decoded under
+ * the dataset's limits when written, and has not changed since. */
+bool detfeed__disk_holds(const detfeed_disk_cache *dc, size_t i);
+
+/* Image i as this process decoded it (counted as decoded): written into the
+ * file when this process writes it and no other thread has; sizes that
+ * differ from the index's leave it out. */
+void detfeed__disk_offer(detfeed_disk_cache *dc, size_t i, const uint8_t *pixels, int w,
+                         int h, int ow, int oh);
+
+/* Image i failed to decode with status rc: a file being written leaves it
+ * out (except for ENOMEM, which may pass). */
+void detfeed__disk_failed(detfeed_disk_cache *dc, size_t i, int rc);
+
+/* After the dataset lost images (detfeed__dataset_drop, in order), before
+ * any thread uses the cache: dataset indices map to the file's records by
+ * path, and a file being written leaves the lost images out. The file
+ * still describes the dataset as indexed, so that the next open, which
+ * indexes the same images, finds it valid. */
+int detfeed__disk_sync(detfeed_disk_cache *dc);
+
+#endif /* DETFEED_DISK_CACHE_H */
