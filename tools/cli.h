@@ -111,6 +111,7 @@ int cmd_synth(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_grid(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 /* Writes the synthetic dataset of `detfeed synth` into dir. */
 int cli_synth(const char *dir, long n, long imgsz, uint64_t seed);

@@ -16,6 +16,8 @@ static const cli_cmd commands[] = {
      cmd_grid},
     {"replay", "run every batch of some epochs; counts and a digest of all bytes",
      cmd_replay},
+    {"cache", "decode a dataset into the disk cache file the loader maps (cache=disk)",
+     cmd_cache},
     {"synth", "write a synthetic detection dataset (YOLO layout)", cmd_synth},
     {"bench", "loader images/s and stage times (a dataset, or generated data)",
      cmd_bench},
