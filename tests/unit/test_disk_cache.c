@@ -1,0 +1,611 @@
+/*
+ * test_disk_cache.c - the disk cache of decoded images:
+ * - batches with cache "disk" (built during the first epoch, then reused)
+ *   equal cache "ram" and cache "none" for 1 and 8 workers, and every image
+ *   from the file equals decoding and resizing it;
+ * - a second open reuses the file and decodes nothing (DETFEED_DISK_DECODED);
+ * - a file made stale (an image's time or size, imgsz, the image list) is
+ *   refused with NO_BUILD, or rebuilt, with the reason naming it;
+ * - an interrupted write (a writer that dies, a truncated file, a header
+ *   without its completion mark) is never used;
+ * - two processes: one writes, the other decodes and then adopts the file;
+ *   a third waits for it (DETFEED_DISK_WAIT);
+ * - a folder that cannot be written: an explicit path is refused with the
+ *   reason, the default place falls back to the user's cache folder, and a
+ *   valid file there is still read;
+ * - the loader's settings by text, with their messages.
+ * Real JPEGs (a copy of coco8 from DETFEED_TEST_DATA) when present; exit 77
+ * when they are missing (after the synthetic checks).
+ */
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { NIMG = 21, S = 96, B = 4 };
+
+static char root[64];
+
+static void path_of(char *buf, size_t size, const char *rel)
+{
+    snprintf(buf, size, "%s/%s", root, rel);
+}
+
+static void write_image(detfeed_codec *codec, const char *path, int w, int h,
+                        uint64_t seed)
+{
+    uint8_t *px = malloc((size_t)w * h * 3);
+    for (int k = 0; k < w * h * 3; k++)
+        px[k] = (uint8_t)(tu_rand(&seed) >> 56);
+    CHECK_INT(detfeed_codec_write_png(codec, path, px, (size_t)w * 3, w, h), 0);
+    free(px);
+}
+
+static void make_dataset(void)
+{
+    char p[256];
+    uint64_t rng = 5;
+    path_of(p, sizeof p, "data");
+    mkdir(p, 0755);
+    path_of(p, sizeof p, "data/images");
+    mkdir(p, 0755);
+    path_of(p, sizeof p, "data/labels");
+    mkdir(p, 0755);
+    detfeed_codec *codec;
+    detfeed_codec_create(&codec, 0);
+    for (int i = 0; i < NIMG; i++) {
+        int w = 40 + (int)(tu_rand(&rng) % 150), h = 40 + (int)(tu_rand(&rng) % 150);
+        snprintf(p, sizeof p, "%s/data/images/%02d.png", root, i);
+        write_image(codec, p, w, h, (uint64_t)i * 77 + 1);
+        snprintf(p, sizeof p, "%s/data/labels/%02d.txt", root, i);
+        FILE *f = fopen(p, "w");
+        for (int k = 0; k < i % 4; k++)
+            fprintf(f, "%d 0.5 0.5 %.3f %.3f\n", k, 0.2 + 0.1 * k, 0.3);
+        fclose(f);
+    }
+    detfeed_codec_destroy(codec);
+}
+
+/* ---- loaders and digests ------------------------------------------------- */
+
+static detfeed_loader *make_loader(const char *data, int imgsz, int workers,
+                                   const char *cache, const char *cache_bytes,
+                                   const char *cache_path)
+{
+    detfeed_loader *l;
+    detfeed_loader_create(&l, 0);
+    detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, imgsz);
+    detfeed_loader_set_int(l, DETFEED_LOADER_BATCH, B);
+    detfeed_loader_set_int(l, DETFEED_LOADER_WORKERS, workers);
+    detfeed_loader_set_int(l, DETFEED_LOADER_EPOCHS, 2);
+    detfeed_loader_set_int(l, DETFEED_LOADER_CLOSE_MOSAIC, 1);
+    detfeed_loader_set_int(l, DETFEED_LOADER_SEED, 77);
+    detfeed_loader_set_float(l, DETFEED_LOADER_MIXUP, 0.3);
+    CHECK_INT(detfeed_loader_set(l, "cache", cache), 0);
+    CHECK_INT(detfeed_loader_set(l, "cache_bytes", cache_bytes), 0);
+    if (cache_path)
+        CHECK_INT(detfeed_loader_set(l, "cache_path", cache_path), 0);
+    if (!CHECK_INT(detfeed_loader_open(l, data), 0))
+        fprintf(stderr, "  %s\n", detfeed_loader_last_error(l));
+    return l;
+}
+
+/* The digest of every batch of two epochs (the second without mosaic). */
+static void digest(detfeed_loader *l, char hex[65])
+{
+    detfeed_sha256 ctx;
+    detfeed_sha256_init(&ctx);
+    for (uint32_t e = 0; e < 2; e++) {
+        CHECK_INT(detfeed_loader_start(l, e), 0);
+        const detfeed_batch *b;
+        int rc;
+        while ((rc = detfeed_loader_next(l, &b)) == 0) {
+            size_t bytes;
+            const void *img = detfeed_batch_images(b, &bytes);
+            int n = detfeed_batch_instances(b);
+            detfeed_sha256_update(&ctx, img, bytes);
+            detfeed_sha256_update(&ctx, &n, sizeof n);
+            if (n) {
+                detfeed_sha256_update(&ctx, detfeed_batch_cls(b), (size_t)n * 4);
+                detfeed_sha256_update(&ctx, detfeed_batch_bboxes(b), (size_t)n * 16);
+            }
+            detfeed_loader_release(l, b);
+        }
+        CHECK_INT(rc, 1);
+    }
+    detfeed_sha256_hex(&ctx, hex);
+}
+
+static int64_t disk_stat(const detfeed_loader *l, detfeed_disk_stat s)
+{
+    return detfeed_disk_cache_stat_get(detfeed_loader_disk_cache(l), s);
+}
+
+/* Batches with cache disk (built in the first epoch, then reused) equal
+ * cache ram and cache none, for 1 and 8 workers; the reuse decodes
+ * nothing. */
+static void test_loader_exact(const char *data, int imgsz, const char *tag)
+{
+    char ref[65], hex[65], file[256];
+    snprintf(file, sizeof file, "%s/%s.cache", root, tag);
+    detfeed_loader *l = make_loader(data, imgsz, 1, "ram", "ram", NULL);
+    CHECK(detfeed_loader_disk_cache(l) == NULL);
+    digest(l, ref);
+    detfeed_loader_destroy(l);
+    l = make_loader(data, imgsz, 8, "none", "0", NULL);
+    digest(l, hex);
+    CHECK_STR(hex, ref);
+    detfeed_loader_destroy(l);
+    int workers[] = {1, 8};
+    for (int k = 0; k < 2; k++) {
+        unlink(file);
+        l = make_loader(data, imgsz, workers[k], "disk", "0", file);
+        CHECK_INT(disk_stat(l, DETFEED_DISK_STATE), DETFEED_DISK_WRITING);
+        digest(l, hex);
+        if (!CHECK_STR(hex, ref))
+            fprintf(stderr, "  %s: building, %d workers\n", tag, workers[k]);
+        int64_t n = disk_stat(l, DETFEED_DISK_EXPECTED);
+        CHECK_INT(disk_stat(l, DETFEED_DISK_WRITTEN), n);
+        CHECK_INT(disk_stat(l, DETFEED_DISK_IMAGES), n);
+        detfeed_loader_destroy(l); /* after the commit thread, if still busy */
+        CHECK(access(file, R_OK) == 0);
+        /* reused: no image decoded, every one read from the file */
+        l = make_loader(data, imgsz, workers[k], "disk", "0", file);
+        CHECK_INT(disk_stat(l, DETFEED_DISK_STATE), DETFEED_DISK_REUSED);
+        digest(l, hex);
+        if (!CHECK_STR(hex, ref))
+            fprintf(stderr, "  %s: reused, %d workers\n", tag, workers[k]);
+        CHECK_INT(disk_stat(l, DETFEED_DISK_DECODED), 0);
+        CHECK(disk_stat(l, DETFEED_DISK_HITS) >= n);
+        CHECK_INT(disk_stat(l, DETFEED_DISK_WRITTEN), 0);
+        detfeed_loader_destroy(l);
+        /* a RAM cache in front of the disk cache fills from it */
+        l = make_loader(data, imgsz, workers[k], "disk", "ram", file);
+        CHECK_INT(detfeed_cache_stat_get(detfeed_loader_cache(l), DETFEED_CACHE_IMAGES),
+                  n);
+        digest(l, hex);
+        CHECK_STR(hex, ref);
+        CHECK_INT(disk_stat(l, DETFEED_DISK_DECODED), 0);
+        detfeed_loader_destroy(l);
+    }
+}
+
+/* ---- the disk cache on its own ------------------------------------------- */
+
+static detfeed_dataset *open_dataset(const char *src)
+{
+    detfeed_dataset *ds;
+    detfeed_dataset_create(&ds, 0);
+    if (!CHECK_INT(detfeed_dataset_open(ds, src), 0))
+        fprintf(stderr, "  %s\n", detfeed_dataset_last_error(ds));
+    return ds;
+}
+
+/* Opens a disk cache; the status goes to *rc. */
+static detfeed_disk_cache *open_disk(const detfeed_dataset *ds, int imgsz,
+                                     const char *path, uint32_t flags, int *rc)
+{
+    detfeed_disk_cache *dc;
+    CHECK_INT(detfeed_disk_cache_create(&dc, 0), 0);
+    *rc = detfeed_disk_cache_open(dc, ds, imgsz, path, flags);
+    return dc;
+}
+
+static int64_t state_of(const detfeed_disk_cache *dc)
+{
+    return detfeed_disk_cache_stat_get(dc, DETFEED_DISK_STATE);
+}
+
+/* Builds `path` with fill; its state afterwards. */
+static int64_t build(const detfeed_dataset *ds, int imgsz, const char *path)
+{
+    int rc;
+    detfeed_disk_cache *dc = open_disk(ds, imgsz, path, 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(detfeed_disk_cache_fill(dc, 3), 0);
+    int64_t st = state_of(dc);
+    detfeed_disk_cache_destroy(dc);
+    return st;
+}
+
+/* Every image from the file equals decoding and resizing it. */
+static void check_images(detfeed_disk_cache *dc, const detfeed_dataset *ds, int imgsz)
+{
+    detfeed_codec *codec;
+    detfeed_codec_create(&codec, 0);
+    int64_t hits = detfeed_disk_cache_stat_get(dc, DETFEED_DISK_HITS);
+    for (size_t i = 0; i < detfeed_dataset_size(ds); i++) {
+        const uint8_t *px;
+        uint8_t *owned, *dec;
+        int w, h, ow, oh, rw, rh;
+        CHECK_INT(detfeed_disk_cache_get(dc, i, codec, &px, &w, &h, &ow, &oh, &owned),
+                  0);
+        CHECK(owned == NULL);
+        CHECK_INT(detfeed_codec_decode_file(codec, detfeed_dataset_image_path(ds, i),
+                                            &dec, &rw, &rh),
+                  0);
+        CHECK(ow == rw && oh == rh);
+        int lw, lh;
+        detfeed_load_size(rw, rh, imgsz, &lw, &lh);
+        uint8_t *ref = malloc((size_t)lw * lh * 3);
+        detfeed_resize_linear(dec, (size_t)rw * 3, rw, rh, ref, (size_t)lw * 3, lw, lh,
+                              3);
+        CHECK(w == lw && h == lh && memcmp(px, ref, (size_t)lw * lh * 3) == 0);
+        free(ref);
+        detfeed_free(dec);
+    }
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_HITS) - hits,
+              (int64_t)detfeed_dataset_size(ds));
+    detfeed_codec_destroy(codec);
+}
+
+static void test_reuse_exact(const detfeed_dataset *ds)
+{
+    char file[256];
+    path_of(file, sizeof file, "own.cache");
+    CHECK_INT(build(ds, S, file), DETFEED_DISK_BUILT);
+    char part[300];
+    snprintf(part, sizeof part, "%s.part", file);
+    CHECK(access(part, F_OK) != 0); /* renamed into place */
+    int rc;
+    detfeed_disk_cache *dc = open_disk(ds, S, file, DETFEED_DISK_NO_BUILD, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(state_of(dc), DETFEED_DISK_REUSED);
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_IMAGES), NIMG);
+    CHECK(strstr(detfeed_disk_cache_note(dc), "reused") != NULL);
+    CHECK_INT(detfeed_disk_cache_fill(dc, 2), 0); /* nothing to do */
+    check_images(dc, ds, S);
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_DECODED), 0);
+    /* a RAM cache with a budget of 0 serves every image from the file */
+    detfeed_cache *ram;
+    detfeed_cache_create(&ram, ds, S, 0, 0);
+    CHECK_INT(detfeed_cache_set_disk(ram, dc), 0);
+    CHECK_INT(detfeed_cache_fill(ram, 2), 0);
+    detfeed_codec *codec;
+    detfeed_codec_create(&codec, 0);
+    const uint8_t *px;
+    uint8_t *owned;
+    int w, h;
+    CHECK_INT(detfeed_cache_get(ram, 3, codec, &px, &w, &h, NULL, NULL, &owned), 0);
+    CHECK(owned == NULL);
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_DECODED), 0);
+    detfeed_codec_destroy(codec);
+    detfeed_cache_destroy(ram);
+    /* a disk cache of another imgsz does not go behind this RAM cache */
+    detfeed_cache_create(&ram, ds, 128, 0, 0);
+    CHECK_INT(detfeed_cache_set_disk(ram, dc), DETFEED_EINVAL);
+    detfeed_cache_destroy(ram);
+    detfeed_disk_cache_destroy(dc);
+}
+
+/* NO_BUILD refuses `file` with a message containing `want`; then an open
+ * without it rebuilds, saying the same. */
+static void expect_stale(const detfeed_dataset *ds, int imgsz, const char *file,
+                         const char *want)
+{
+    int rc;
+    detfeed_disk_cache *dc = open_disk(ds, imgsz, file, DETFEED_DISK_NO_BUILD, &rc);
+    CHECK(rc == DETFEED_ECORRUPT || rc == DETFEED_EIO);
+    if (!CHECK(strstr(detfeed_disk_cache_last_error(dc), want) != NULL))
+        fprintf(stderr, "  '%s' lacks '%s'\n", detfeed_disk_cache_last_error(dc), want);
+    detfeed_disk_cache_destroy(dc);
+    dc = open_disk(ds, imgsz, file, 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(state_of(dc), DETFEED_DISK_WRITING);
+    if (!CHECK(strstr(detfeed_disk_cache_note(dc), want) != NULL))
+        fprintf(stderr, "  note '%s' lacks '%s'\n", detfeed_disk_cache_note(dc), want);
+    CHECK_INT(detfeed_disk_cache_fill(dc, 2), 0);
+    CHECK_INT(state_of(dc), DETFEED_DISK_BUILT);
+    CHECK(strstr(detfeed_disk_cache_note(dc), want) != NULL); /* "before: ..." */
+    detfeed_disk_cache_destroy(dc);
+}
+
+static void test_stale(void)
+{
+    char file[256], img[256], src[256];
+    path_of(file, sizeof file, "stale.cache");
+    path_of(src, sizeof src, "data/images");
+    detfeed_dataset *ds = open_dataset(src);
+    CHECK_INT(build(ds, S, file), DETFEED_DISK_BUILT);
+    expect_stale(ds, 128, file, "imgsz 96 in the file, 128 asked");
+    /* the file now holds imgsz 128; back to 96 */
+    expect_stale(ds, S, file, "imgsz 128 in the file, 96 asked");
+    detfeed_dataset_destroy(ds);
+    /* an image's modification time */
+    path_of(img, sizeof img, "data/images/05.png");
+    struct timespec times[2] = {{.tv_sec = 1000000000, .tv_nsec = 5},
+                                {.tv_sec = 1000000000, .tv_nsec = 5}};
+    CHECK_INT(utimensat(AT_FDCWD, img, times, 0), 0);
+    ds = open_dataset(src);
+    expect_stale(ds, S, file, "05.png changed: modified at");
+    detfeed_dataset_destroy(ds);
+    /* an image's size (and time): rewritten with other pixels */
+    detfeed_codec *codec;
+    detfeed_codec_create(&codec, 0);
+    write_image(codec, img, 61, 47, 999);
+    detfeed_codec_destroy(codec);
+    ds = open_dataset(src);
+    expect_stale(ds, S, file, "05.png changed:");
+    detfeed_dataset_destroy(ds);
+    /* the image list: a fraction of the dataset */
+    detfeed_dataset_create(&ds, 0);
+    detfeed_dataset_set_int(ds, DETFEED_DATASET_FRACTION, 10);
+    CHECK_INT(detfeed_dataset_open(ds, src), 0);
+    expect_stale(ds, S, file, "21 images in the file, 10 in the dataset");
+    detfeed_dataset_destroy(ds);
+}
+
+/* Writes `size` bytes at `offset` of `file`. */
+static void poke(const char *file, long offset, const void *data, size_t size)
+{
+    int fd = open(file, O_WRONLY);
+    CHECK(fd >= 0 && pwrite(fd, data, size, offset) == (ssize_t)size);
+    close(fd);
+}
+
+static void test_interrupted(const detfeed_dataset *ds)
+{
+    char file[256], part[300];
+    path_of(file, sizeof file, "cut.cache");
+    snprintf(part, sizeof part, "%s.part", file);
+    /* A writer that dies after three images: its part is never used. */
+    pid_t pid = fork();
+    if (pid == 0) {
+        int rc;
+        detfeed_disk_cache *dc = open_disk(ds, S, file, 0, &rc);
+        detfeed_codec *codec;
+        detfeed_codec_create(&codec, 0);
+        for (size_t i = 0; i < 3; i++) {
+            const uint8_t *px;
+            uint8_t *owned;
+            int w, h;
+            detfeed_disk_cache_get(dc, i, codec, &px, &w, &h, NULL, NULL, &owned);
+        }
+        _exit(rc == 0 && state_of(dc) == DETFEED_DISK_WRITING ? 0 : 1);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(access(part, F_OK) == 0);
+    CHECK(access(file, F_OK) != 0);
+    expect_stale(ds, S, file, "no file");
+    CHECK(access(part, F_OK) != 0);
+    /* A file cut short. */
+    struct stat st;
+    stat(file, &st);
+    CHECK_INT(truncate(file, st.st_size - 100), 0);
+    expect_stale(ds, S, file, "truncated");
+    /* A header without its completion mark (and a checksum that fits). */
+    uint8_t head[328];
+    FILE *f = fopen(file, "rb");
+    CHECK(fread(head, 1, sizeof head, f) == sizeof head);
+    fclose(f);
+    memset(head + 16, 0, 4); /* the completion mark */
+    detfeed_sha256 ctx;
+    detfeed_sha256_init(&ctx);
+    detfeed_sha256_update(&ctx, head, 296);
+    detfeed_sha256_final(&ctx, head + 296);
+    poke(file, 0, head, sizeof head);
+    expect_stale(ds, S, file, "incomplete: no completion mark");
+    /* A damaged header, and a damaged index. */
+    poke(file, 20, "\x01", 1);
+    expect_stale(ds, S, file, "damaged: the header's checksum");
+    poke(file, 4096 + 8, "\x01\x02", 2);
+    expect_stale(ds, S, file, "damaged: the index's checksum");
+    poke(file, 0, "NOTACACH", 8);
+    expect_stale(ds, S, file, "not a detfeed disk cache");
+}
+
+/* ---- processes ------------------------------------------------------------ */
+
+static void test_processes(const detfeed_dataset *ds)
+{
+    char file[256];
+    path_of(file, sizeof file, "shared.cache");
+    int opened[2], go[2];
+    CHECK(pipe(opened) == 0 && pipe(go) == 0);
+    pid_t writer = fork();
+    if (writer == 0) { /* the writer: opens, waits for the signal, fills */
+        int rc;
+        char c = 0;
+        detfeed_disk_cache *dc = open_disk(ds, S, file, 0, &rc);
+        int ok = rc == 0 && state_of(dc) == DETFEED_DISK_WRITING;
+        CHECK(write(opened[1], "o", 1) == 1);
+        CHECK(read(go[0], &c, 1) == 1);
+        ok = ok && detfeed_disk_cache_fill(dc, 2) == 0 &&
+             state_of(dc) == DETFEED_DISK_BUILT &&
+             detfeed_disk_cache_stat_get(dc, DETFEED_DISK_WRITTEN) == NIMG;
+        detfeed_disk_cache_destroy(dc);
+        _exit(ok ? 0 : 1);
+    }
+    char c;
+    CHECK(read(opened[0], &c, 1) == 1);
+    /* Here: another process writes, so images are decoded here. */
+    int rc;
+    detfeed_disk_cache *dc = open_disk(ds, S, file, 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(state_of(dc), DETFEED_DISK_WAITING);
+    CHECK(strstr(detfeed_disk_cache_note(dc), "another process") != NULL);
+    detfeed_codec *codec;
+    detfeed_codec_create(&codec, 0);
+    const uint8_t *px;
+    uint8_t *owned;
+    int w, h;
+    CHECK_INT(detfeed_disk_cache_get(dc, 0, codec, &px, &w, &h, NULL, NULL, &owned), 0);
+    CHECK(owned != NULL);
+    detfeed_free(owned);
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_DECODED), 1);
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_WRITTEN), 0);
+    /* A third process waits for the writer (DETFEED_DISK_WAIT). */
+    pid_t waiter = fork();
+    if (waiter == 0) {
+        detfeed_disk_cache *w3 = open_disk(ds, S, file, DETFEED_DISK_WAIT, &rc);
+        int ok = rc == 0 && state_of(w3) == DETFEED_DISK_REUSED &&
+                 detfeed_disk_cache_stat_get(w3, DETFEED_DISK_IMAGES) == NIMG;
+        detfeed_disk_cache_destroy(w3);
+        _exit(ok ? 0 : 1);
+    }
+    CHECK(write(go[1], "g", 1) == 1);
+    int status;
+    waitpid(writer, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    waitpid(waiter, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* The writer's file is adopted at the next look (at most a second). */
+    nanosleep(&(struct timespec){.tv_sec = 1, .tv_nsec = 200000000}, NULL);
+    CHECK_INT(detfeed_disk_cache_get(dc, 1, codec, &px, &w, &h, NULL, NULL, &owned), 0);
+    CHECK(owned == NULL);
+    detfeed_free(owned);
+    CHECK_INT(state_of(dc), DETFEED_DISK_ADOPTED);
+    CHECK(strstr(detfeed_disk_cache_note(dc), "adopted") != NULL);
+    check_images(dc, ds, S);
+    detfeed_codec_destroy(codec);
+    detfeed_disk_cache_destroy(dc);
+    for (int k = 0; k < 2; k++)
+        close(opened[k]), close(go[k]);
+}
+
+/* ---- folders that cannot be written --------------------------------------- */
+
+static int readonly_child(const char *ro, const char *user)
+{
+    char src[256], file[256];
+    snprintf(src, sizeof src, "%s/data/images", ro);
+    detfeed_dataset *ds = open_dataset(src);
+    int rc;
+    /* an explicit path in a folder that cannot be written: refused */
+    snprintf(file, sizeof file, "%s/new.cache", ro);
+    detfeed_disk_cache *dc = open_disk(ds, S, file, 0, &rc);
+    CHECK_INT(rc, DETFEED_EIO);
+    if (!CHECK(strstr(detfeed_disk_cache_last_error(dc), "cannot be written") != NULL))
+        fprintf(stderr, "  %s\n", detfeed_disk_cache_last_error(dc));
+    detfeed_disk_cache_destroy(dc);
+    /* a valid file there is read */
+    snprintf(file, sizeof file, "%s/built.cache", ro);
+    dc = open_disk(ds, S, file, 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(state_of(dc), DETFEED_DISK_REUSED);
+    detfeed_disk_cache_destroy(dc);
+    /* the default place falls back to the user's cache folder */
+    setenv("XDG_CACHE_HOME", user, 1);
+    dc = open_disk(ds, S, NULL, 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(state_of(dc), DETFEED_DISK_WRITING);
+    const char *path = detfeed_disk_cache_path(dc);
+    CHECK(path && strncmp(path, user, strlen(user)) == 0);
+    if (!CHECK(strstr(detfeed_disk_cache_note(dc), "cannot be written") != NULL))
+        fprintf(stderr, "  %s\n", detfeed_disk_cache_note(dc));
+    CHECK_INT(detfeed_disk_cache_fill(dc, 2), 0);
+    CHECK_INT(state_of(dc), DETFEED_DISK_BUILT);
+    detfeed_disk_cache_destroy(dc);
+    dc = open_disk(ds, S, NULL, DETFEED_DISK_NO_BUILD, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(state_of(dc), DETFEED_DISK_REUSED);
+    detfeed_disk_cache_destroy(dc);
+    detfeed_dataset_destroy(ds);
+    return tu_finish("test_disk_cache (read-only child)");
+}
+
+static void test_readonly(void)
+{
+    char ro[128], user[128], cmd[512], file[256], src[256];
+    snprintf(ro, sizeof ro, "%s/ro", root);
+    snprintf(user, sizeof user, "%s/user", root);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s %s && cp -r %s/data %s/", ro, user, root,
+             ro);
+    CHECK_INT(system(cmd), 0);
+    snprintf(src, sizeof src, "%s/data/images", ro);
+    snprintf(file, sizeof file, "%s/built.cache", ro);
+    detfeed_dataset *ds = open_dataset(src);
+    CHECK_INT(build(ds, S, file), DETFEED_DISK_BUILT);
+    detfeed_dataset_destroy(ds);
+    snprintf(cmd, sizeof cmd, "chmod -R a-w %s && chmod 777 %s", ro, user);
+    CHECK_INT(system(cmd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* root writes anywhere: the checks run as an ordinary user */
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(3);
+        _exit(readonly_child(ro, user) == 0 ? 0 : 1);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    snprintf(cmd, sizeof cmd, "chmod -R u+w %s", ro);
+    CHECK_INT(system(cmd), 0);
+}
+
+/* ---- the loader's settings ------------------------------------------------- */
+
+static void test_settings(const char *data)
+{
+    detfeed_loader *l;
+    detfeed_loader_create(&l, 0);
+    CHECK_INT(detfeed_loader_set(l, "cache", "dsk"), DETFEED_EINVAL);
+    CHECK(strstr(detfeed_loader_last_error(l), "none, ram, disk") != NULL);
+    CHECK_INT(detfeed_loader_set(l, "cache", "disk"), 0);
+    CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_CACHE, 3), DETFEED_EINVAL);
+    CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_CACHE_PATH, 1), DETFEED_EINVAL);
+    CHECK_INT(detfeed_loader_set(l, "cache_path", ""), 0);
+    CHECK_INT(detfeed_loader_set(l, "cache_path", "/nonexistent-folder/x.cache"), 0);
+    detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, S);
+    CHECK_INT(detfeed_loader_open(l, data), DETFEED_EIO);
+    CHECK(strstr(detfeed_loader_last_error(l), "/nonexistent-folder/x.cache") != NULL);
+    CHECK_INT(detfeed_loader_set(l, "cache", "ram"), DETFEED_EBADSTATE);
+    detfeed_loader_destroy(l);
+    detfeed_loader_create(&l, 0);
+    detfeed_loader_set(l, "cache", "none");
+    detfeed_loader_set(l, "cache_bytes", "1000");
+    CHECK_INT(detfeed_loader_open(l, data), DETFEED_EINVAL);
+    CHECK(strstr(detfeed_loader_last_error(l), "cache none") != NULL);
+    detfeed_loader_destroy(l);
+}
+
+static bool copy_coco8(char *yaml, size_t size)
+{
+    const char *data = getenv("DETFEED_TEST_DATA");
+    char src[512], cmd[1200];
+    snprintf(src, sizeof src, "%s/coco8", data ? data : "../shared/data");
+    if (access(src, R_OK) != 0)
+        return false;
+    snprintf(cmd, sizeof cmd, "cp -r %s %s/ && chmod -R u+w %s/coco8", src, root, root);
+    CHECK_INT(system(cmd), 0);
+    snprintf(yaml, size, "%s/coco8/coco8.yaml", root);
+    return access(yaml, R_OK) == 0;
+}
+
+int main(void)
+{
+    strcpy(root, "/tmp/detfeed-disk-XXXXXX");
+    if (mkdtemp(root) == NULL)
+        return 1;
+    chmod(root, 0755); /* the read-only checks run as another user */
+    make_dataset();
+    char src[256], yaml[512];
+    path_of(src, sizeof src, "data/images");
+    detfeed_dataset *ds = open_dataset(src);
+    test_reuse_exact(ds);
+    test_interrupted(ds);
+    test_processes(ds);
+    detfeed_dataset_destroy(ds);
+    test_stale();
+    test_readonly();
+    test_settings(src);
+    test_loader_exact(src, S, "synthetic");
+    bool real = copy_coco8(yaml, sizeof yaml);
+    if (real)
+        test_loader_exact(yaml, 320, "coco8");
+    else
+        fprintf(stderr, "no coco8 under DETFEED_TEST_DATA: real JPEGs not checked\n");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", root);
+    int rc = tu_finish("test_disk_cache");
+    return rc == 0 && !real ? 77 : rc;
+}
