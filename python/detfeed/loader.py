@@ -267,8 +267,8 @@ class Loader:
     random affine, HSV colour, flips), with deterministic randomness.
 
     Loader(data, imgsz=640, batch=16, workers=None, color="worker",
-           device="cpu", dtype="float32", seed=0, cache="ram", rank=None,
-           world_size=None, augment=True, epochs=100, close_mosaic=10,
+           device="cpu", dtype="float32", seed=0, cache="ram", cache_path=None,
+           rank=None, world_size=None, augment=True, epochs=100, close_mosaic=10,
            prefetch=4, drop_last=False, split=None, policy="skip",
            value_scale="quotient", tensors=None, **hyperparameters)
 
@@ -282,7 +282,13 @@ class Loader:
     back to host memory with a warning where there is no CUDA device).
     dtype: uint8 (codes), float32, float16 or bfloat16 (code / 255).
     cache: "ram" (every image decoded once, within the memory available:
-    Ultralytics' check, the need and a margin), "none", or a byte budget;
+    Ultralytics' check, the need and a margin), "none", a byte budget, or
+    "disk": every image decoded once into one file that later runs (and the
+    other processes of the node) map instead of decoding, written during
+    the first epoch, or beforehand with `detfeed cache DATA`; cache_path is
+    that file (default: beside the dataset's labels, or the user's cache
+    folder where that is read-only). A stale file (images changed, another
+    imgsz) is rebuilt. The batches are the same bytes in every mode.
     cache_stats() says what the cache holds. partner_window=W draws mosaic
     and mixup partners from this rank's last W samples (Ultralytics' buffer
     of recent images; recommended without a RAM cache: a sample then decodes
@@ -328,8 +334,8 @@ class Loader:
     """
 
     def __init__(self, data, imgsz=640, batch=16, workers=None, color="worker", device="cpu",
-                 dtype="float32", seed=0, cache="ram", rank=None, world_size=None, augment=True,
-                 epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None,
+                 dtype="float32", seed=0, cache="ram", cache_path=None, rank=None,
+                 world_size=None, augment=True, epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None,
                  policy="skip", value_scale="quotient", tensors=None, opencv=None,
                  opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None, **hyp):
         self._handle = None
@@ -374,7 +380,12 @@ class Loader:
                     "world_size": world_size, "dtype": _DTYPE_NAMES[self._dtype],
                     "value_scale": value_scale, "output": "cuda" if cuda else "host",
                     "color": color, "cuda_device": index,
-                    "cache_bytes": _cache_bytes(cache)}
+                    "cache_bytes": _cache_bytes(cache), "cache": _cache_mode(cache)}
+        if cache_path is not None:
+            if not isinstance(cache_path, (str, os.PathLike)) or not os.fspath(cache_path):
+                raise ValueError("detfeed: cache_path must be a file path, not %r"
+                                 % (cache_path,))
+            settings["cache_path"] = os.fspath(cache_path)
         settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy))
         self._imgsz, self._augment = imgsz, augment
         self._ultralytics = str(settings.get("ultralytics", "8.4"))
@@ -567,10 +578,26 @@ class Loader:
 
     def cache_stats(self):
         """What the RAM cache holds: images, bytes, budget (bytes) and
-        on_demand (images decoded each time they are used)."""
-        cache = lib.detfeed_loader_cache(self._h)
-        return {k: lib.detfeed_cache_stat_get(cache, i) if cache else 0
-                for i, k in enumerate(("images", "bytes", "budget", "on_demand"))}
+        on_demand (images decoded each time they are used); with
+        cache="disk", "disk": its file (path), state ("reused", "writing",
+        "built", "waiting", "adopted", "failed"), images and bytes it holds,
+        file_bytes, expected (images a complete file holds), this process's
+        hits, decoded and written, and a note on what opening found."""
+        h = self._h
+        cache = lib.detfeed_loader_cache(h)
+        stats = {k: lib.detfeed_cache_stat_get(cache, i) if cache else 0
+                 for i, k in enumerate(("images", "bytes", "budget", "on_demand"))}
+        disk = lib.detfeed_loader_disk_cache(h)
+        stats["disk"] = None
+        if disk:
+            d = {k: lib.detfeed_disk_cache_stat_get(disk, i) for i, k in enumerate(
+                ("state", "images", "bytes", "file_bytes", "hits", "decoded", "written",
+                 "expected"))}
+            d["state"] = _DISK_STATES[d["state"]]
+            d["path"] = lib.detfeed_disk_cache_path(disk).decode()
+            d["note"] = lib.detfeed_disk_cache_note(disk).decode()
+            stats["disk"] = d
+        return stats
 
     @property
     def skipped(self):
@@ -746,8 +773,19 @@ def _dist_rank():
 def _cache_bytes(cache):
     if cache is True or (isinstance(cache, str) and cache == "ram"):
         return "ram"  # what fits in available memory, as Ultralytics checks it
-    if cache is None or cache is False or (isinstance(cache, str) and cache == "none"):
+    if cache is None or cache is False or (isinstance(cache, str) and cache in ("none", "disk")):
         return 0
     if isinstance(cache, numbers.Integral) and not isinstance(cache, bool) and cache >= 0:
         return int(cache)
-    raise ValueError("detfeed: cache must be 'ram', 'none' or a byte count, not %r" % (cache,))
+    raise ValueError("detfeed: cache must be 'ram', 'disk', 'none' or a byte count, not %r"
+                     % (cache,))
+
+
+def _cache_mode(cache):
+    """The library's cache setting: "disk" for the disk cache; a RAM budget
+    (or none) otherwise."""
+    return "disk" if isinstance(cache, str) and cache == "disk" else "ram"
+
+
+# detfeed_disk_state, in its order.
+_DISK_STATES = ("reused", "writing", "built", "waiting", "adopted", "failed")

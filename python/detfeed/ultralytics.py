@@ -161,8 +161,6 @@ def check_train_arguments(args):
     if getattr(args, "time", None):
         refused.append("time=%r (it changes the epoch count during training; give epochs)"
                        % (args.time,))
-    if str(getattr(args, "cache", "")).lower() == "disk":
-        refused.append("cache='disk' (use cache='ram' or cache=False)")
     if isinstance(getattr(args, "scale", 0.5), (list, tuple)):
         refused.append("scale=%r (a number only)" % (args.scale,))
     if args.task == "segment":
@@ -187,6 +185,8 @@ def _cache(args):
     c = args.cache
     if c is True or str(c).lower() in ("true", "ram"):
         return "ram"
+    if str(c).lower() == "disk":
+        return "disk"  # detfeed's disk cache: one file beside the labels
     return "none"
 
 
@@ -268,6 +268,10 @@ def log_loader(loader, aliases):
 
 
 def _cache_summary(c):
+    if c.get("disk"):
+        d = c["disk"]
+        return "disk cache %s (%s: %d of %d images)" % (d["path"], d["state"], d["images"],
+                                                       d["expected"])
     if c["budget"] == 0:
         return "no image cache (images decoded when used)"
     text = "RAM cache of %d images (%.1f MB)" % (c["images"], c["bytes"] / 1e6)
