@@ -1192,6 +1192,9 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_NUMPY = 21,       /* 1 or 2: NumPy's major version; default 2 */
     /* Ultralytics' dataset train arguments (see "Datasets"): */
     DETFEED_LOADER_SINGLE_CLS = 22, /* int 0/1: single_cls; default 0 */
+    DETFEED_LOADER_NC = 25,         /* int 0 .. 1000000: the dataset's
+                                       DETFEED_DATASET_NC (classes where the
+                                       source gives none); default 0 */
     DETFEED_LOADER_FRACTION = 23,   /* set_int: a count >= 1 (1: all); set_float:
                                        a ratio in (0, 1]; default all */
     DETFEED_LOADER_CLASSES = 24,    /* by text or detfeed_loader_set_classes;

@@ -25,7 +25,7 @@ _TASKS = {0: "detect", 1: "segment", 2: "pose"}
 # detfeed_dataset_stat, in its order.
 _STATS = ("images", "usable", "labelled", "backgrounds", "missing_labels", "empty_labels",
           "orphan_labels", "instances", "duplicates", "corrupt", "rejected_lines",
-          "unsupported", "left_out", "class_filtered")
+          "unsupported", "left_out", "class_filtered", "link_loops")
 # While waiting for a batch, the library is asked again every _SLICE_MS so
 # that Python's signal handlers (Ctrl-C) run in between.
 _SLICE_MS = 20
@@ -270,7 +270,7 @@ class Loader:
            device="cpu", dtype="float32", seed=0, cache="ram", cache_path=None,
            rank=None, world_size=None, augment=True, epochs=100, close_mosaic=10,
            prefetch=4, drop_last=False, split=None, policy="skip",
-           value_scale="quotient", tensors=None, **hyperparameters)
+           value_scale="quotient", tensors=None, nc=None, **hyperparameters)
 
     data: a dataset YAML, an images/ + labels/ folder, or a text file of
     image paths. imgsz: one integer (training batches are imgsz x imgsz).
@@ -297,8 +297,11 @@ class Loader:
     taken from torch.distributed when a process group is up, else 0 and 1.
     augment: False gives validation batches (letterbox, rect shapes).
     split: "train", "val" or "test" of a YAML (default: train, or val when
-    augment is False). tensors: "torch" or "numpy" (default: torch when it
-    can be imported). Further keywords are Ultralytics hyperparameters
+    augment is False). nc: the number of classes where data gives none (a
+    folder or list, a YAML without names or nc): class ids not below it are
+    refused (without it, ids are checked to be below 1000000). tensors:
+    "torch" or "numpy" (default: torch when it can be imported). Further
+    keywords are Ultralytics hyperparameters
     (hsv_h, hsv_s, hsv_v, degrees, translate, scale, shear, perspective,
     flipud, fliplr, mosaic, mixup, bgr).
 
@@ -337,7 +340,8 @@ class Loader:
                  dtype="float32", seed=0, cache="ram", cache_path=None, rank=None,
                  world_size=None, augment=True, epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None,
                  policy="skip", value_scale="quotient", tensors=None, opencv=None,
-                 opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None, **hyp):
+                 opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None, nc=None,
+                 **hyp):
         self._handle = None
         self._iterator = None  # a weak reference to the live iterator
         self._held = None  # the batch handed out last (released when the next is taken)
@@ -387,6 +391,8 @@ class Loader:
                                  % (cache_path,))
             settings["cache_path"] = os.fspath(cache_path)
         settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy))
+        if nc is not None:  # the number of classes where data gives none
+            settings["nc"] = _integer("nc", nc)
         self._imgsz, self._augment = imgsz, augment
         self._ultralytics = str(settings.get("ultralytics", "8.4"))
         # The reference stack in effect: what was given or found installed

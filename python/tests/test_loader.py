@@ -193,6 +193,29 @@ def test_a_bad_image_is_a_counted_skip(tmp_path):
             list(loader)
 
 
+def test_nc_checks_the_class_ids_of_a_folder(tmp_path):
+    src = os.path.join(DATA, "coco8")
+    if not os.path.exists(src):
+        pytest.skip("no shared data")
+    import shutil
+    for d in ("images", "labels"):
+        shutil.copytree(os.path.join(src, d, "train"), tmp_path / d)
+    ids = set()
+    for name in os.listdir(tmp_path / "labels"):
+        with open(tmp_path / "labels" / name) as f:
+            ids |= {int(line.split()[0]) for line in f if line.strip()}
+    top = max(ids)  # a folder gives no class count: nc sets it
+    kw = dict(imgsz=128, batch=2, mosaic=0, cache="none", tensors="numpy")
+    with detfeed.Loader(str(tmp_path), nc=top + 1, **kw) as loader:
+        assert loader.dataset.stats()["corrupt"] == 0
+    with detfeed.Loader(str(tmp_path), nc=top, **kw) as loader:
+        stats = loader.dataset.stats()
+        assert stats["corrupt"] >= 1 and stats["link_loops"] == 0
+        assert any("not below the %d classes" % top in p for p in loader.dataset.problems())
+    with pytest.raises(ValueError, match="nc"):
+        detfeed.Loader(str(tmp_path), nc=-1, **kw)
+
+
 def test_cuda_request_without_a_device_falls_back_with_a_warning():
     if detfeed.cuda_device_count() > 0:
         pytest.skip("a CUDA device is present")

@@ -91,6 +91,7 @@ static const int_setting int_settings[] = {
     {DETFEED_LOADER_OPENCV_CPU, offsetof(detfeed_loader, opencv_cpu), 0,
      DETFEED_CV_CPU_AVX512},
     {DETFEED_LOADER_OPENCV_IPP, offsetof(detfeed_loader, opencv_ipp), 0, 1},
+    {DETFEED_LOADER_NC, offsetof(detfeed_loader, nc), 0, 1000000},
     {DETFEED_LOADER_NUMPY, offsetof(detfeed_loader, numpy), 1, 2},
     {DETFEED_LOADER_SINGLE_CLS, offsetof(detfeed_loader, single_cls), 0, 1},
     {DETFEED_LOADER_PARTNER_WINDOW, offsetof(detfeed_loader, partner_window), 0,
@@ -289,6 +290,7 @@ int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
         {"opencv", DETFEED_LOADER_OPENCV},
         {"opencv_cpu", DETFEED_LOADER_OPENCV_CPU},
         {"opencv_ipp", DETFEED_LOADER_OPENCV_IPP},
+        {"nc", DETFEED_LOADER_NC},
         {"numpy", DETFEED_LOADER_NUMPY},
         {"single_cls", DETFEED_LOADER_SINGLE_CLS},
         {"partner_window", DETFEED_LOADER_PARTNER_WINDOW},
@@ -492,6 +494,8 @@ static int dataset_args(detfeed_loader *l)
             ? detfeed_dataset_set_int(ds, DETFEED_DATASET_FRACTION, l->fraction_count)
             : detfeed_dataset_set_float(ds, DETFEED_DATASET_FRACTION,
                                         l->fraction_ratio);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_NC, l->nc);
     if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_SINGLE_CLS, l->single_cls);
     if (rc == DETFEED_OK)

@@ -23,6 +23,7 @@ struct detfeed_loader {
     /* Ultralytics' dataset arguments, handed to the dataset */
     int64_t fraction_count; /* > 0: a count; 0: fraction_ratio applies */
     double fraction_ratio;
+    int nc;       /* DETFEED_DATASET_NC: classes where the source gives none */
     int *classes; /* NULL: all */
     size_t nclasses;
     int single_cls;
