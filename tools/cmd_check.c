@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <string.h>
+#include <strings.h>
 
 typedef struct stat_row {
     detfeed_dataset_stat stat;
@@ -25,6 +26,7 @@ static const stat_row rows[] = {
     {DETFEED_STAT_CORRUPT, "corrupt", "skipped (corrupt)"},
     {DETFEED_STAT_REJECTED_LINES, "rejected_lines", "rejected label lines"},
     {DETFEED_STAT_UNSUPPORTED, "unsupported", "unsupported formats"},
+    {DETFEED_STAT_LINK_LOOPS, "link_loops", "folder link loops"},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -37,10 +39,13 @@ static void print_text(const detfeed_dataset *ds, const char *source, const char
     fputs("dataset ", stdout);
     cli_text(stdout, source);
     printf(" (split %s): %s, ", split, task_names[detfeed_dataset_task(ds)]);
+    const char *dot = strrchr(source, '.');
+    bool yaml = dot && (strcasecmp(dot, ".yaml") == 0 || strcasecmp(dot, ".yml") == 0);
     if (nc)
         printf("%d classes\n", nc);
     else
-        printf("classes unknown (no YAML; --nc sets them)\n");
+        printf("classes unknown (%s; --nc sets them)\n",
+               yaml ? "the YAML has no names or nc" : "no YAML");
     for (size_t i = 0; i < NROWS; i++)
         printf("  %-24s %lld\n", rows[i].text,
                (long long)detfeed_dataset_stat_get(ds, rows[i].stat));
