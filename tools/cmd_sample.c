@@ -12,11 +12,13 @@
  * the others have options of their own, which --set must not undo. */
 static bool settable(detfeed_loader_param p)
 {
-    return p >= DETFEED_LOADER_HSV_H || p == DETFEED_LOADER_ULTRALYTICS ||
+    return (p >= DETFEED_LOADER_MAX_WIDTH && p <= DETFEED_LOADER_MAX_IMAGE_BYTES) ||
+           p >= DETFEED_LOADER_HSV_H || p == DETFEED_LOADER_ULTRALYTICS ||
            p == DETFEED_LOADER_OPENCV || p == DETFEED_LOADER_OPENCV_CPU ||
            p == DETFEED_LOADER_OPENCV_IPP || p == DETFEED_LOADER_NUMPY ||
            p == DETFEED_LOADER_SINGLE_CLS || p == DETFEED_LOADER_FRACTION ||
-           p == DETFEED_LOADER_CLASSES || p == DETFEED_LOADER_PARTNER_WINDOW;
+           p == DETFEED_LOADER_CLASSES || p == DETFEED_LOADER_PARTNER_WINDOW ||
+           p == DETFEED_LOADER_CACHE || p == DETFEED_LOADER_CACHE_PATH;
 }
 
 /* Applies "name=value,name=value" settings: hyperparameters (hsv_h,
