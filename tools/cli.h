@@ -7,11 +7,14 @@
 
 #include "detfeed.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Exit codes: 0 success, 1 the work failed, 2 the command line is wrong. */
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+/* Exit codes: 0 success, 1 the work failed, 2 the command line is wrong.
+ * CLI_INTERRUPTED is internal: a signal stopped the work (the command then
+ * cleans up and ends by that signal). */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_INTERRUPTED = -2 };
 
 typedef enum cli_kind { CLI_FLAG, CLI_INT, CLI_DOUBLE, CLI_STRING } cli_kind;
 
@@ -103,6 +106,23 @@ const char *cli_route_name(const detfeed_loader *l);
 void cli_json_string(FILE *out, const char *s);
 void cli_text(FILE *out, const char *s);
 
+/*
+ * What a loader left out: images that failed verification when it opened
+ * (DETFEED_STAT_CORRUPT of its dataset) and samples replaced since
+ * (detfeed_loader_skipped, with the first one's message). replay, bench and
+ * grid print them: cli_skips_text as part of their summary, cli_skips_json
+ * as the fields "corrupt", "skipped" and "first_skip" (a string or null) of
+ * their JSON object, cli_skips_note a line on stderr for each kind there is.
+ */
+typedef struct cli_skips {
+    int64_t corrupt, replaced;
+    const char *first; /* the first replacement's message, or NULL */
+} cli_skips;
+cli_skips cli_skips_of(const detfeed_loader *l);
+void cli_skips_text(FILE *out, const cli_skips *k);
+void cli_skips_json(FILE *out, const cli_skips *k);
+void cli_skips_note(const cli_skips *k);
+
 /* Subcommands. */
 int cmd_check(int argc, char **argv);
 int cmd_color(int argc, char **argv);
@@ -115,6 +135,15 @@ int cmd_cache(int argc, char **argv);
 
 /* Writes the synthetic dataset of `detfeed synth` into dir. */
 int cli_synth(const char *dir, long n, long imgsz, uint64_t seed);
+/* The same, stopping with CLI_INTERRUPTED (and no message) before the next
+ * image once *stop is nonzero (stop may be NULL). */
+int cli_synth_until(const char *dir, long n, long imgsz, uint64_t seed,
+                    const atomic_int *stop);
+
+/* Removes dir and everything below it without a shell (nftw, depth first,
+ * symbolic links removed, never followed); false, with errno, when
+ * something could not be removed. */
+bool cli_remove_tree(const char *dir);
 
 /* Applies "name=value,..." Ultralytics hyperparameters to a loader. */
 int cli_set_hyps(detfeed_loader *l, const char *list);

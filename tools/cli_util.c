@@ -1,9 +1,12 @@
 /*
  * cli_util.c - the option parser and helpers shared by the subcommands.
  */
+#define _XOPEN_SOURCE 700 /* nftw */
+
 #include "cli.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -326,4 +329,64 @@ void cli_route_note(const detfeed_loader *l)
     if (detfeed_loader_route(l, NULL, NULL, &why) == DETFEED_OK && why != NULL)
         fprintf(stderr, "detfeed: %s: running %s (the same bytes)\n", why,
                 cli_route_name(l));
+}
+
+cli_skips cli_skips_of(const detfeed_loader *l)
+{
+    cli_skips k = {.first = NULL};
+    k.corrupt =
+        detfeed_dataset_stat_get(detfeed_loader_dataset(l), DETFEED_STAT_CORRUPT);
+    k.replaced = detfeed_loader_skipped(l, &k.first);
+    return k;
+}
+
+void cli_skips_text(FILE *out, const cli_skips *k)
+{
+    fprintf(out,
+            "skipped: %lld corrupt image%s left out when opening, %lld sample%s "
+            "replaced",
+            (long long)k->corrupt, k->corrupt == 1 ? "" : "s", (long long)k->replaced,
+            k->replaced == 1 ? "" : "s");
+}
+
+void cli_skips_json(FILE *out, const cli_skips *k)
+{
+    fprintf(out,
+            ",\"corrupt\":%lld,\"skipped\":%lld,\"first_skip\":", (long long)k->corrupt,
+            (long long)k->replaced);
+    if (k->first)
+        cli_json_string(out, k->first);
+    else
+        fputs("null", out);
+}
+
+void cli_skips_note(const cli_skips *k)
+{
+    if (k->corrupt > 0)
+        fprintf(stderr,
+                "detfeed: %lld corrupt image%s left out when opening "
+                "(detfeed check lists them)\n",
+                (long long)k->corrupt, k->corrupt == 1 ? "" : "s");
+    if (k->replaced > 0 && k->first) {
+        fprintf(stderr,
+                "detfeed: %lld sample%s replaced by the next readable image; the "
+                "first: ",
+                (long long)k->replaced, k->replaced == 1 ? "" : "s");
+        cli_text(stderr, k->first);
+        fputc('\n', stderr);
+    }
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type,
+                        struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    return remove(path) == 0 ? 0 : -1; /* unlink, or rmdir for a folder */
+}
+
+bool cli_remove_tree(const char *dir)
+{
+    return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0;
 }

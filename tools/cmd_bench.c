@@ -7,6 +7,9 @@
  */
 #include "cli.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -88,7 +91,21 @@ typedef struct loader_bench {
     long imgsz, batch, workers, epochs, prefetch, seed;
     const char *cache, *dtype, *route, *output, *set;
     bool json;
+    const atomic_int *stop; /* nonzero: a signal asks to stop (may be NULL) */
 } loader_bench;
+
+/* The wait for a batch, in slices when a signal may ask to stop. */
+static int next_batch(detfeed_loader *l, const atomic_int *stop,
+                      const detfeed_batch **b)
+{
+    if (stop == NULL)
+        return detfeed_loader_next(l, b);
+    int rc;
+    while ((rc = detfeed_loader_next_timed(l, b, 50)) == DETFEED_NEXT_TIMEOUT)
+        if (atomic_load(stop))
+            return CLI_INTERRUPTED;
+    return rc;
+}
 
 static int configure(detfeed_loader *l, const loader_bench *o)
 {
@@ -137,8 +154,8 @@ static long peak_rss_kib(void)
 }
 
 /* Runs the epochs; per-epoch images/s into rate[] and peak RSS into rss[]. */
-static int run_epochs(detfeed_loader *l, long epochs, double *rate, long *rss,
-                      long *images)
+static int run_epochs(detfeed_loader *l, long epochs, const atomic_int *stop,
+                      double *rate, long *rss, long *images)
 {
     for (long e = 0; e < epochs; e++) {
         double t0 = cli_now();
@@ -152,12 +169,14 @@ static int run_epochs(detfeed_loader *l, long epochs, double *rate, long *rss,
         cli_progress bar;
         cli_progress_init(&bar, "bench");
         long per = (long)detfeed_loader_batch_count(l), done = 0;
-        while ((rc = detfeed_loader_next(l, &b)) == DETFEED_OK) {
+        while ((rc = next_batch(l, stop, &b)) == DETFEED_OK) {
             n += detfeed_batch_size(b, NULL, NULL);
             detfeed_loader_release(l, b);
             cli_progress_update(&bar, e * per + ++done, epochs * per);
         }
         cli_progress_end(&bar);
+        if (rc == CLI_INTERRUPTED)
+            return rc;
         if (rc != 1)
             return cli_error("%s", detfeed_loader_last_error(l));
         rate[e] = n / (cli_now() - t0);
@@ -211,7 +230,7 @@ static int bench_loader(const char *data, const loader_bench *o)
         rc = cli_error("%s", detfeed_loader_last_error(l));
     double open_s = cli_now() - t0;
     if (rc == CLI_OK)
-        rc = run_epochs(l, o->epochs, rate, rss, &images);
+        rc = run_epochs(l, o->epochs, o->stop, rate, rss, &images);
     if (rc == CLI_OK) {
         double med = cli_median(rate, (int)o->epochs);
         printf("loader: %s, imgsz %ld, batch %ld, %ld workers, dtype %s, route %s, %ld "
@@ -227,6 +246,11 @@ static int bench_loader(const char *data, const loader_bench *o)
             printf(" %.1f", rss[e] / 1024.0);
         printf("\n");
         print_stages(l, images * o->epochs);
+        cli_skips k = cli_skips_of(l);
+        cli_skips_note(&k);
+        printf("  ");
+        cli_skips_text(stdout, &k);
+        printf("\n");
         if (o->json) {
             printf("{\"bench\":\"loader\",\"imgsz\":%ld,\"batch\":%ld,\"workers\":%ld,"
                    "\"dtype\":\"%s\",\"route\":\"%s\",\"device_mib\":%.1f,"
@@ -235,6 +259,7 @@ static int bench_loader(const char *data, const loader_bench *o)
                    detfeed_loader_device_bytes(l) / 1048576.0, o->epochs, images,
                    open_s);
             print_stages_json(l);
+            cli_skips_json(stdout, &k);
             printf(",\"peak_rss_mib\":[");
             for (long e = 0; e < o->epochs; e++)
                 printf("%s%.1f", e ? "," : "", rss[e] / 1024.0);
@@ -245,24 +270,95 @@ static int bench_loader(const char *data, const loader_bench *o)
     return rc;
 }
 
-/* `detfeed bench` without DATA: a synthetic dataset in a temporary folder. */
+/* SIGINT and SIGTERM while bench_synthetic runs: blocked in every thread
+ * (the loader's workers start later and inherit the mask) and taken by one
+ * thread in sigwait, which only records the signal; the main path sees it
+ * between images and batches, removes the generated folder and ends by the
+ * same signal. No signal handler runs. */
+typedef struct signal_watch {
+    sigset_t set;
+    pthread_t thread;
+    atomic_int caught; /* the signal, or 0 */
+    atomic_bool done;  /* the run is over: the next signal only ends the wait */
+} signal_watch;
+
+static void *watch_signals(void *arg)
+{
+    signal_watch *w = arg;
+    int sig = 0;
+    if (sigwait(&w->set, &sig) == 0 && !atomic_load(&w->done))
+        atomic_store(&w->caught, sig);
+    return NULL;
+}
+
+static bool watch_start(signal_watch *w)
+{
+    sigemptyset(&w->set);
+    sigaddset(&w->set, SIGINT);
+    sigaddset(&w->set, SIGTERM);
+    atomic_init(&w->caught, 0);
+    atomic_init(&w->done, false);
+    return pthread_sigmask(SIG_BLOCK, &w->set, NULL) == 0 &&
+           pthread_create(&w->thread, NULL, watch_signals, w) == 0;
+}
+
+/* Ends the watch; the signal caught (0: none). */
+static int watch_end(signal_watch *w)
+{
+    atomic_store(&w->done, true);
+    if (atomic_load(&w->caught) == 0)
+        pthread_kill(w->thread, SIGINT); /* wakes the sigwait, recorded as nothing */
+    pthread_join(w->thread, NULL);
+    return atomic_load(&w->caught);
+}
+
+/* Ends the process by the signal that was caught, as if it had not been
+ * blocked: default action, unblocked, raised. */
+static void die_by(int sig)
+{
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    signal(sig, SIG_DFL);
+    raise(sig); /* pending while blocked */
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
+/* `detfeed bench` without DATA: a synthetic dataset in a temporary folder,
+ * removed afterwards, also when SIGINT or SIGTERM stops the run. */
 static int bench_synthetic(const loader_bench *o)
 {
     const char *tmp = getenv("TMPDIR");
-    char dir[4096], cmd[4200];
-    snprintf(dir, sizeof dir, "%s/detfeed-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (mkdtemp(dir) == NULL)
+    char dir[4096], data[4200];
+    int n = snprintf(dir, sizeof dir, "%s/detfeed-bench-XXXXXX",
+                     tmp && *tmp ? tmp : "/tmp");
+    if (n < 0 || (size_t)n >= sizeof dir)
+        return cli_error("TMPDIR is too long");
+    signal_watch watch;
+    if (!watch_start(&watch))
+        return cli_error("cannot watch for signals");
+    if (mkdtemp(dir) == NULL) {
+        int sig = watch_end(&watch);
+        if (sig != 0)
+            die_by(sig);
         return cli_error("%s: cannot create a temporary folder", dir);
-    printf("generating a synthetic dataset of 128 images in %s\n", dir);
-    int rc = cli_synth(dir, 128, o->imgsz, 0);
-    char data[4200];
+    }
+    fputs("generating a synthetic dataset of 128 images in ", stdout);
+    cli_text(stdout, dir);
+    fputc('\n', stdout);
+    fflush(stdout);
+    loader_bench run = *o;
+    run.stop = &watch.caught;
+    int rc = cli_synth_until(dir, 128, o->imgsz, 0, run.stop);
     snprintf(data, sizeof data, "%s/data.yaml", dir);
     if (rc == CLI_OK)
-        rc = bench_loader(data, o);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "detfeed: could not remove %s\n", dir);
-    return rc;
+        rc = bench_loader(data, &run);
+    if (!cli_remove_tree(dir))
+        cli_error("could not remove %s: %s", dir, strerror(errno));
+    int sig = watch_end(&watch);
+    if (sig != 0)
+        die_by(sig);
+    return rc == CLI_INTERRUPTED ? CLI_FAIL : rc;
 }
 
 int cmd_bench(int argc, char **argv)

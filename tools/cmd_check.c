@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 
+#include <limits.h>
 #include <string.h>
 #include <strings.h>
 
@@ -100,9 +101,51 @@ static bool pick(const char *value, const char *const *names, int n, int *out)
     return false;
 }
 
+/* check --set: the image limits by name, "max_pixels=100000000,...". */
+static int set_limits(detfeed_dataset *ds, const char *list)
+{
+    static const struct {
+        const char *name;
+        detfeed_codec_limit limit;
+    } names[] = {{"max_width", DETFEED_LIMIT_MAX_WIDTH},
+                 {"max_height", DETFEED_LIMIT_MAX_HEIGHT},
+                 {"max_pixels", DETFEED_LIMIT_MAX_PIXELS},
+                 {"max_image_bytes", DETFEED_LIMIT_MAX_IMAGE_BYTES}};
+    char buf[512], *save = NULL;
+    if (strlen(list) >= sizeof buf) {
+        cli_error("--set: too long");
+        return CLI_USAGE;
+    }
+    strcpy(buf, list);
+    for (char *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        size_t k = 0, n = sizeof names / sizeof names[0];
+        while (eq && k < n &&
+               (strlen(names[k].name) != (size_t)(eq - item) ||
+                strncmp(item, names[k].name, (size_t)(eq - item)) != 0))
+            k++;
+        long v;
+        if (eq == NULL || k == n) {
+            cli_error("--set: '%s' is not an image limit (max_width, max_height, "
+                      "max_pixels, max_image_bytes)=VALUE",
+                      item);
+            return CLI_USAGE;
+        }
+        if (!cli_parse_long(eq + 1, 1, LONG_MAX, &v) ||
+            detfeed_dataset_set_limit(ds, names[k].limit, (uint64_t)v) != DETFEED_OK) {
+            cli_error("--set: %s takes a whole number >= 1, not '%s'", names[k].name,
+                      eq + 1);
+            return CLI_USAGE;
+        }
+    }
+    return CLI_OK;
+}
+
 int cmd_check(int argc, char **argv)
 {
-    const char *split = "train", *policy = "skip", *verify = "decode", *root = NULL;
+    const char *split = "train", *policy = "skip", *verify = "decode", *root = NULL,
+               *limits = NULL;
     long nc = 0, shown = 50;
     bool json = false;
     const cli_opt opts[] = {
@@ -120,6 +163,10 @@ int cmd_check(int argc, char **argv)
          "problems listed in the text report (default 50)", 0, 1000000000},
         {"json", CLI_FLAG, &json, NULL,
          "print one JSON object with the counts and problems", 0, 0},
+        {"set", CLI_STRING, &limits, "K=V,...",
+         "image limits: max_width, max_height (32768), max_pixels (178956970), "
+         "max_image_bytes (536870912)",
+         0, 0},
         {0}};
     const char *usage = "detfeed check DATA [options]";
     const char *about =
@@ -161,6 +208,10 @@ int cmd_check(int argc, char **argv)
         detfeed_dataset_destroy(ds);
         cli_error("--split takes train, val or test");
         return CLI_USAGE;
+    }
+    if (limits && (rc = set_limits(ds, limits)) != CLI_OK) {
+        detfeed_dataset_destroy(ds);
+        return rc;
     }
     rc = detfeed_dataset_open(ds, pos[0]);
     int status = CLI_OK;

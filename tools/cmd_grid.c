@@ -215,9 +215,14 @@ static int draw_batch(detfeed_loader *l, const detfeed_batch *b, long max_side,
                      ? CLI_OK
                      : cli_error("%s", codec ? detfeed_codec_last_error(codec)
                                              : detfeed_strerror(rc));
-    if (status == CLI_OK)
-        printf("wrote %s: %d images, %d instances, %dx%d\n", out, n,
+    if (status == CLI_OK) {
+        cli_skips k = cli_skips_of(l);
+        cli_skips_note(&k);
+        printf("wrote %s: %d images, %d instances, %dx%d; ", out, n,
                detfeed_batch_instances(b), c.w, c.h);
+        cli_skips_text(stdout, &k);
+        printf("\n");
+    }
     detfeed_codec_destroy(codec);
     free(c.px);
     free(img);
@@ -252,7 +257,8 @@ int cmd_grid(int argc, char **argv)
     const char *usage = "detfeed grid DATA --out FILE.png [options]";
     const char *about =
         "Draws one augmented batch of DATA as a grid of images with boxes, "
-        "class names and\nkeypoints.";
+        "class names and\nkeypoints, and prints what was skipped: corrupt images "
+        "left out when opening and\nsamples replaced.";
     char *pos[1];
     int npos;
     int rc = cli_parse(argc, argv, opts, usage, about, pos, 1, &npos);

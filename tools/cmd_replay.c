@@ -127,16 +127,22 @@ static int replay(detfeed_loader *l, const replay_opts *o, host_images *h)
     double secs = cli_now() - t0;
     char hex[65];
     detfeed_sha256_hex(&ctx, hex);
-    if (o->json)
+    cli_skips k = cli_skips_of(l);
+    cli_skips_note(&k);
+    if (o->json) {
         printf("{\"epochs\":%ld,\"batches\":%ld,\"images\":%ld,\"instances\":%ld,"
-               "\"seconds\":%.3f,\"route\":\"%s\",\"sha256\":\"%s\"}\n",
+               "\"seconds\":%.3f,\"route\":\"%s\",\"sha256\":\"%s\"",
                o->epochs, batches, images, instances, secs, cli_route_name(l), hex);
-    else if (o->sha)
-        printf("%ld epochs, %ld batches, %ld images, %ld instances, %.2f s\n%s\n",
-               o->epochs, batches, images, instances, secs, hex);
-    else
-        printf("%ld epochs, %ld batches, %ld images, %ld instances, %.2f s\n",
-               o->epochs, batches, images, instances, secs);
+        cli_skips_json(stdout, &k);
+        printf("}\n");
+        return CLI_OK;
+    }
+    printf("%ld epochs, %ld batches, %ld images, %ld instances, %.2f s; ", o->epochs,
+           batches, images, instances, secs);
+    cli_skips_text(stdout, &k);
+    printf("\n");
+    if (o->sha)
+        printf("%s\n", hex);
     return CLI_OK;
 }
 
@@ -186,7 +192,9 @@ int cmd_replay(int argc, char **argv)
     const char *about =
         "Runs every batch of DATA's epochs and prints counts and, with "
         "--sha256, one digest\nover all consumer bytes (images, cls, bboxes, "
-        "batch_idx, keypoints) in order.";
+        "batch_idx, keypoints) in order, and\nwhat was skipped: corrupt images left "
+        "out when opening (the loader verifies as\n`detfeed check` does) and samples "
+        "replaced since (JSON: corrupt, skipped, first_skip).";
     char *pos[1];
     int npos;
     int rc = cli_parse(argc, argv, opts, usage, about, pos, 1, &npos);

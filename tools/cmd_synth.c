@@ -67,6 +67,12 @@ static void draw(uint8_t *px, int w, int h, uint64_t *rng, FILE *labels)
 /* Writes n images of imgsz-ish sizes under dir; a message on failure. */
 int cli_synth(const char *dir, long n, long imgsz, uint64_t seed)
 {
+    return cli_synth_until(dir, n, imgsz, seed, NULL);
+}
+
+int cli_synth_until(const char *dir, long n, long imgsz, uint64_t seed,
+                    const atomic_int *stop)
+{
     char p[4096];
     const char *sub[] = {"", "/images", "/images/train", "/labels", "/labels/train"};
     for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
@@ -80,6 +86,10 @@ int cli_synth(const char *dir, long n, long imgsz, uint64_t seed)
     uint64_t rng = seed;
     int status = CLI_OK;
     for (long i = 0; i < n && status == CLI_OK; i++) {
+        if (stop && atomic_load(stop)) {
+            status = CLI_INTERRUPTED;
+            break;
+        }
         int w = (int)imgsz * 3 / 4 + below(&rng, (int)imgsz / 2);
         int h = (int)imgsz * 3 / 4 + below(&rng, (int)imgsz / 2);
         uint8_t *px = malloc((size_t)w * h * 3);

@@ -270,7 +270,9 @@ class Loader:
            device="cpu", dtype="float32", seed=0, cache="ram", cache_path=None,
            rank=None, world_size=None, augment=True, epochs=100, close_mosaic=10,
            prefetch=4, drop_last=False, split=None, policy="skip",
-           value_scale="quotient", tensors=None, nc=None, **hyperparameters)
+           value_scale="quotient", tensors=None, nc=None, max_width=None,
+           max_height=None, max_pixels=None, max_image_bytes=None,
+           **hyperparameters)
 
     data: a dataset YAML, an images/ + labels/ folder, or a text file of
     image paths. imgsz: one integer (training batches are imgsz x imgsz).
@@ -300,7 +302,12 @@ class Loader:
     augment is False). nc: the number of classes where data gives none (a
     folder or list, a YAML without names or nc): class ids not below it are
     refused (without it, ids are checked to be below 1000000). tensors:
-    "torch" or "numpy" (default: torch when it can be imported). Further
+    "torch" or "numpy" (default: torch when it can be imported).
+    max_width, max_height, max_pixels, max_image_bytes: the image limits
+    (defaults 32768, 32768, 178956970 = what Ultralytics' PIL check accepts,
+    536870912 decoded bytes): an image over one is left out when the loader
+    opens, reported in dataset.problems() with the file and the limit,
+    before any pixel memory is taken (decompression bombs). Further
     keywords are Ultralytics hyperparameters
     (hsv_h, hsv_s, hsv_v, degrees, translate, scale, shear, perspective,
     flipud, fliplr, mosaic, mixup, bgr).
@@ -341,6 +348,7 @@ class Loader:
                  world_size=None, augment=True, epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None,
                  policy="skip", value_scale="quotient", tensors=None, opencv=None,
                  opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None, nc=None,
+                 max_width=None, max_height=None, max_pixels=None, max_image_bytes=None,
                  **hyp):
         self._handle = None
         self._iterator = None  # a weak reference to the live iterator
@@ -393,6 +401,10 @@ class Loader:
         settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy))
         if nc is not None:  # the number of classes where data gives none
             settings["nc"] = _integer("nc", nc)
+        for name, value in (("max_width", max_width), ("max_height", max_height),
+                            ("max_pixels", max_pixels), ("max_image_bytes", max_image_bytes)):
+            if value is not None:  # image limits; the library checks the range
+                settings[name] = _integer(name, value)
         self._imgsz, self._augment = imgsz, augment
         self._ultralytics = str(settings.get("ultralytics", "8.4"))
         # The reference stack in effect: what was given or found installed
