@@ -55,7 +55,7 @@ static inline double tu_uniform(uint64_t *state, double lo, double hi)
 
 /* A dataset of n noise PNGs, root/images/NN.png (sides min_side to
  * min_side + span - 1, drawn from `seed`), with root/labels/NN.txt written
- * by labels(f, i). */
+ * by labels(f, i) (testutil_data.c). */
 void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
                       void (*labels)(FILE *f, int i));
 

@@ -1,0 +1,37 @@
+/*
+ * testutil_data.c - test data made on the fly (with the library's PNG
+ * writer; testutil.c itself needs no library, for the mutation runs).
+ */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
+                      void (*labels)(FILE *f, int i))
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/images", root);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/labels", root);
+    mkdir(p, 0755);
+    detfeed_codec *codec;
+    detfeed_codec_create(&codec, 0);
+    for (int i = 0; i < n; i++) {
+        int w = min_side + (int)(tu_rand(&seed) % (uint64_t)span),
+            h = min_side + (int)(tu_rand(&seed) % (uint64_t)span);
+        uint8_t *px = malloc((size_t)w * h * 3);
+        for (int k = 0; k < w * h * 3; k++)
+            px[k] = (uint8_t)(tu_rand(&seed) >> 56);
+        snprintf(p, sizeof p, "%s/images/%02d.png", root, i);
+        CHECK_INT(detfeed_codec_write_png(codec, p, px, (size_t)w * 3, w, h), 0);
+        free(px);
+        snprintf(p, sizeof p, "%s/labels/%02d.txt", root, i);
+        FILE *f = fopen(p, "w");
+        if (CHECK(f != NULL)) {
+            labels(f, i);
+            fclose(f);
+        }
+    }
+    detfeed_codec_destroy(codec);
+}
