@@ -962,8 +962,8 @@ static int build_index(detfeed_dataset *ds, detfeed__strlist *paths, const char 
     if (ds->images == NULL)
         return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
     detfeed__strlist dirs = {0}, expected = {0};
-    int rc = ds->nc == 0 && ds->nc_param > 0 ? default_names(ds, ds->nc_param)
-                                             : DETFEED_OK;
+    int rc =
+        ds->nc == 0 && ds->nc_param > 0 ? default_names(ds, ds->nc_param) : DETFEED_OK;
     if (rc == DETFEED_OK)
         rc = check_classes(ds, source);
     if (rc == DETFEED_OK)
