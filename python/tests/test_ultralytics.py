@@ -115,6 +115,18 @@ def test_cache_modes(fits, name, cached):
     assert (cache["images"] == 4) == cached and (cache["budget"] > 0) == cached
 
 
+def test_cache_disk_writes_then_reads_the_disk_cache(fits):
+    fit = fits["cache_disk"]
+    trained(fit)
+    disk = fit["loader"]["cache"]["disk"]
+    assert disk and disk["state"] == "built" and disk["written"] == disk["expected"] == 4
+    assert disk["path"].endswith(".cache") and "datasets" in disk["path"]
+    again = fits["cache_disk_again"]
+    trained(again)
+    disk2 = again["loader"]["cache"]["disk"]
+    assert disk2["state"] == "reused" and disk2["decoded"] == 0 and disk2["path"] == disk["path"]
+
+
 def test_workers_on_the_cpu_is_one_thread(fits):
     # Ultralytics trains on the CPU with workers=0 (in the main process):
     # detfeed's one thread, not every core.
@@ -134,7 +146,7 @@ def test_multi_scale_resizes_the_batches_as_ultralytics(fits):
 
 @pytest.mark.parametrize("name,words", [
     ("copy_paste", "copy_paste=0.5"), ("cutmix", "cutmix=0.5"), ("rect", "rect=True"),
-    ("cache_disk", "cache='disk'"), ("bgr", "bgr=0.5"), ("mask_ratio", "mask_ratio=2"),
+    ("bgr", "bgr=0.5"), ("mask_ratio", "mask_ratio=2"),
     ("overlap_mask", "overlap_mask=False"), ("obb", "task='obb'")])
 def test_unsupported_arguments_are_refused_before_training(fits, name, words):
     fit = fits[name]

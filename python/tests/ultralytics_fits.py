@@ -187,6 +187,8 @@ FITS = {
     "fraction": dict(task="detect", fraction=0.5),
     "cache_false": dict(task="detect", cache=False),
     "cache_ram": dict(task="detect", cache="ram"),
+    "cache_disk": dict(task="detect", epochs=2, cache="disk"),
+    "cache_disk_again": dict(task="detect", cache="disk"),  # reuses the file
     "workers": dict(task="detect", workers=3),
     "multi_scale": dict(task="detect", epochs=3, multi_scale=0.5),
     "detect_on_segment_data": dict(task="detect", data_override="coco8-seg.yaml"),
@@ -194,7 +196,6 @@ FITS = {
     "copy_paste": dict(task="segment", copy_paste=0.5),
     "cutmix": dict(task="detect", cutmix=0.5),
     "rect": dict(task="detect", rect=True),
-    "cache_disk": dict(task="detect", cache="disk"),
     "bgr": dict(task="detect", bgr=0.5),
     "mask_ratio": dict(task="segment", mask_ratio=2),
     "overlap_mask": dict(task="segment", overlap_mask=False),
