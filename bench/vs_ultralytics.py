@@ -100,7 +100,7 @@ def run_ultralytics(args, yaml, cache):
 def run_detfeed(args, yaml, mode):
     import detfeed
     kw = dict(imgsz=args.imgsz, batch=args.batch, workers=args.workers, tensors="numpy",
-              epochs=max(args.epochs, 2) + 10, close_mosaic=0)
+              epochs=max(args.epochs, 2) + 10, close_mosaic=0, dtype=args.dtype)
     if mode == "detfeed-none":
         kw["cache"] = "none"
     elif mode == "detfeed-window":
@@ -148,6 +148,8 @@ def main():
     ap.add_argument("--batches", type=int, default=0, help="per epoch (0: whole epochs)")
     ap.add_argument("--warmup", type=int, default=5, help="batches before timing")
     ap.add_argument("--small-mib", type=int, default=256)
+    ap.add_argument("--dtype", default="uint8",
+                    help="detfeed's batch dtype (uint8: what Ultralytics' loader gives)")
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--work", default="/tmp/detfeed-vs-ultralytics")
     ap.add_argument("--out")
