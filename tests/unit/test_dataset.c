@@ -14,20 +14,12 @@ static char root[64];
 
 static const char *at(const char *rel)
 {
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", root, rel);
-    return buf[k];
+    return tu_at(root, rel);
 }
 
 static void write_text(const char *rel, const char *text)
 {
-    FILE *f = fopen(at(rel), "wb");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
+    tu_write_text(at(rel), text);
 }
 
 static void write_image(detfeed_codec *c, const char *rel, int w, int h)

@@ -20,20 +20,12 @@ static char root[64];
 
 static const char *at(const char *rel)
 {
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", root, rel);
-    return buf[k];
+    return tu_at(root, rel);
 }
 
 static void write_text(const char *rel, const char *text)
 {
-    FILE *f = fopen(at(rel), "wb");
-    if (CHECK(f != NULL)) {
-        fputs(text, f);
-        fclose(f);
-    }
+    tu_write_text(at(rel), text);
 }
 
 static void write_image(const char *rel)

@@ -59,6 +59,13 @@ static inline double tu_uniform(uint64_t *state, double lo, double hi)
 void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
                       void (*labels)(FILE *f, int i));
 
+/* "root/rel" in one of four rotating buffers (valid for the next three
+ * calls; testutil_data.c). */
+const char *tu_at(const char *root, const char *rel);
+
+/* Writes `text` to `path` (a failure is a failed check). */
+void tu_write_text(const char *path, const char *text);
+
 /* sha256 of a buffer as 64 hex characters. */
 void tu_sha256_hex(const void *data, size_t size, char hex[65]);
 

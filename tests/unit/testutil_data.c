@@ -35,3 +35,21 @@ void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t 
     }
     detfeed_codec_destroy(codec);
 }
+
+const char *tu_at(const char *root, const char *rel)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", root, rel);
+    return buf[k];
+}
+
+void tu_write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (CHECK(f != NULL)) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
