@@ -52,6 +52,11 @@ bool detfeed__partial_overlap(const void *a, size_t na, const void *b, size_t nb
 /* A table of names and the values they stand for, and its lookup: *out
  * receives the value of `name`; DETFEED_EINVAL when it is not there (or
  * name or out is NULL). */
+/* Runs fn(arg) on `threads` new threads and joins them; fn takes its work
+ * items from `arg` (an atomic counter) until none are left. When no thread
+ * can start, fn runs once on the calling thread. */
+void detfeed__run_threads(int threads, void *(*fn)(void *), void *arg);
+
 typedef struct detfeed__named {
     const char *name;
     int value;

@@ -11,7 +11,6 @@
  */
 #include "disk_cache.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,16 +296,7 @@ int detfeed_cache_fill(detfeed_cache *cache, int threads)
     atomic_init(&f.failed, 0);
     if ((int64_t)threads > cache->admitted)
         threads = cache->admitted > 0 ? (int)cache->admitted : 1;
-    pthread_t *tid = malloc((size_t)threads * sizeof *tid);
-    int started = 0;
-    for (int t = 0; tid && t < threads; t++)
-        if (pthread_create(&tid[started], NULL, fill_thread, &f) == 0)
-            started++;
-    if (started == 0)
-        fill_thread(&f); /* no thread could start: fill on this one */
-    for (int t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
-    free(tid);
+    detfeed__run_threads(threads, fill_thread, &f);
     cache->cached = atomic_load(&f.cached);
     cache->failed = atomic_load(&f.failed);
     /* Admitted slots no thread reached (a codec could not be created). */

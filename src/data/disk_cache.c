@@ -1067,16 +1067,7 @@ int detfeed_disk_cache_fill(detfeed_disk_cache *dc, int threads)
     if (writing(dc)) {
         filler f = {.dc = dc};
         atomic_init(&f.next, 0);
-        pthread_t *tid = malloc((size_t)threads * sizeof *tid);
-        int started = 0;
-        for (int t = 0; tid && t < threads; t++)
-            if (pthread_create(&tid[started], NULL, fill_thread, &f) == 0)
-                started++;
-        if (started == 0)
-            fill_thread(&f);
-        for (int t = 0; t < started; t++)
-            pthread_join(tid[t], NULL);
-        free(tid);
+        detfeed__run_threads(threads, fill_thread, &f);
         pthread_mutex_lock(&dc->mu);
         commit_if_complete(dc);
         pthread_mutex_unlock(&dc->mu);

@@ -14,7 +14,6 @@
 
 #include "data/dataset_internal.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,16 +83,7 @@ static int verify_all(verifier *v, int threads)
     size_t n = detfeed_dataset_size(v->ds);
     if ((size_t)threads > n)
         threads = n > 0 ? (int)n : 1;
-    pthread_t *tid = malloc((size_t)threads * sizeof *tid);
-    int started = 0;
-    for (int t = 0; tid && t < threads; t++)
-        if (pthread_create(&tid[started], NULL, verify_thread, v) == 0)
-            started++;
-    if (started == 0)
-        verify_thread(v); /* no thread could start: verify on this one */
-    for (int t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
-    free(tid);
+    detfeed__run_threads(threads, verify_thread, v);
     return atomic_load(&v->status);
 }
 
