@@ -974,7 +974,7 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * (its full size reserved with fallocate where the filesystem supports it:
  * a disk too small is refused when opening, with the bytes needed): every
  * image it decodes goes in as it is decoded (detfeed_disk_cache_get, or the
- * loader's workers during the first epoch), or all at once with
+ * loader's verification of every image while it opens), or all at once with
  * detfeed_disk_cache_fill (`detfeed cache DATA`). When every image is in,
  * a thread of the cache writes the index and the header with its
  * completion mark, fsyncs the file, renames it to PATH and fsyncs the
@@ -1275,12 +1275,14 @@ typedef enum detfeed_loader_param {
  *         are decoded each time they are used.
  *   disk  Ultralytics' cache="disk", as one file: the disk cache (see "Disk
  *         cache of decoded images") holds every image. A valid file is
- *         mapped when the loader opens; else this process writes it as the
- *         workers decode (every image of the first epoch goes in; it is
- *         committed, and used by the next open, once every image is in:
- *         with world_size > 1 or an epoch cut short, build it beforehand
- *         with `detfeed cache`), or, while another process writes it,
- *         decodes until that file appears. A RAM cache of cache_bytes
+ *         mapped when the loader opens; else this process writes it
+ *         while it opens: the decode that verifies each image (see
+ *         detfeed_loader_open) puts it in the file, which is committed once
+ *         every image is in (before the first epoch, or while it runs:
+ *         the commit is a thread's), so building costs no decode beyond
+ *         the verification's (`detfeed cache` builds it beforehand); or,
+ *         while another process writes it, decodes until that file
+ *         appears. A RAM cache of cache_bytes
  *         (default 0) sits in front of it and fills from it. The file is
  *         DETFEED_LOADER_CACHE_PATH (text, or detfeed_loader_set_cache_path;
  *         default: beside the labels, else the user's cache folder, as the

@@ -286,8 +286,9 @@ class Loader:
     cache: "ram" (every image decoded once, within the memory available:
     Ultralytics' check, the need and a margin), "none", a byte budget, or
     "disk": every image decoded once into one file that later runs (and the
-    other processes of the node) map instead of decoding, written during
-    the first epoch, or beforehand with `detfeed cache DATA`; cache_path is
+    other processes of the node) map instead of decoding, written while
+    the loader opens (the decode that verifies each image puts it in), or
+    beforehand with `detfeed cache DATA`; cache_path is
     that file (default: beside the dataset's labels, or the user's cache
     folder where that is read-only). A stale file (images changed, another
     imgsz) is rebuilt. The batches are the same bytes in every mode.

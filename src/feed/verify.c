@@ -7,7 +7,10 @@
  * The dataset is indexed from the image headers; then each image is decoded
  * once: the RAM cache's fill decodes the images it holds, and this pass
  * decodes the others (those on demand, and those whose fill failed, again
- * for their message), on `workers` threads. The images that fail leave the
+ * for their message), on `workers` threads. While the disk cache is being
+ * written, this pass writes each image it decodes into it, so that building
+ * the file costs no decode beyond the verification's; a complete file holds
+ * only images that decoded when it was written. The images that fail leave the
  * index and the cache together, reported as check reports them.
  */
 #include "loader_internal.h"
@@ -21,7 +24,8 @@
 typedef struct verifier {
     const detfeed_dataset *ds;
     const detfeed_cache *cache;
-    char **why; /* [n]: the codec's message for an image that failed */
+    bool fill_disk; /* the disk cache is being written: decode into it */
+    char **why;     /* [n]: the codec's message for an image that failed */
     atomic_size_t next;
     atomic_int status; /* the first failure that is not the image's fault */
 } verifier;
@@ -39,10 +43,15 @@ static void verify_one(verifier *v, detfeed_codec *codec, size_t i)
     if (detfeed__cache_holds(v->cache, i))
         return; /* decoded by the fill */
     uint8_t *px = NULL;
-    int w, h;
-    int rc =
-        detfeed__decode_file_limited(codec, detfeed__dataset_limits(v->ds),
-                                     detfeed_dataset_image_path(v->ds, i), &px, &w, &h);
+    int w, h, rc;
+    if (v->fill_disk) { /* decoded once: verified and written into the file */
+        const uint8_t *pixels;
+        rc = detfeed_cache_get(v->cache, i, codec, &pixels, &w, &h, NULL, NULL, &px);
+    } else {
+        rc = detfeed__decode_file_limited(codec, detfeed__dataset_limits(v->ds),
+                                          detfeed_dataset_image_path(v->ds, i), &px, &w,
+                                          &h);
+    }
     detfeed_free(px);
     if (rc == DETFEED_OK)
         return;
@@ -90,8 +99,12 @@ static int verify_all(verifier *v, int threads)
 int detfeed__loader_verify(detfeed_loader *l)
 {
     size_t n = detfeed_dataset_size(l->ds), bad = 0;
-    verifier v = {
-        .ds = l->ds, .cache = l->cache, .why = calloc(n ? n : 1, sizeof(char *))};
+    verifier v = {.ds = l->ds,
+                  .cache = l->cache,
+                  .fill_disk = l->disk &&
+                               detfeed_disk_cache_stat_get(
+                                   l->disk, DETFEED_DISK_STATE) == DETFEED_DISK_WRITING,
+                  .why = calloc(n ? n : 1, sizeof(char *))};
     if (v.why == NULL)
         return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
     atomic_init(&v.next, 0);
