@@ -14,10 +14,11 @@
 #define _GNU_SOURCE
 #include "disk_cache.h"
 
+#include "cache_files.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <spng.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,14 +29,6 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
-#if defined(__has_include)
-#if __has_include(<jconfig.h>)
-#include <jconfig.h>
-#endif
-#endif
-#ifndef LIBJPEG_TURBO_VERSION_NUMBER
-#define LIBJPEG_TURBO_VERSION_NUMBER 0
-#endif
 
 #define DC_MAGIC    "DFDCACHE"
 #define DC_ORDER    0x01020304u
@@ -124,56 +117,9 @@ static const char *errtext(int e, char *buf, size_t size)
     return strerror_r(e, buf, size); /* the GNU variant */
 }
 
-static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *str_printf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = k >= 0 ? malloc((size_t)k + 1) : NULL;
-    if (s) {
-        va_start(ap, fmt);
-        vsnprintf(s, (size_t)k + 1, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
-
 static uint64_t round_up(uint64_t v, uint64_t a)
 {
     return (v + a - 1) / a * a;
-}
-
-static int64_t mtime_ns(const struct stat *st)
-{
-    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
-/* `path` made absolute with the working folder (not resolved: links stay). */
-static char *absolute(const char *path)
-{
-    if (path[0] == '/')
-        return str_printf("%s", path);
-    char cwd[4096];
-    if (getcwd(cwd, sizeof cwd) == NULL)
-        return str_printf("%s", path);
-    return str_printf("%s/%s", cwd, path);
-}
-
-static int write_all(int fd, const void *data, size_t bytes, uint64_t offset)
-{
-    const uint8_t *p = data;
-    while (bytes > 0) {
-        size_t chunk = bytes < (1u << 30) ? bytes : (1u << 30);
-        ssize_t k = pwrite(fd, p, chunk, (off_t)offset);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return k < 0 ? errno : EIO;
-        p += k, bytes -= (size_t)k, offset += (uint64_t)k;
-    }
-    return 0;
 }
 
 static void sha256(const void *data, size_t bytes, uint8_t out[32])
@@ -205,7 +151,7 @@ static void make_record(detfeed_disk_cache *dc, size_t i, const char *abs,
     struct stat st;
     bool ok = stat(abs, &st) == 0;
     *r = (dc_record){.file_bytes = ok ? (uint64_t)st.st_size : UINT64_MAX,
-                     .mtime_ns = ok ? mtime_ns(&st) : -1,
+                     .mtime_ns = ok ? detfeed__mtime_ns(&st) : -1,
                      .orig_width = im->width,
                      .orig_height = im->height,
                      .path_offset = path_offset,
@@ -226,7 +172,8 @@ static int build_index(detfeed_disk_cache *dc)
     char **abs = calloc(n ? n : 1, sizeof *abs);
     uint64_t table = 0;
     for (size_t i = 0; abs && i < n; i++) {
-        if ((abs[i] = absolute(detfeed__dataset_image(dc->ds, i)->path)) == NULL)
+        if ((abs[i] = detfeed__absolute_path(
+                 detfeed__dataset_image(dc->ds, i)->path)) == NULL)
             break;
         table += strlen(abs[i]);
     }
@@ -438,17 +385,6 @@ static void mark_done(detfeed_disk_cache *dc)
     pthread_mutex_unlock(&dc->mu);
 }
 
-static void sync_folder(const char *path)
-{
-    char *dir = detfeed__path_dir(path);
-    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
 /* The index as written: records of images not present hold no offset. */
 static uint8_t *final_index(detfeed_disk_cache *dc, dc_header *h)
 {
@@ -489,12 +425,13 @@ static void commit(detfeed_disk_cache *dc)
     dc_header h;
     char e[128];
     uint8_t *index = final_index(dc, &h);
-    int err = index ? write_all(dc->fd, index, dc->index_bytes, DC_HEADER) : ENOMEM;
+    int err =
+        index ? detfeed__write_all(dc->fd, index, dc->index_bytes, DC_HEADER) : ENOMEM;
     free(index);
     if (!err && fsync(dc->fd) != 0)
         err = errno;
     if (!err)
-        err = write_all(dc->fd, &h, sizeof h, 0);
+        err = detfeed__write_all(dc->fd, &h, sizeof h, 0);
     if (!err && fsync(dc->fd) != 0)
         err = errno;
     if (!err && rename(dc->part, dc->path) != 0)
@@ -507,7 +444,7 @@ static void commit(detfeed_disk_cache *dc)
         atomic_store_explicit(&dc->st, DETFEED_DISK_FAILED, memory_order_release);
         return;
     }
-    sync_folder(dc->path);
+    detfeed__sync_folder(dc->path);
     snprintf(dc->note_end, sizeof dc->note_end,
              "built %s: %lld of %zu images (%lld bytes); before: %.300s", dc->path,
              atomic_load(&dc->held), dc->n, atomic_load(&dc->held_bytes),
@@ -564,7 +501,7 @@ static int reserve(detfeed_disk_cache *dc)
 static int become_writer(detfeed_disk_cache *dc)
 {
     char e[128];
-    if ((dc->part = str_printf("%s.part", dc->path)) == NULL ||
+    if ((dc->part = detfeed__strdup_printf("%s.part", dc->path)) == NULL ||
         (dc->state = calloc(dc->n ? dc->n : 1, sizeof *dc->state)) == NULL)
         return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
     dc->fd = open(dc->part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -636,7 +573,7 @@ static int open_at(detfeed_disk_cache *dc, bool may_fall_back, int *unwritable)
         return detfeed__fail(&dc->msg,
                              strcmp(why, "no file") ? DETFEED_ECORRUPT : DETFEED_EIO,
                              "%s: %s", dc->path, why);
-    char *lock = str_printf("%s.lock", dc->path);
+    char *lock = detfeed__strdup_printf("%s.lock", dc->path);
     if (lock == NULL)
         return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
     dc->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
@@ -674,48 +611,12 @@ static int open_at(detfeed_disk_cache *dc, bool may_fall_back, int *unwritable)
     return DETFEED_OK;
 }
 
-/* The default place: beside the first image's label folder. */
+/* The default place (cache_files.h): labels/train2017.detfeed-640.cache. */
 static char *default_path(const detfeed_disk_cache *dc)
 {
-    char *label = detfeed__label_path(detfeed__dataset_image(dc->ds, 0)->path);
-    char *dir = label ? detfeed__path_dir(label) : NULL;
-    char *abs = dir ? absolute(dir) : NULL;
-    char *p = abs ? str_printf("%s.detfeed-%d.cache", abs, dc->imgsz) : NULL;
-    free(label);
-    free(dir);
-    free(abs);
-    return p;
-}
-
-static void make_folders(char *path)
-{
-    for (char *p = path + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(path, 0777);
-            *p = '/';
-        }
-    mkdir(path, 0777);
-}
-
-/* The user's cache folder: $XDG_CACHE_HOME/detfeed or ~/.cache/detfeed,
- * the file named after the default one with a hash of its path before it. */
-static char *fallback_path(const char *primary)
-{
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    char *dir = xdg && xdg[0] == '/' ? str_printf("%s/detfeed", xdg)
-                : home && home[0]    ? str_printf("%s/.cache/detfeed", home)
-                                     : NULL;
-    if (dir == NULL)
-        return NULL;
-    uint8_t sha[32];
-    sha256(primary, strlen(primary), sha);
-    const char *name = strrchr(primary, '/');
-    char *p = str_printf("%s/%02x%02x%02x%02x%02x%02x%02x%02x-%s", dir, sha[0], sha[1],
-                         sha[2], sha[3], sha[4], sha[5], sha[6], sha[7],
-                         name ? name + 1 : primary);
-    free(dir);
-    return p;
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, ".detfeed-%d.cache", dc->imgsz);
+    return detfeed__cache_default_path(dc->ds, suffix);
 }
 
 /* A valid file in the default place, or else in the user's cache folder
@@ -739,7 +640,7 @@ static int open_default(detfeed_disk_cache *dc)
     char e[128], *fallback = NULL;
     if ((dc->path = default_path(dc)) == NULL)
         return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
-    fallback = fallback_path(dc->path);
+    fallback = detfeed__cache_fallback_path(dc->path);
     if (reuse_default(dc, &fallback)) {
         free(fallback);
         return DETFEED_OK;
@@ -760,7 +661,7 @@ static int open_default(detfeed_disk_cache *dc)
     }
     char *dir = detfeed__path_dir(fallback);
     if (dir)
-        make_folders(dir);
+        detfeed__make_folders(dir);
     free(dir);
     rc = open_at(dc, false, &err);
     char note[3 * DETFEED__MSG_SIZE];
@@ -811,21 +712,16 @@ int detfeed_disk_cache_open(detfeed_disk_cache *dc, const detfeed_dataset *ds,
     dc->imgsz = imgsz;
     dc->n = detfeed_dataset_size(ds);
     dc->flags = flags;
-    const detfeed__limits *lim = detfeed__dataset_limits(ds);
-    snprintf(
-        dc->pixels, sizeof dc->pixels,
-        "detfeed load %d, libjpeg-turbo %d, spng %s, limits %llux%llu %llu px %llu "
-        "file %llu bytes",
-        DC_LOAD_STEP, (int)LIBJPEG_TURBO_VERSION_NUMBER, spng_version_string(),
-        (unsigned long long)lim->max_width, (unsigned long long)lim->max_height,
-        (unsigned long long)lim->max_pixels, (unsigned long long)lim->max_file,
-        (unsigned long long)lim->max_image_bytes);
+    char decoded[176];
+    detfeed__decode_provenance(detfeed__dataset_limits(ds), decoded, sizeof decoded);
+    snprintf(dc->pixels, sizeof dc->pixels, "detfeed load %d, %s", DC_LOAD_STEP,
+             decoded);
     int rc = build_index(dc);
     if (rc != DETFEED_OK)
         return rc;
     if (path == NULL)
         return open_default(dc);
-    if ((dc->path = str_printf("%s", path)) == NULL)
+    if ((dc->path = detfeed__strdup_printf("%s", path)) == NULL)
         return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
     int err = 0;
     return open_at(dc, false, &err);
@@ -846,7 +742,7 @@ static void maybe_adopt(detfeed_disk_cache *dc)
     struct stat st;
     char why[384];
     if (stat(dc->path, &st) == 0) {
-        file_id id = {st.st_dev, st.st_ino, st.st_size, mtime_ns(&st)};
+        file_id id = {st.st_dev, st.st_ino, st.st_size, detfeed__mtime_ns(&st)};
         if (memcmp(&id, &dc->seen, sizeof id) != 0 &&
             try_reuse(dc, dc->path, 1, why, sizeof why) == DETFEED_OK) {
             snprintf(dc->note_end, sizeof dc->note_end,
@@ -939,7 +835,7 @@ void detfeed__disk_offer(detfeed_disk_cache *dc, size_t i, const uint8_t *pixels
     if (!atomic_compare_exchange_strong(&dc->state[i], &absent, ST_WRITING))
         return; /* another thread has it */
     size_t bytes = (size_t)w * (size_t)h * 3;
-    int err = write_all(dc->fd, pixels, bytes, r->offset);
+    int err = detfeed__write_all(dc->fd, pixels, bytes, r->offset);
     if (err) {
         char e[128];
         atomic_store(&dc->state[i], ST_ABSENT);
@@ -978,7 +874,7 @@ int detfeed__disk_sync(detfeed_disk_cache *dc)
     if (remap == NULL)
         return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
     for (size_t j = 0; j < m; j++) {
-        char *abs = absolute(detfeed__dataset_image(dc->ds, j)->path);
+        char *abs = detfeed__absolute_path(detfeed__dataset_image(dc->ds, j)->path);
         if (abs == NULL) {
             free(remap);
             return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");

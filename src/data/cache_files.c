@@ -1,0 +1,132 @@
+/*
+ * cache_files.c - the places and helpers the disk cache and the
+ * verification record share (cache_files.h).
+ */
+#include "cache_files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spng.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#if defined(__has_include)
+#if __has_include(<jconfig.h>)
+#include <jconfig.h>
+#endif
+#endif
+#ifndef LIBJPEG_TURBO_VERSION_NUMBER
+#define LIBJPEG_TURBO_VERSION_NUMBER 0
+#endif
+
+char *detfeed__strdup_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = k >= 0 ? malloc((size_t)k + 1) : NULL;
+    if (s) {
+        va_start(ap, fmt);
+        vsnprintf(s, (size_t)k + 1, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+char *detfeed__absolute_path(const char *path)
+{
+    if (path[0] == '/')
+        return detfeed__strdup_printf("%s", path);
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd) == NULL)
+        return detfeed__strdup_printf("%s", path);
+    return detfeed__strdup_printf("%s/%s", cwd, path);
+}
+
+int64_t detfeed__mtime_ns(const struct stat *st)
+{
+    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+int detfeed__write_all(int fd, const void *data, size_t bytes, uint64_t offset)
+{
+    const uint8_t *p = data;
+    while (bytes > 0) {
+        size_t chunk = bytes < (1u << 30) ? bytes : (1u << 30);
+        ssize_t k = pwrite(fd, p, chunk, (off_t)offset);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? errno : EIO;
+        p += k, bytes -= (size_t)k, offset += (uint64_t)k;
+    }
+    return 0;
+}
+
+void detfeed__sync_folder(const char *path)
+{
+    char *dir = detfeed__path_dir(path);
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+void detfeed__make_folders(char *dir)
+{
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0777);
+            *p = '/';
+        }
+    mkdir(dir, 0777);
+}
+
+char *detfeed__cache_default_path(const detfeed_dataset *ds, const char *suffix)
+{
+    char *label = detfeed__label_path(detfeed__dataset_image(ds, 0)->path);
+    char *dir = label ? detfeed__path_dir(label) : NULL;
+    char *abs = dir ? detfeed__absolute_path(dir) : NULL;
+    char *p = abs ? detfeed__strdup_printf("%s%s", abs, suffix) : NULL;
+    free(label);
+    free(dir);
+    free(abs);
+    return p;
+}
+
+char *detfeed__cache_fallback_path(const char *primary)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char *dir = xdg && xdg[0] == '/' ? detfeed__strdup_printf("%s/detfeed", xdg)
+                : home && home[0]    ? detfeed__strdup_printf("%s/.cache/detfeed", home)
+                                     : NULL;
+    if (dir == NULL)
+        return NULL;
+    uint8_t sha[32];
+    detfeed_sha256 ctx;
+    detfeed_sha256_init(&ctx);
+    detfeed_sha256_update(&ctx, primary, strlen(primary));
+    detfeed_sha256_final(&ctx, sha);
+    const char *name = strrchr(primary, '/');
+    char *p = detfeed__strdup_printf("%s/%02x%02x%02x%02x%02x%02x%02x%02x-%s", dir,
+                                     sha[0], sha[1], sha[2], sha[3], sha[4], sha[5],
+                                     sha[6], sha[7], name ? name + 1 : primary);
+    free(dir);
+    return p;
+}
+
+void detfeed__decode_provenance(const detfeed__limits *lim, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "libjpeg-turbo %d, spng %s, limits %llux%llu %llu px %llu file %llu bytes",
+             (int)LIBJPEG_TURBO_VERSION_NUMBER, spng_version_string(),
+             (unsigned long long)lim->max_width, (unsigned long long)lim->max_height,
+             (unsigned long long)lim->max_pixels, (unsigned long long)lim->max_file,
+             (unsigned long long)lim->max_image_bytes);
+}

@@ -1,0 +1,56 @@
+/*
+ * cache_files.h - what the files detfeed keeps between runs (the disk cache
+ * of decoded images, the verification record) share (internal): where they
+ * go by default, what decoding an image depends on, and the small file
+ * helpers both write with.
+ */
+#ifndef DETFEED_CACHE_FILES_H
+#define DETFEED_CACHE_FILES_H
+
+#include "dataset_internal.h"
+
+#include <sys/stat.h>
+
+/* A printf into a new string; NULL when out of memory. */
+char *detfeed__strdup_printf(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* `path` made absolute with the working folder (not resolved: links stay);
+ * malloc'd, NULL when out of memory. */
+char *detfeed__absolute_path(const char *path);
+
+/* A file's modification time in nanoseconds. */
+int64_t detfeed__mtime_ns(const struct stat *st);
+
+/* Writes all `bytes` at `offset` (pwrite, restarted after EINTR and short
+ * writes): 0, or the errno that stopped it. */
+int detfeed__write_all(int fd, const void *data, size_t bytes, uint64_t offset);
+
+/* fsync of the folder that holds `path` (after a rename into it). */
+void detfeed__sync_folder(const char *path);
+
+/* Creates `dir` and the folders above it that are missing (mode 0777 less
+ * the umask); failures show when the folder is used. `dir` is modified
+ * while it runs and restored. */
+void detfeed__make_folders(char *dir);
+
+/* The default place of a file kept for `ds`: beside the label folder of its
+ * first image, as Ultralytics keeps its labels cache: that folder's
+ * absolute path followed by `suffix` (images in coco/images/train2017 and
+ * the suffix ".x" give coco/labels/train2017.x). malloc'd, NULL when out of
+ * memory. */
+char *detfeed__cache_default_path(const detfeed_dataset *ds, const char *suffix);
+
+/* Where a file whose default place is `primary` goes when that folder
+ * cannot be written: the user's cache folder, $XDG_CACHE_HOME/detfeed (an
+ * absolute XDG_CACHE_HOME) or else $HOME/.cache/detfeed, the file named
+ * after `primary`'s with a hash of its whole path before it. malloc'd; NULL
+ * when there is no such folder or when out of memory. */
+char *detfeed__cache_fallback_path(const char *primary);
+
+/* What decoding the images of a dataset gives, besides their bytes: the
+ * JPEG and PNG decoders' versions and the image limits `lim`, as one line
+ * of text into buf ("libjpeg-turbo 3000004, spng 0.7.4, limits ..."). */
+void detfeed__decode_provenance(const detfeed__limits *lim, char *buf, size_t size);
+
+#endif /* DETFEED_CACHE_FILES_H */
