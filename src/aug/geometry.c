@@ -672,17 +672,35 @@ static void flip_rows(detfeed__img *im)
     }
 }
 
+/* dst's n pixels are src's in reverse order. Each pixel moves as one 4-byte
+ * word (whose fourth byte the next pixel overwrites; the last moves as 3
+ * bytes), so src must have one readable byte after its n pixels. */
+static void mirror_pixels(uint8_t *dst, const uint8_t *src, int n)
+{
+    const uint8_t *s = src + 3 * (size_t)(n - 1);
+    for (int x = 0; x < n - 1; x++, s -= 3) {
+        uint32_t v;
+        memcpy(&v, s, 4);
+        memcpy(dst + 3 * (size_t)x, &v, 4);
+    }
+    memcpy(dst + 3 * (size_t)(n - 1), src, 3);
+}
+
+/* Mirrors each row: the row's two ends swap, a chunk of up to CHUNK pixels
+ * from each end at a time, through copies on the stack. */
 static void flip_cols(detfeed__img *im)
 {
+    enum { CHUNK = 256 };
+    uint8_t left[3 * CHUNK + 1] = {0}, right[3 * CHUNK + 1] = {0};
     for (int y = 0; y < im->h; y++) {
         uint8_t *row = im->px + (size_t)y * im->w * 3;
-        for (int x = 0; x < im->w / 2; x++) {
-            uint8_t *a = row + 3 * (size_t)x, *b = row + 3 * (size_t)(im->w - 1 - x);
-            for (int c = 0; c < 3; c++) {
-                uint8_t t = a[c];
-                a[c] = b[c];
-                b[c] = t;
-            }
+        for (int l = 0, r = im->w; r - l >= 2;) {
+            int k = imin(CHUNK, (r - l) / 2);
+            memcpy(left, row + 3 * (size_t)l, 3 * (size_t)k);
+            memcpy(right, row + 3 * (size_t)(r - k), 3 * (size_t)k);
+            mirror_pixels(row + 3 * (size_t)l, right, k);
+            mirror_pixels(row + 3 * (size_t)(r - k), left, k);
+            l += k, r -= k;
         }
     }
 }
