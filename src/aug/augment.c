@@ -109,9 +109,15 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
         rc = tile(a, s, 0, index, &t[0], ori_w, ori_h);
         for (int k = 1; k < 4 && rc == DETFEED_OK; k++)
             rc = tile(a, s, k, r->partners[k - 1], &t[k], NULL, NULL);
-        if (rc == DETFEED_OK)
-            rc = detfeed__mosaic4(t, a->hyp.imgsz, r->xc, r->yc, &a->stack, &s->canvas,
-                                  inst);
+        if (rc == DETFEED_OK) { /* the canvas only where the warp reads */
+            int S = 2 * a->hyp.imgsz;
+            float M[9];
+            detfeed__affine_matrix(r, S, S, out_w, out_h, &a->stack, M);
+            bool persp = r->perspective[0] != 0 || r->perspective[1] != 0;
+            detfeed__rect need = detfeed__warp_reads(M, persp, S, S, out_w, out_h);
+            rc = detfeed__mosaic4(t, a->hyp.imgsz, r->xc, r->yc, &need, &a->stack,
+                                  &s->canvas, inst);
+        }
     } else if (a->stack.ultralytics >= 804) {
         /* 8.4 warps the loaded image itself (released after the warp). */
         detfeed__tile t;

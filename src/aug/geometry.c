@@ -313,14 +313,39 @@ static int imin(int a, int b)
     return a < b ? a : b;
 }
 
+/* The pad over `need`, row by row. */
+static void fill_pad_rect(detfeed__img *im, const detfeed__rect *need)
+{
+    for (int y = need->y0; y < need->y1; y++)
+        fill_pad(im->px + ((size_t)y * im->w + need->x0) * 3,
+                 (size_t)(need->x1 - need->x0) * 3);
+}
+
+/* copy_rect of the part of the destination rectangle inside `need`. */
+static void copy_rect_in(uint8_t *dst, int dst_w, int x1a, int y1a, const uint8_t *src,
+                         int src_w, int x1b, int y1b, int cw, int ch,
+                         const detfeed__rect *need)
+{
+    int dx = imax(need->x0 - x1a, 0), dy = imax(need->y0 - y1a, 0);
+    cw = imin(x1a + cw, need->x1) - (x1a + dx);
+    ch = imin(y1a + ch, need->y1) - (y1a + dy);
+    if (cw > 0 && ch > 0)
+        copy_rect(dst, dst_w, x1a + dx, y1a + dy, src, src_w, x1b + dx, y1b + dy, cw,
+                  ch);
+}
+
 int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
-                     const detfeed__stack *st, detfeed__img *out, detfeed__inst *inst)
+                     const detfeed__rect *need, const detfeed__stack *st,
+                     detfeed__img *out, detfeed__inst *inst)
 {
     int S = 2 * s;
     int rc = detfeed__img_reserve(out, S, S);
     if (rc != DETFEED_OK)
         return rc;
-    fill_pad(out->px, (size_t)S * S * 3);
+    detfeed__rect all = {0, 0, S, S};
+    if (need == NULL)
+        need = &all;
+    fill_pad_rect(out, need);
     inst->n = 0;
     inst->npt = 0;
     for (int i = 0; i < 4; i++) {
@@ -346,8 +371,7 @@ int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
         }
         /* The source rectangle is clipped to the tile as NumPy slicing does. */
         int cw = imin(x2a - x1a, w - x1b), ch = imin(y2a - y1a, h - y1b);
-        if (cw > 0 && ch > 0)
-            copy_rect(out->px, S, x1a, y1a, tiles[i].px, w, x1b, y1b, cw, ch);
+        copy_rect_in(out->px, S, x1a, y1a, tiles[i].px, w, x1b, y1b, cw, ch, need);
         rc =
             append_labels(inst, &tiles[i].lab, w, h, 1.0f, false, x1a - x1b, y1a - y1b);
         if (rc != DETFEED_OK)
@@ -615,6 +639,40 @@ static int warp(const detfeed__img *in, const float M[9], bool persp,
                                            border, &st->cv);
     return detfeed_warp_affine_cv(in->px, (size_t)in->w * 3, in->w, in->h, out->px,
                                   (size_t)out_w * 3, out_w, out_h, Md, border, &st->cv);
+}
+
+/* A margin, in input pixels, around the bilinear neighbours of the mapped
+ * output corners: OpenCV's fixed-point (4.x) or float (5.x) coordinates
+ * differ from the exact ones by far less than a pixel. */
+enum { WARP_READ_MARGIN = 3 };
+
+detfeed__rect detfeed__warp_reads(const float M[9], bool persp, int in_w, int in_h,
+                                  int out_w, int out_h)
+{
+    detfeed__rect all = {0, 0, in_w, in_h};
+    double a = M[0], b = M[1], c = M[2], d = M[3], e = M[4], f = M[5];
+    double det = a * e - b * d;
+    if (persp || fabs(det) < 1e-12)
+        return all;
+    /* The inverse map, output to input, at the corners of the output's
+     * pixel centres, one pixel out on each side. */
+    double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+    for (int k = 0; k < 4; k++) {
+        double x = (k & 1) ? out_w : -1, y = (k & 2) ? out_h : -1;
+        double u = (e * (x - c) - b * (y - f)) / det;
+        double v = (-d * (x - c) + a * (y - f)) / det;
+        lo[0] = fmin(lo[0], u), hi[0] = fmax(hi[0], u);
+        lo[1] = fmin(lo[1], v), hi[1] = fmax(hi[1], v);
+    }
+    double m = WARP_READ_MARGIN;
+    if (!(lo[0] - m > -1e9 && hi[0] + m < 1e9 && lo[1] - m > -1e9 && hi[1] + m < 1e9))
+        return all;
+    detfeed__rect r = {(int)fmax(floor(lo[0]) - m, 0), (int)fmax(floor(lo[1]) - m, 0),
+                       (int)fmin(ceil(hi[0]) + m + 1, in_w),
+                       (int)fmin(ceil(hi[1]) + m + 1, in_h)};
+    if (r.x1 <= r.x0 || r.y1 <= r.y0)
+        r.x1 = r.x0, r.y1 = r.y0; /* reads nothing */
+    return r;
 }
 
 int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,

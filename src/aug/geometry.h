@@ -77,11 +77,26 @@ typedef struct detfeed__tile {
     detfeed__src_labels lab;
 } detfeed__tile;
 
+/* A rectangle of pixels, [x0, x1) x [y0, y1). */
+typedef struct detfeed__rect {
+    int x0, y0, x1, y1;
+} detfeed__rect;
+
 /* Ultralytics' 4-tile Mosaic on a 2s x 2s canvas of 114 around (xc, yc):
  * tiles placed top-left, top-right, bottom-left, bottom-right; labels
- * shifted, clipped to the canvas, zero-area boxes dropped. */
+ * shifted, clipped to the canvas, zero-area boxes dropped. Only the
+ * canvas's pixels inside `need` are written (the rest keep whatever the
+ * buffer held): what the warp that follows reads, from
+ * detfeed__warp_reads; NULL writes them all. */
 int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
-                     const detfeed__stack *st, detfeed__img *out, detfeed__inst *inst);
+                     const detfeed__rect *need, const detfeed__stack *st,
+                     detfeed__img *out, detfeed__inst *inst);
+
+/* The pixels of an in_w x in_h input that warping it by M into out_w x
+ * out_h can read (the affine warp's bilinear neighbours, with a margin for
+ * its rounding), clipped to the input; all of it for a perspective M. */
+detfeed__rect detfeed__warp_reads(const float M[9], bool persp, int in_w, int in_h,
+                                  int out_w, int out_h);
 
 /* The float32 matrix M = T S R P C of RandomPerspective for an input of
  * in_w x in_h and an output of out_w x out_h (row-major 3x3), multiplied
