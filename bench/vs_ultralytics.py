@@ -5,12 +5,16 @@ warm-up, and the peak RSS of the process and its children (Ultralytics'
 workers), sampled every 0.2 s, per epoch.
 
     python3 bench/vs_ultralytics.py DATA_DIR --images 20000 --workers 2 \\
-        --epochs 2 --out results.json [--modes MODE,...]
+        --epochs 2 --out results.json [--modes MODE,...] [--distinct]
 
 DATA_DIR: a YOLO dataset folder (images/, labels/; e.g. coco128). Its
 images are copied once into a work folder and listed --images times over
 (an image list, as both loaders read it), so that nothing is written into
 DATA_DIR (Ultralytics writes its label cache and .npy files beside the data).
+With --distinct the work folder gets --images distinct JPEGs instead: copy k
+of an image has its pixels shifted by a small offset and is encoded at its
+own quality, so every entry decodes to different pixels (labels unchanged),
+and no cache holds an image twice.
 Modes: ultralytics-none (cache=False), ultralytics-disk (cache='disk'),
 detfeed-none (no cache, uniform partners), detfeed-window (no cache,
 partners from a window of min(batch x 8, 1000) samples, as Ultralytics'
@@ -31,19 +35,63 @@ MODES = ("ultralytics-none", "ultralytics-disk", "detfeed-none", "detfeed-window
          "detfeed-ram-small", "detfeed-disk", "detfeed-ram")
 
 
-def prepare(src, work, count):
+def image_files(root):
+    return sorted(os.path.join(dp, f) for dp, _, fs in os.walk(root)
+                  for f in fs if f.lower().endswith((".jpg", ".jpeg", ".png")))
+
+
+def make_variants(job):
+    """Copies first..first+count-1 of one source image (see --distinct)."""
+    import cv2
+    import numpy as np
+    src, label, out_img, out_lab, first, count = job
+    im = cv2.imread(src)
+    for k in range(first, first + count):
+        name = "%s_%05d" % (os.path.splitext(os.path.basename(src))[0], k)
+        offset = np.int16(k % 23 - 11 or 12)
+        px = np.clip(im.astype(np.int16) + offset, 0, 255).astype(np.uint8)
+        cv2.imwrite(os.path.join(out_img, name + ".jpg"), px,
+                    [cv2.IMWRITE_JPEG_QUALITY, 80 + k % 16])
+        if label:
+            shutil.copyfile(label, os.path.join(out_lab, name + ".txt"))
+
+
+def distinct_images(src, ds, count):
+    """`count` distinct JPEGs (and their labels) made from src's images."""
+    from multiprocessing import Pool
+    out_img, out_lab = os.path.join(ds, "images", "train"), os.path.join(ds, "labels", "train")
+    if len(image_files(out_img)) != count:
+        shutil.rmtree(ds, ignore_errors=True)
+        os.makedirs(out_img), os.makedirs(out_lab)
+        images = image_files(os.path.join(src, "images"))
+        jobs = []
+        for j, im in enumerate(images):
+            rel = os.path.relpath(im, os.path.join(src, "images"))
+            label = os.path.join(src, "labels", os.path.splitext(rel)[0] + ".txt")
+            n = len(range(j, count, len(images)))
+            for first in range(0, n, 16):
+                jobs.append((im, label if os.path.exists(label) else None, out_img,
+                             out_lab, first, min(16, n - first)))
+        with Pool(os.cpu_count()) as pool:
+            pool.map(make_variants, jobs)
+    return image_files(out_img)
+
+
+def prepare(src, work, count, distinct):
     """The work folder's copy of the dataset and a list of `count` entries."""
-    ds = os.path.join(work, "data")
-    if not os.path.isdir(ds):
-        for sub in ("images", "labels"):
-            shutil.copytree(os.path.join(src, sub), os.path.join(ds, sub))
-    images = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(ds, "images"))
-                    for f in fs if f.lower().endswith((".jpg", ".jpeg", ".png")))
-    listing = os.path.join(work, "train.txt")
+    ds = os.path.join(work, "distinct" if distinct else "data")
+    if distinct:
+        images = distinct_images(src, ds, count)
+    else:
+        if not os.path.isdir(ds):
+            for sub in ("images", "labels"):
+                shutil.copytree(os.path.join(src, sub), os.path.join(ds, sub))
+        images = image_files(os.path.join(ds, "images"))
+    listing = os.path.join(work, "train-distinct.txt" if distinct else "train.txt")
     with open(listing, "w") as f:
         for i in range(count):
             f.write(images[i % len(images)] + "\n")
-    yaml = os.path.join(work, "data.yaml")
+    yaml = os.path.join(work, "data-distinct.yaml" if distinct else "data.yaml")
     with open(yaml, "w") as f:
         f.write("path: %s\ntrain: %s\nval: %s\nnames:\n" % (work, listing, listing))
         f.write("".join("  %d: c%d\n" % (k, k) for k in range(80)))
@@ -55,22 +103,28 @@ class RssSampler:
 
     def __init__(self):
         import psutil
-        self.proc, self.peak, self.stop = psutil.Process(), 0, False
+        self.proc, self.peak, self.stop = psutil.Process(), (0, 0), False
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
     def current(self):
-        total = 0
+        """(RSS, private memory): private is RssAnon + RssShmem, the pages that
+        are the processes' own, not the page cache's file pages they map."""
+        total = own = 0
         for p in [self.proc] + self.proc.children(recursive=True):
             try:
                 total += p.memory_info().rss
+                with open("/proc/%d/status" % p.pid) as f:
+                    kb = dict(ln.split(":", 1) for ln in f if ln.startswith("Rss"))
+                own += (int(kb["RssAnon"].split()[0]) + int(kb["RssShmem"].split()[0])) << 10
             except Exception:  # a worker that just ended
                 pass
-        return total
+        return total, own
 
     def run(self):
         while not self.stop:
-            self.peak = max(self.peak, self.current())
+            now = self.current()
+            self.peak = (max(self.peak[0], now[0]), max(self.peak[1], now[1]))
             time.sleep(0.2)
 
     def take(self):
@@ -130,8 +184,10 @@ def one_mode(args, yaml, mode):
         t = time.perf_counter()
         n = batches(loader, args.batches)
         dt = time.perf_counter() - t
+        peak = rss.take()
         out["epochs"].append({"images": n, "s": round(dt, 2), "images_per_s": round(n / dt, 1),
-                              "peak_rss_mib": round(rss.take() / 2**20, 1)})
+                              "peak_rss_mib": round(peak[0] / 2**20, 1),
+                              "peak_private_mib": round(peak[1] / 2**20, 1)})
         print(json.dumps({"mode": mode, "epoch": epoch, **out["epochs"][-1]}), flush=True)
     rss.stop = True
     return out
@@ -141,6 +197,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data")
     ap.add_argument("--images", type=int, default=20000)
+    ap.add_argument("--distinct", action="store_true",
+                    help="--images distinct images rather than a list repeating DATA_DIR's")
     ap.add_argument("--imgsz", type=int, default=640)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
@@ -156,7 +214,7 @@ def main():
     ap.add_argument("--mode", help=argparse.SUPPRESS)  # one mode, in a child process
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    yaml, _ = prepare(args.data, args.work, args.images)
+    yaml, _ = prepare(args.data, args.work, args.images, args.distinct)
     if args.mode:
         print("RESULT " + json.dumps(one_mode(args, yaml, args.mode)), flush=True)
         return
