@@ -1443,12 +1443,40 @@ DETFEED_API int detfeed_loader_sample(detfeed_loader *loader, uint32_t epoch,
  * the instances in this order, so label k is mask value k + 1. `mask`
  * receives (width / 4) * (height / 4) bytes for detfeed_loader_sample_size's
  * width and height, which *mask_width and *mask_height (may be NULL) get
- * divided by 4. Validation samples get masks too (letterboxed). More than
- * 255 instances: DETFEED_ELIMIT (Ultralytics switches to int32 there).
+ * divided by 4. Validation samples get masks too (letterboxed). The mask is
+ * 8-bit only up to 255 instances: a sample with more fails with
+ * DETFEED_ELIMIT here; detfeed_loader_sample_mask_data gives any sample.
  */
 DETFEED_API int detfeed_loader_sample_masks(detfeed_loader *loader, uint32_t epoch,
                                             uint64_t index, uint8_t *mask,
                                             int *mask_width, int *mask_height);
+
+/*
+ * The element type of an overlap mask, as Ultralytics'
+ * polygons2masks_overlap makes it: np.uint8, or np.int32 for a sample of
+ * more than 255 instances. A batch's masks are int32 when any of its
+ * samples' is, else 8-bit (torch.cat in its collate_fn promotes the type).
+ * The value is the element size in bytes.
+ */
+typedef enum detfeed_mask_type {
+    DETFEED_MASK_NONE = 0, /* no masks (not a segment dataset) */
+    DETFEED_MASK_U8 = 1,   /* uint8_t: at most 255 instances */
+    DETFEED_MASK_I32 = 4   /* int32_t: a sample of more than 255 instances */
+} detfeed_mask_type;
+
+/*
+ * detfeed_loader_sample_masks for any number of instances: `mask` (`bytes`
+ * long) receives (width / 4) * (height / 4) elements of the type that
+ * *type (may be NULL) gets, DETFEED_MASK_I32 when the sample has more than
+ * 255 instances, else DETFEED_MASK_U8; the values are the same. A buffer
+ * of 4 bytes per element holds any sample; a smaller one than the sample
+ * needs: DETFEED_ELIMIT, with the size in the message.
+ */
+DETFEED_API int detfeed_loader_sample_mask_data(detfeed_loader *loader, uint32_t epoch,
+                                                uint64_t index, void *mask,
+                                                size_t bytes, int *mask_width,
+                                                int *mask_height,
+                                                detfeed_mask_type *type);
 
 /* ---- batches ---- */
 
@@ -1589,9 +1617,16 @@ DETFEED_API const float *detfeed_batch_bboxes(const detfeed_batch *batch);
 DETFEED_API const float *detfeed_batch_batch_idx(const detfeed_batch *batch);
 DETFEED_API const float *detfeed_batch_keypoints(const detfeed_batch *batch);
 /* Segment datasets: the overlap masks (Ultralytics' Format with mask_ratio
- * 4), B x H/4 x W/4 uint8, instance k of image i painted k' + 1 where k' is
- * its index within the image; the label arrays are in the same (area) order.
- * NULL for other tasks. */
+ * 4), B x H/4 x W/4 elements of *type (may be NULL): int32_t when a sample
+ * of the batch has more than 255 instances, else uint8_t
+ * (detfeed_mask_type). Instance k of image i is painted k' + 1 where k' is
+ * its index within the image; the label arrays are in the same (area)
+ * order. Host memory also with CUDA output (the consumer moves them). NULL
+ * (and DETFEED_MASK_NONE) for other tasks. */
+DETFEED_API const void *detfeed_batch_mask_data(const detfeed_batch *batch, int *height,
+                                                int *width, detfeed_mask_type *type);
+/* The same masks when they are 8-bit; NULL (height and width 0) for a batch
+ * whose masks are int32, which only detfeed_batch_mask_data gives. */
 DETFEED_API const uint8_t *detfeed_batch_masks(const detfeed_batch *batch, int *height,
                                                int *width);
 /* Image i's file, its original (h, w) and Ultralytics' resized_shape (h, w):

@@ -60,25 +60,36 @@ static void print_floats(const float *v, int n)
         printf("%s%.9g", i ? "," : "", (double)v[i]);
 }
 
-/* The segment mask as "mask":{"width","height","rle":[value, run, ...]}
- * in row-major order. */
+/* Element i of a mask of `type`. */
+static long mask_at(const void *mask, detfeed_mask_type type, size_t i)
+{
+    return type == DETFEED_MASK_I32 ? (long)((const int32_t *)mask)[i]
+                                    : (long)((const uint8_t *)mask)[i];
+}
+
+/* The segment mask as "mask":{"width","height","dtype","rle":[value, run,
+ * ...]} in row-major order; dtype "uint8", or "int32" past 255 instances. */
 static int print_mask(detfeed_loader *l, long epoch, long index, int w, int h)
 {
-    uint8_t *mask = malloc((size_t)(w / 4) * (size_t)(h / 4) + 1);
+    size_t bytes = (size_t)(w / 4) * (size_t)(h / 4) * 4 + 4;
+    void *mask = malloc(bytes);
     int mw = 0, mh = 0;
-    int rc = mask ? detfeed_loader_sample_masks(l, (uint32_t)epoch, (uint64_t)index,
-                                                mask, &mw, &mh)
+    detfeed_mask_type type = DETFEED_MASK_NONE;
+    int rc = mask ? detfeed_loader_sample_mask_data(l, (uint32_t)epoch, (uint64_t)index,
+                                                    mask, bytes, &mw, &mh, &type)
                   : DETFEED_ENOMEM;
     if (rc != DETFEED_OK) {
         free(mask);
         return cli_error("masks: %s", detfeed_loader_last_error(l));
     }
-    printf(",\"mask\":{\"width\":%d,\"height\":%d,\"rle\":[", mw, mh);
+    printf(",\"mask\":{\"width\":%d,\"height\":%d,\"dtype\":\"%s\",\"rle\":[", mw, mh,
+           type == DETFEED_MASK_I32 ? "int32" : "uint8");
     size_t total = (size_t)mw * mh;
     for (size_t i = 0, run; i < total; i += run) {
-        for (run = 1; i + run < total && mask[i + run] == mask[i]; run++)
+        long v = mask_at(mask, type, i);
+        for (run = 1; i + run < total && mask_at(mask, type, i + run) == v; run++)
             ;
-        printf("%s%d,%zu", i ? "," : "", mask[i], run);
+        printf("%s%ld,%zu", i ? "," : "", v, run);
     }
     printf("]}");
     free(mask);

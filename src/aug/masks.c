@@ -349,16 +349,46 @@ static int polygon_mask(const float *seg, int npt, int w, int h, int mw, int mh,
     return rc;
 }
 
+/* Paints instance mask m (0 or 1 per pixel) with value v over the 8-bit
+ * mask: 8.4's running max, or 8.3's clip(masks + m * v, 0, v), whose uint8
+ * sum wraps. */
+static void paint_u8(uint8_t *out, const uint8_t *m, size_t size, int v, bool sum)
+{
+    uint8_t c = (uint8_t)v;
+    for (size_t p = 0; p < size; p++) {
+        uint8_t t = (uint8_t)(m[p] * c);
+        if (sum) {
+            uint8_t s = (uint8_t)(out[p] + t); /* uint8 wraps */
+            out[p] = s < c ? s : c;
+        } else {
+            out[p] = t > out[p] ? t : out[p];
+        }
+    }
+}
+
+/* The same in int32 (more than 255 instances), where nothing wraps. */
+static void paint_i32(int32_t *out, const uint8_t *m, size_t size, int v, bool sum)
+{
+    for (size_t p = 0; p < size; p++) {
+        int32_t t = (int32_t)m[p] * v;
+        if (sum) {
+            int32_t s = out[p] + t;
+            out[p] = s < v ? (s > 0 ? s : 0) : v;
+        } else {
+            out[p] = t > out[p] ? t : out[p];
+        }
+    }
+}
+
 int detfeed__masks_overlap(const detfeed__inst *in, int w, int h, int ratio,
-                           uint8_t *out, int *order)
+                           int ultralytics, void *out, int *order)
 {
     int n = in->n, mw = w / ratio, mh = h / ratio;
     size_t msize = (size_t)mw * mh;
-    memset(out, 0, msize);
+    detfeed_mask_type type = detfeed__mask_type(n);
+    memset(out, 0, msize * (size_t)type);
     if (n == 0)
         return DETFEED_OK;
-    if (n > 255)
-        return DETFEED_ELIMIT;
     if (in->npt == 0)
         return DETFEED_EINVAL;
     uint8_t *full = malloc((size_t)w * h), *ms = malloc(msize * (size_t)n);
@@ -375,14 +405,14 @@ int detfeed__masks_overlap(const detfeed__inst *in, int w, int h, int ratio,
         neg[i] = 0 - area; /* -areas on an unsigned array wraps */
     }
     if (rc == DETFEED_OK) {
+        bool sum = ultralytics < 804;
         detfeed__argsort_u64(neg, n, order);
         for (int k = 0; k < n; k++) {
             const uint8_t *m = ms + msize * (size_t)order[k];
-            uint8_t v = (uint8_t)(k + 1);
-            for (size_t p = 0; p < msize; p++) {
-                uint8_t s = (uint8_t)(out[p] + m[p] * v); /* uint8 wraps */
-                out[p] = s < v ? s : v;
-            }
+            if (type == DETFEED_MASK_I32)
+                paint_i32(out, m, msize, k + 1, sum);
+            else
+                paint_u8(out, m, msize, k + 1, sum);
         }
     }
     free(full);
@@ -392,20 +422,21 @@ int detfeed__masks_overlap(const detfeed__inst *in, int w, int h, int ratio,
     return rc;
 }
 
-int detfeed__format_masks(detfeed__inst *in, int w, int h, uint8_t *mask)
+int detfeed__format_masks(detfeed__inst *in, int w, int h, int ultralytics, void *mask)
 {
     enum { RATIO = 4 };
-    size_t msize = (size_t)(w / RATIO) * (size_t)(h / RATIO);
+    size_t bytes =
+        (size_t)(w / RATIO) * (size_t)(h / RATIO) * (size_t)detfeed__mask_type(in->n);
     if (in->n == 0 || in->npt == 0) {
         if (mask)
-            memset(mask, 0, msize);
+            memset(mask, 0, bytes);
         return DETFEED_OK;
     }
-    uint8_t *m = mask ? mask : malloc(msize);
+    void *m = mask ? mask : malloc(bytes);
     int *order = malloc((size_t)in->n * sizeof *order);
     int rc = m && order ? DETFEED_OK : DETFEED_ENOMEM;
     if (rc == DETFEED_OK)
-        rc = detfeed__masks_overlap(in, w, h, RATIO, m, order);
+        rc = detfeed__masks_overlap(in, w, h, RATIO, ultralytics, m, order);
     if (rc == DETFEED_OK)
         rc = detfeed__inst_permute(in, order);
     if (m != mask)

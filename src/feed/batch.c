@@ -19,6 +19,9 @@ typedef struct sample_rec {
     int ori_h, ori_w, res_h, res_w;
     int n, cap;
     float *cls, *box, *kpt;
+    detfeed_mask_type mask_type; /* segment datasets: its mask's element type */
+    int32_t *wide;               /* its int32 mask (more than 255 instances) */
+    size_t wide_cap;             /* elements allocated at wide */
 } sample_rec;
 
 struct detfeed_batch {
@@ -35,6 +38,11 @@ struct detfeed_batch {
     detfeed__cuda_route *route;
     int slot;
     uint8_t *masks; /* segment datasets: B x (h / 4) x (w / 4) overlap masks */
+    /* The batch's masks as int32 when a sample's is (built when the
+     * consumer takes it), and which of the two the batch has. */
+    int32_t *wide_masks;
+    size_t wide_cap;
+    detfeed_mask_type mask_type;
     sample_rec *s;
     const detfeed_dataset *ds;
     /* the consumer's arrays, built by detfeed_loader_next */
@@ -132,6 +140,29 @@ static int augment_or_skip(detfeed_loader *l, detfeed__scratch *sc, uint64_t seq
     }
 }
 
+/* Format's overlap mask of the sample at `pos`: 8-bit into the slot's
+ * masks; int32 (more than 255 instances) into the sample's own buffer,
+ * which the slot's 8-bit masks cannot hold (assemble_masks gathers it). */
+static int pack_masks(const detfeed_loader *l, detfeed_batch *bt, detfeed__inst *inst,
+                      int pos, int w, int h)
+{
+    sample_rec *r = &bt->s[pos];
+    size_t size = (size_t)(w / 4) * (size_t)(h / 4);
+    r->mask_type = detfeed__mask_type(inst->n);
+    void *dst = bt->masks + (size_t)pos * size;
+    if (r->mask_type == DETFEED_MASK_I32) {
+        if (size > r->wide_cap) {
+            int32_t *g = realloc(r->wide, size * sizeof *g);
+            if (g == NULL)
+                return DETFEED_ENOMEM;
+            r->wide = g;
+            r->wide_cap = size;
+        }
+        dst = r->wide;
+    }
+    return detfeed__format_masks(inst, w, h, l->aug.stack.ultralytics, dst);
+}
+
 /* CUDA output: bytes of a slot's colour parameters, which come first. */
 static size_t param_bytes(const detfeed_loader *l)
 {
@@ -184,9 +215,7 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
     detfeed__stage_add(sc, DETFEED_STAGE_CONVERT, &t0);
     sample_rec *r = &bt->s[pos];
     if (rc == DETFEED_OK && bt->masks) /* Format: masks, instances in their order */
-        rc = detfeed__format_masks(&sc->inst, w, h,
-                                   bt->masks +
-                                       (size_t)pos * (size_t)(w / 4) * (size_t)(h / 4));
+        rc = pack_masks(l, bt, &sc->inst, pos, w, h);
     if (rc == DETFEED_OK)
         rc = record_labels(r, &s, &l->aug.stack, nkpt);
     detfeed__stage_add(sc, DETFEED_STAGE_PACK, &t0);
@@ -216,6 +245,7 @@ static void free_slot(detfeed_batch *bt, int batch)
         free(bt->s[i].cls);
         free(bt->s[i].box);
         free(bt->s[i].kpt);
+        free(bt->s[i].wide);
     }
     free(bt->s);
     if (bt->pinned)
@@ -223,6 +253,7 @@ static void free_slot(detfeed_batch *bt, int batch)
     else
         free(bt->images);
     free(bt->masks);
+    free(bt->wide_masks);
     free(bt->cls);
     free(bt->box);
     free(bt->idx);
@@ -447,6 +478,37 @@ static int assemble(detfeed_batch *bt)
     return DETFEED_OK;
 }
 
+/* The batch's masks are int32 when any sample's is, as torch.cat promotes
+ * them in Ultralytics' collate_fn: the 8-bit ones widened, the int32 ones
+ * copied. Batches without such a sample keep the slot's 8-bit masks. */
+static int assemble_masks(detfeed_batch *bt)
+{
+    bt->mask_type = bt->masks ? DETFEED_MASK_U8 : DETFEED_MASK_NONE;
+    for (int i = 0; bt->masks && i < bt->n; i++)
+        if (bt->s[i].mask_type == DETFEED_MASK_I32)
+            bt->mask_type = DETFEED_MASK_I32;
+    if (bt->mask_type != DETFEED_MASK_I32)
+        return DETFEED_OK;
+    size_t size = (size_t)(bt->h / 4) * (size_t)(bt->w / 4), total = size * bt->n;
+    if (total > bt->wide_cap) {
+        int32_t *g = realloc(bt->wide_masks, total * sizeof *g);
+        if (g == NULL)
+            return DETFEED_ENOMEM;
+        bt->wide_masks = g;
+        bt->wide_cap = total;
+    }
+    for (int i = 0; i < bt->n; i++) {
+        int32_t *dst = bt->wide_masks + (size_t)i * size;
+        const uint8_t *narrow = bt->masks + (size_t)i * size;
+        if (bt->s[i].mask_type == DETFEED_MASK_I32)
+            memcpy(dst, bt->s[i].wide, size * sizeof *dst);
+        else
+            for (size_t p = 0; p < size; p++)
+                dst[p] = narrow[p];
+    }
+    return DETFEED_OK;
+}
+
 int detfeed_loader_next(detfeed_loader *l, const detfeed_batch **out)
 {
     return detfeed_loader_next_timed(l, out, -1);
@@ -485,9 +547,10 @@ int detfeed_loader_next_timed(detfeed_loader *l, const detfeed_batch **out,
     bt->image_bytes =
         (size_t)count * 3 * (size_t)bt->h * bt->w * detfeed_dtype_size(l->dtype);
     detfeed_dataset_kpt_shape(l->ds, &bt->nkpt, NULL);
-    if (assemble(bt) != DETFEED_OK) {
+    if (assemble(bt) != DETFEED_OK || assemble_masks(bt) != DETFEED_OK) {
         detfeed__ring_release(b->ring, slot);
-        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory for labels");
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM,
+                             "out of memory for labels or masks");
     }
     if (l->eff_output == DETFEED_OUTPUT_CUDA) {
         size_t bytes = param_bytes(l) + (size_t)count * bt->h * bt->w * 3;
@@ -650,13 +713,26 @@ void detfeed_batch_shapes(const detfeed_batch *b, int i, int ori_hw[2],
     }
 }
 
-const uint8_t *detfeed_batch_masks(const detfeed_batch *b, int *height, int *width)
+const void *detfeed_batch_mask_data(const detfeed_batch *b, int *height, int *width,
+                                    detfeed_mask_type *type)
 {
     if (height)
         *height = b->masks ? b->h / 4 : 0;
     if (width)
         *width = b->masks ? b->w / 4 : 0;
-    return b->masks;
+    if (type)
+        *type = b->mask_type;
+    return b->mask_type == DETFEED_MASK_I32 ? (const void *)b->wide_masks : b->masks;
+}
+
+const uint8_t *detfeed_batch_masks(const detfeed_batch *b, int *height, int *width)
+{
+    bool narrow = b->mask_type != DETFEED_MASK_I32;
+    if (height)
+        *height = narrow && b->masks ? b->h / 4 : 0;
+    if (width)
+        *width = narrow && b->masks ? b->w / 4 : 0;
+    return narrow ? b->masks : NULL;
 }
 
 double detfeed_loader_stage_seconds(const detfeed_loader *l, detfeed_stage stage)

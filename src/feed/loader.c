@@ -694,16 +694,26 @@ int detfeed_loader_sample_size(const detfeed_loader *l, uint64_t index, int *wid
     return DETFEED_OK;
 }
 
-/* Segment datasets: Format's overlap mask (into `mask`, or not kept when
- * NULL) and the instances in its area order, as Ultralytics returns them. */
-static int segment_order(detfeed_loader *l, const detfeed__sample *s, uint8_t *mask)
+/* Segment datasets: Format's overlap mask (into `mask` of `bytes`, or not
+ * kept when NULL; its element type to *type) and the instances in its area
+ * order, as Ultralytics returns them. */
+static int segment_order(detfeed_loader *l, const detfeed__sample *s, void *mask,
+                         size_t bytes, detfeed_mask_type *type)
 {
     if (detfeed_dataset_task(l->ds) != DETFEED_TASK_SEGMENT)
         return DETFEED_OK;
-    int rc = detfeed__format_masks(&l->scratch.inst, s->img->w, s->img->h, mask);
-    if (rc == DETFEED_ELIMIT)
-        return detfeed__fail(&l->msg, rc, "%d instances: masks hold at most 255",
-                             s->inst->n);
+    *type = detfeed__mask_type(s->inst->n);
+    size_t need = (size_t)(s->img->w / 4) * (size_t)(s->img->h / 4) * (size_t)*type;
+    if (mask && bytes < need)
+        return detfeed__fail(&l->msg, DETFEED_ELIMIT,
+                             "%d instances: the mask is %s, %zu bytes (%zu given)",
+                             s->inst->n,
+                             *type == DETFEED_MASK_I32
+                                 ? "int32 past 255 (detfeed_loader_sample_mask_data)"
+                                 : "8-bit",
+                             need, bytes);
+    int rc = detfeed__format_masks(&l->scratch.inst, s->img->w, s->img->h,
+                                   l->aug.stack.ultralytics, mask);
     return rc == DETFEED_OK ? rc : detfeed__fail(&l->msg, rc, "out of memory");
 }
 
@@ -776,7 +786,8 @@ int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
     int rc = augment_alone(l, epoch, index, w, h, &s);
     if (rc != DETFEED_OK)
         return rc;
-    rc = segment_order(l, &s, NULL);
+    detfeed_mask_type type = DETFEED_MASK_NONE;
+    rc = segment_order(l, &s, NULL, 0, &type);
     if (rc != DETFEED_OK)
         return rc;
     *count = s.inst->n;
@@ -788,8 +799,9 @@ int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
     return DETFEED_OK;
 }
 
-int detfeed_loader_sample_masks(detfeed_loader *l, uint32_t epoch, uint64_t index,
-                                uint8_t *mask, int *mask_width, int *mask_height)
+int detfeed_loader_sample_mask_data(detfeed_loader *l, uint32_t epoch, uint64_t index,
+                                    void *mask, size_t bytes, int *mask_width,
+                                    int *mask_height, detfeed_mask_type *type)
 {
     if (l == NULL || mask == NULL)
         return DETFEED_EINVAL;
@@ -801,18 +813,32 @@ int detfeed_loader_sample_masks(detfeed_loader *l, uint32_t epoch, uint64_t inde
         return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
                              "masks need a segment dataset (polygon labels)");
     detfeed__sample s;
+    detfeed_mask_type t = DETFEED_MASK_NONE;
     int w, h;
     l->samples_made = true;
     detfeed_loader_sample_size(l, index, &w, &h);
     int rc = augment_alone(l, epoch, index, w, h, &s);
     if (rc != DETFEED_OK)
         return rc;
-    rc = segment_order(l, &s, mask);
+    rc = segment_order(l, &s, mask, bytes, &t);
     if (rc == DETFEED_OK && mask_width)
         *mask_width = w / 4;
     if (rc == DETFEED_OK && mask_height)
         *mask_height = h / 4;
+    if (rc == DETFEED_OK && type)
+        *type = t;
     return rc;
+}
+
+int detfeed_loader_sample_masks(detfeed_loader *l, uint32_t epoch, uint64_t index,
+                                uint8_t *mask, int *mask_width, int *mask_height)
+{
+    int w, h, rc = detfeed_loader_sample_size(l, index, &w, &h);
+    if (rc != DETFEED_OK)
+        return rc; /* the statuses detfeed_loader_sample_mask_data gives */
+    return detfeed_loader_sample_mask_data(l, epoch, index, mask,
+                                           (size_t)(w / 4) * (size_t)(h / 4),
+                                           mask_width, mask_height, NULL);
 }
 
 /* One recipe's fields as JSON members (no braces). */

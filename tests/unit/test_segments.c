@@ -163,15 +163,91 @@ static void test_overlap_order(void)
     }
     uint8_t mask[(S / 4) * (S / 4)];
     int order[3];
-    CHECK_INT(detfeed__masks_overlap(&in, S, S, 4, mask, order), DETFEED_OK);
+    CHECK_INT(detfeed__masks_overlap(&in, S, S, 4, 804, mask, order), DETFEED_OK);
     /* The single point (30, 30) fills one pixel, which the resize to a
      * quarter averages away: an empty mask. */
     CHECK(order[0] == 1 && order[1] == 0 && order[2] == 2);
     CHECK_INT(mask[0], 0);         /* outside everything */
     CHECK_INT(mask[1 * 8 + 1], 2); /* the big square: value 2 */
     CHECK_INT(mask[3 * 8 + 3], 3); /* the small one on top */
-    CHECK_INT(detfeed__format_masks(&in, S, S, NULL), DETFEED_OK);
+    CHECK_INT(detfeed__format_masks(&in, S, S, 804, NULL), DETFEED_OK);
     CHECK(in.cls[0] == 11 && in.cls[1] == 10 && in.cls[2] == 12);
+    detfeed__inst_free(&in);
+}
+
+/* Instances with n polygons of 4 points (zero boxes), for the masks. */
+static void make_inst(detfeed__inst *in, int n, const float *pts)
+{
+    CHECK_INT(detfeed__inst_reserve(in, n, 0), DETFEED_OK);
+    CHECK_INT(detfeed__inst_reserve_seg(in, n, 4), DETFEED_OK);
+    in->n = n;
+    memcpy(in->seg, pts, (size_t)n * 8 * sizeof *pts);
+    for (int i = 0; i < n; i++) {
+        in->cls[i] = (float)i;
+        memset(in->box + 4 * i, 0, 4 * sizeof(float));
+    }
+}
+
+/* More than 255 instances: an int32 mask (np.int32 in Ultralytics), each
+ * 4 x 4 square one mask pixel valued by its place in the order. */
+static void test_overlap_wide(void)
+{
+    enum { N = 300, W = 160, H = 120, MW = W / 4 };
+    static float pts[N * 8];
+    for (int i = 0; i < N; i++) {
+        float x = (float)(8 * (i % 20)), y = (float)(8 * (i / 20));
+        const float sq[8] = {x, y, x + 3, y, x + 3, y + 3, x, y + 3};
+        memcpy(pts + 8 * i, sq, sizeof sq);
+    }
+    detfeed__inst in = {0};
+    make_inst(&in, N, pts);
+    CHECK_INT(detfeed__mask_type(N), DETFEED_MASK_I32);
+    CHECK_INT(detfeed__mask_type(255), DETFEED_MASK_U8);
+    static int32_t mask[MW * (H / 4)];
+    int order[N], place[N], bad = 0, set = 0;
+    CHECK_INT(detfeed__masks_overlap(&in, W, H, 4, 804, mask, order), DETFEED_OK);
+    for (int k = 0; k < N; k++)
+        place[order[k]] = k;
+    for (int i = 0; i < N; i++)
+        bad += mask[(i / 20) * 2 * MW + (i % 20) * 2] != place[i] + 1;
+    for (int p = 0; p < MW * (H / 4); p++)
+        set += mask[p] != 0;
+    CHECK_INT(bad, 0);
+    CHECK_INT(set, N);
+    detfeed__inst_free(&in);
+}
+
+/* 200 rectangles sharing a corner, each 4 pixels wider or taller than the
+ * one before: the corner pixel is under all of them. Ultralytics 8.4 paints
+ * with a running max (the corner gets 200); 8.3's uint8 sum wraps. */
+static void test_overlap_running_max(void)
+{
+    enum { N = 200, S = 408 };
+    static float pts[N * 8];
+    for (int k = 0; k < N; k++) {
+        float w = (float)(4 * (1 + (k + 1) / 2)) - 1, h = (float)(4 * (1 + k / 2)) - 1;
+        const float r[8] = {0, 0, w, 0, w, h, 0, h};
+        memcpy(pts + 8 * k, r, sizeof r);
+    }
+    detfeed__inst in = {0};
+    make_inst(&in, N, pts);
+    static uint8_t mask[(S / 4) * (S / 4)];
+    int order[N], want83 = 0;
+    for (int v = 1; v <= N; v++) { /* clip(masks + v, 0, v) in uint8 */
+        int s = (want83 + v) & 255;
+        want83 = s < v ? s : v;
+    }
+    CHECK_INT(detfeed__masks_overlap(&in, S, S, 4, 804, mask, order), DETFEED_OK);
+    CHECK_INT(mask[0], N);
+    bool descending = true; /* fewer rectangles cover the pixels further out */
+    for (int d = 1; d < S / 4; d++)
+        descending =
+            descending && mask[d * (S / 4) + d] <= mask[(d - 1) * (S / 4) + d - 1];
+    CHECK(descending);
+    CHECK_INT(order[0], N - 1); /* the largest first */
+    CHECK_INT(detfeed__masks_overlap(&in, S, S, 4, 803, mask, order), DETFEED_OK);
+    CHECK_INT(mask[0], want83);
+    CHECK(want83 != N);
     detfeed__inst_free(&in);
 }
 
@@ -202,6 +278,8 @@ int main(void)
     test_fill_hand();
     test_fill_reference();
     test_overlap_order();
+    test_overlap_wide();
+    test_overlap_running_max();
     test_argsort();
     return tu_finish("test_segments");
 }
