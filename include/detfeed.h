@@ -583,12 +583,9 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  * \x1c, \x1d, \x1e, U+0085, U+2028, U+2029), and label values at what
  * str.split() takes for whitespace; a UTF-8 byte order mark is accepted.
  *
- * Segment datasets: an image with more than 255 polygons (after the
- * classes filter) is skipped as corrupt, with the reason, when indexing.
- * Its overlap mask (Ultralytics' Format, detfeed_batch_masks) is 8-bit;
- * Ultralytics switches it to int32 there, which detfeed does not support.
- * (A mosaic of images with fewer can still exceed 255 instances: that
- * sample's mask step fails with DETFEED_ELIMIT.)
+ * Segment datasets: an image may have any number of polygons. A sample
+ * with more than 255 instances (one such image, or a mosaic of images with
+ * fewer) gets an int32 overlap mask, as in Ultralytics (detfeed_mask_type).
  *
  * Under DETFEED_POLICY_SKIP (default) each bad image, label file or YAML
  * entry is skipped and counted with its reason; under DETFEED_POLICY_FAIL

@@ -838,36 +838,6 @@ static int apply_classes(detfeed_dataset *ds, const char *source)
     return problem(ds, source, 0, note, true);
 }
 
-/* Segment images with more instances than an 8-bit overlap mask numbers
- * (Format's masks; Ultralytics switches them to int32 there) are skipped,
- * each with its reason, before they reach an epoch. */
-static int drop_dense(detfeed_dataset *ds)
-{
-    int rc = DETFEED_OK;
-    size_t kept = 0;
-    for (size_t i = 0; i < ds->n; i++) {
-        detfeed__image *im = &ds->images[i];
-        if (rc != DETFEED_OK || ds->task != DETFEED_TASK_SEGMENT ||
-            im->labels.n <= DETFEED__MAX_MASK_INSTANCES) {
-            ds->images[kept++] = *im;
-            continue;
-        }
-        char reason[200], *label = detfeed__label_path(im->path);
-        snprintf(reason, sizeof reason,
-                 "%d polygons: more than the %d instances an 8-bit overlap mask "
-                 "numbers; image skipped",
-                 im->labels.n, DETFEED__MAX_MASK_INSTANCES);
-        rc = label ? problem(ds, label, 0, reason, false)
-                   : detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
-        free(label);
-        ds->stats[DETFEED_STAT_CORRUPT]++;
-        detfeed__labels_free(&im->labels);
-        free(im->path);
-    }
-    ds->n = kept;
-    return rc;
-}
-
 /* The classes asked for against the dataset's (when known). */
 static int check_classes(detfeed_dataset *ds, const char *source)
 {
@@ -976,8 +946,6 @@ static int build_index(detfeed_dataset *ds, detfeed__strlist *paths, const char 
         rc = settle_task(ds, source);
     if (rc == DETFEED_OK)
         rc = apply_classes(ds, source);
-    if (rc == DETFEED_OK)
-        rc = drop_dense(ds);
     count(ds);
     if (rc == DETFEED_OK && ds->n == 0 && ds->nproblems == 0)
         rc = detfeed__fail(&ds->msg, DETFEED_EFORMAT,

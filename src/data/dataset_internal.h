@@ -26,9 +26,6 @@ typedef struct detfeed__problem {
 
 #define DETFEED__NSTATS 15
 
-/* The most instances of a segment image: its overlap mask is 8-bit. */
-#define DETFEED__MAX_MASK_INSTANCES 255
-
 /* Ultralytics' fraction: a count (count > 0; 1 is all) or a ratio. */
 typedef struct detfeed__fraction {
     int64_t count; /* 0: the ratio applies */
