@@ -12,6 +12,8 @@ _BUNDLED = ("libturbojpeg.so.0", "libspng.so.0")
 # Status codes and detfeed_loader_next's other results (detfeed.h).
 EINVAL, EBADSTATE = -1, -9
 NEXT_END, NEXT_TIMEOUT = 1, 2
+# detfeed_mask_type: a mask's element type (its value is the element size).
+MASK_U8, MASK_I32 = 1, 4
 
 
 class DetfeedError(RuntimeError):
@@ -111,7 +113,7 @@ _SIGNATURES = {
     "detfeed_batch_bboxes": (_p, [_p]),
     "detfeed_batch_batch_idx": (_p, [_p]),
     "detfeed_batch_keypoints": (_p, [_p]),
-    "detfeed_batch_masks": (_p, [_p, _pi, _pi]),
+    "detfeed_batch_mask_data": (_p, [_p, _pi, _pi, _pi]),
     "detfeed_batch_im_file": (_s, [_p, _i]),
     "detfeed_batch_shapes": (None, [_p, _i, _pi, _pi]),
 }

@@ -10,7 +10,7 @@ import weakref
 import numpy as np
 
 from . import stack as _stack_mod
-from ._lib import EBADSTATE, NEXT_END, NEXT_TIMEOUT, DetfeedError, lib
+from ._lib import EBADSTATE, MASK_I32, NEXT_END, NEXT_TIMEOUT, DetfeedError, lib
 
 try:  # PyTorch is optional: without it batches are NumPy arrays
     import torch
@@ -317,7 +317,9 @@ class Loader:
     (B x 3 x H x W, RGB), cls (N x 1), bboxes (N x 4, normalized xywh),
     batch_idx (N), im_file, ori_shape, resized_shape, and keypoints
     (N x K x 3, also for kpt_shape [K, 2] datasets, as Ultralytics carries
-    them) or masks (B x H/4 x W/4) where the task has them. img is not
+    them) or masks (B x H/4 x W/4; uint8, or int32 when an image of the
+    batch has more than 255 instances, as Ultralytics' collate_fn gives
+    them) where the task has them. img is not
     a copy: it is the loader's buffer, valid until the next batch is taken
     (clone it to keep it). On CUDA it is ordered before the work later queued
     on the stream that was current when the batch was taken. Epochs count
@@ -649,10 +651,12 @@ class Loader:
         if self.dataset.kpt_shape:  # x, y, visibility: K x 3 whatever the YAML's ndim
             out["keypoints"] = self._floats(lib.detfeed_batch_keypoints(b),
                                             (k, self.dataset.kpt_shape[0], 3))
-        mh, mw = ctypes.c_int(), ctypes.c_int()
-        masks = lib.detfeed_batch_masks(b, ctypes.byref(mh), ctypes.byref(mw))
-        if masks:
-            out["masks"] = self._array(masks, (n, mh.value, mw.value), np.uint8)
+        mh, mw, mt = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        masks = lib.detfeed_batch_mask_data(b, ctypes.byref(mh), ctypes.byref(mw),
+                                            ctypes.byref(mt))
+        if masks:  # int32 when a sample has more than 255 instances, as in Ultralytics
+            out["masks"] = self._array(masks, (n, mh.value, mw.value),
+                                       np.int32 if mt.value == MASK_I32 else np.uint8)
         out["im_file"] = tuple(lib.detfeed_batch_im_file(b, i).decode() for i in range(n))
         ori, res = (ctypes.c_int * 2)(), (ctypes.c_int * 2)()
         shapes = []

@@ -57,9 +57,22 @@ def test_each_task_trains_with_its_own_batches(fits, task):
             assert b["keypoints"][1:] == [17, 3]
         if task == "segment":
             assert b["masks"] == [4, 16, 16]
+            assert b["masks_dtype"] == ("torch.int32" if b["most_instances"] > 255
+                                        else "torch.uint8")
     assert fits[task]["loader"]["type"] == "Loader"
     assert fits[task]["dataset_files"] == fits[task]["ultralytics"]["files"]
     assert fits[task]["dataset_cls"] == fits[task]["ultralytics"]["cls"]
+
+
+def test_an_image_of_300_polygons_trains_with_int32_masks(fits):
+    batches = trained(fits["segment_dense"])
+    for b in batches:  # Ultralytics' types: np.int32 past 255 instances, torch.cat promotes
+        assert b["masks_dtype"] == ("torch.int32" if b["most_instances"] > 255
+                                    else "torch.uint8")
+    assert any(b["most_instances"] > 255 for b in batches)
+    fit = fits["segment_dense"]
+    assert fit["dataset_files"] == fit["ultralytics"]["files"]  # none skipped
+    assert fit["dataset_instances"] == fit["ultralytics"]["instances"]
 
 
 def test_a_detection_model_on_segment_data_gets_no_masks(fits):

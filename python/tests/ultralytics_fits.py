@@ -110,6 +110,9 @@ def record_batches(rec):
                 b["keypoints"] = list(out["keypoints"].shape)
             if "masks" in out:
                 b["masks"] = list(out["masks"].shape)
+                b["masks_dtype"] = str(out["masks"].dtype)
+                b["most_instances"] = int(torch.bincount(out["batch_idx"].long()).max()) \
+                    if len(out["batch_idx"]) else 0
             b["equals_ultralytics_floats"] = bool(same)
             rec["batches"].append(b)
             ni = len(rec["batches"]) - 1
@@ -144,7 +147,7 @@ def ultralytics_dataset(task, args):
             "instances": sum(len(lb["cls"]) for lb in ds.labels)}
 
 
-def fit(name, task, epochs=1, plots=False, **args):
+def fit(name, task, epochs=1, plots=False, imgsz=64, **args):
     plots = plots and POLARS  # without polars Ultralytics cannot finish its plots
     rec = {"task": task, "args": {k: repr(v) for k, v in args.items()}, "batches": [],
            "trained": []}
@@ -154,7 +157,7 @@ def fit(name, task, epochs=1, plots=False, **args):
     model.add_callback("on_train_epoch_end", epoch_end)
     t = time.time()
     try:
-        model.train(data=DATAS[task], epochs=epochs, imgsz=64, batch=4, device=DEVICE,
+        model.train(data=DATAS[task], epochs=epochs, imgsz=imgsz, batch=4, device=DEVICE,
                     trainer=du.trainer(color=COLOR), exist_ok=True, name=name, plots=plots, val=False,
                     verbose=False, **args)
     except Exception as e:  # refused arguments: the message is the result
@@ -192,6 +195,8 @@ FITS = {
     "workers": dict(task="detect", workers=3),
     "multi_scale": dict(task="detect", epochs=3, multi_scale=0.5),
     "detect_on_segment_data": dict(task="detect", data_override="coco8-seg.yaml"),
+    # an image of 300 polygons: int32 masks, as Ultralytics' own loader gives them
+    "segment_dense": dict(task="segment", data_override="dense-seg", imgsz=320, mosaic=0.0),
     # refused before training, each with a message naming it
     "copy_paste": dict(task="segment", copy_paste=0.5),
     "cutmix": dict(task="detect", cutmix=0.5),
@@ -202,12 +207,44 @@ FITS = {
     "obb": dict(task="obb"),
 }
 
+def dense_dataset():
+    """coco8-seg's training images with generated labels: the first of 300
+    small polygons (a 20 x 15 grid), the others of 40; returns its YAML."""
+    import math
+    import random
+    top = os.path.join(DATASETS, "dense-seg")
+    src = os.path.join(DATASETS, "coco8-seg", "images", "train")
+    rnd = random.Random(3)
+    for d in ("images", "labels"):
+        os.makedirs(os.path.join(top, d, "train"), exist_ok=True)
+    for k, name in enumerate(sorted(os.listdir(src))[:4]):
+        shutil.copy(os.path.join(src, name), os.path.join(top, "images", "train", name))
+        cols, rows = (20, 15) if k == 0 else (8, 5)
+        with open(os.path.join(top, "labels", "train", os.path.splitext(name)[0] + ".txt"),
+                  "w") as f:
+            for j in range(rows):
+                for i in range(cols):
+                    m, pts = rnd.randint(5, 8), []
+                    for q in range(m):
+                        a, r = 2 * math.pi * (q + rnd.uniform(0, 0.8)) / m, rnd.uniform(0.2, 0.45)
+                        pts += [(i + 0.5 + r * math.cos(a)) / cols,
+                                (j + 0.5 + r * math.sin(a)) / rows]
+                    f.write("%d %s\n" % ((i + j) % 3, " ".join("%.6f" % v for v in pts)))
+    yaml = os.path.join(top, "dense-seg.yaml")
+    with open(yaml, "w") as f:
+        f.write("path: %s\ntrain: images/train\nval: images/train\nnames:\n  0: a\n  1: b\n"
+                "  2: c\n" % top)
+    return yaml
+
+
 results = {}
 for name, spec in FITS.items():
     if ONLY and name not in ONLY:
         continue
     spec = dict(spec)
     data = spec.pop("data_override", None)
+    if data == "dense-seg":
+        data = dense_dataset()
     task = spec.pop("task")
     saved = DATAS[task]
     if data:
