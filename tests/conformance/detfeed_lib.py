@@ -26,7 +26,7 @@ _SIGNATURES = {
     "detfeed_loader_dataset": (_p, [_p]),
     "detfeed_loader_sample_size": (_i, [_p, _u64, _pi, _pi]),
     "detfeed_loader_sample": (_i, [_p, _u32, _u64, _p, _i, _pi, _p, _p, _p]),
-    "detfeed_loader_sample_masks": (_i, [_p, _u32, _u64, _p, _pi, _pi]),
+    "detfeed_loader_sample_mask_data": (_i, [_p, _u32, _u64, _p, _sz, _pi, _pi, _pi]),
     "detfeed_loader_recipe_json": (_i, [_p, _u32, _u64, _p, _sz]),
     "detfeed_loader_batch_count": (_sz, [_p]),
     "detfeed_loader_start": (_i, [_p, _u32]),
@@ -43,7 +43,7 @@ _SIGNATURES = {
     "detfeed_batch_bboxes": (_p, [_p]),
     "detfeed_batch_batch_idx": (_p, [_p]),
     "detfeed_batch_keypoints": (_p, [_p]),
-    "detfeed_batch_masks": (_p, [_p, _pi, _pi]),
+    "detfeed_batch_mask_data": (_p, [_p, _pi, _pi, _pi]),
     "detfeed_batch_im_file": (_s, [_p, _i]),
     "detfeed_batch_shapes": (None, [_p, _i, _pi, _pi]),
     "detfeed_loader_set": (_i, [_p, _s, _s]),
@@ -51,6 +51,8 @@ _SIGNATURES = {
 }
 
 TASKS = {0: "detect", 1: "segment", 2: "pose"}
+# detfeed_mask_type (its value is the element size) as NumPy dtypes.
+MASK_DTYPES = {1: np.uint8, 4: np.int32}
 
 
 class DetfeedCallError(RuntimeError):
@@ -163,13 +165,17 @@ class Loader:
         return out
 
     def sample_masks(self, epoch, index):
+        """The sample's overlap mask, uint8 or (more than 255 instances) int32."""
         h, w = self.sample_size(index)
-        mask = np.empty((h // 4, w // 4), np.uint8)
-        mw, mh = ctypes.c_int(), ctypes.c_int()
-        self._check(self.lib.detfeed_loader_sample_masks(
-            self.h, epoch, index, mask.ctypes.data, ctypes.byref(mw), ctypes.byref(mh)),
+        buf = np.empty((h // 4) * (w // 4) * 4, np.uint8)  # room for either type
+        mw, mh, mt = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        self._check(self.lib.detfeed_loader_sample_mask_data(
+            self.h, epoch, index, buf.ctypes.data, buf.nbytes, ctypes.byref(mw),
+            ctypes.byref(mh), ctypes.byref(mt)),
             "sample_masks (epoch %d, index %d)" % (epoch, index))
-        return mask
+        n = mh.value * mw.value
+        return np.frombuffer(buf, MASK_DTYPES[mt.value], count=n).reshape(
+            mh.value, mw.value).copy()
 
     def recipe(self, epoch, index):
         buf = ctypes.create_string_buffer(8192)
@@ -220,11 +226,12 @@ class Loader:
             nk = self.kpt[0] * 3
             out["keypoints"] = self._copy(lib.detfeed_batch_keypoints(b), k * nk,
                                           np.float32).reshape((k,) + self.kpt)
-        mh, mw = ctypes.c_int(), ctypes.c_int()
-        mp = lib.detfeed_batch_masks(b, ctypes.byref(mh), ctypes.byref(mw))
+        mh, mw, mt = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        mp = lib.detfeed_batch_mask_data(b, ctypes.byref(mh), ctypes.byref(mw),
+                                         ctypes.byref(mt))
         if mp:
             out["masks"] = self._copy(mp, n * mh.value * mw.value,
-                                      np.uint8).reshape(n, mh.value, mw.value)
+                                      MASK_DTYPES[mt.value]).reshape(n, mh.value, mw.value)
         out["im_file"] = tuple(lib.detfeed_batch_im_file(b, i).decode() for i in range(n))
         ori, res = (ctypes.c_int * 2)(), (ctypes.c_int * 2)()
         oris, ress = [], []
