@@ -1197,9 +1197,11 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_CLASSES = 24,    /* by text or detfeed_loader_set_classes;
                                        default all classes */
     /* The image caches (see "Caches" below): */
-    DETFEED_LOADER_CACHE = 60,      /* detfeed_cache_mode; default RAM */
-    DETFEED_LOADER_CACHE_PATH = 61, /* text: the disk cache's file (default:
-                                       beside the labels) */
+    DETFEED_LOADER_CACHE = 60,         /* detfeed_cache_mode; default RAM */
+    DETFEED_LOADER_CACHE_PATH = 61,    /* text: the disk cache's file (default:
+                                          beside the labels) */
+    DETFEED_LOADER_VERIFY_RECORD = 62, /* text: "auto" (default), "none" or a
+                                          file (see "Verification record") */
     /* Where mosaic and mixup partners come from (see "Partners" below): */
     DETFEED_LOADER_PARTNER_WINDOW = 40, /* int >= 0: 0 uniform (default), W a window */
     /* Image limits (detfeed_codec_limit), which the loader's dataset applies
@@ -1330,6 +1332,8 @@ DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_para
  * opencv "4", "4-debian", "5.0", "5.1"; opencv_cpu "auto", "sse", "avx2", "avx512";
  * cache_bytes a byte count or "ram" (DETFEED_CACHE_BYTES_RAM);
  * cache "none", "ram", "disk"; cache_path a file ("": the default);
+ * verify_record "auto", "none" or a file path (one with a '/', such as
+ * "./verified"; anything else is refused);
  * fraction an integer count ("4"; "1": all) or a ratio with a point or an
  * exponent ("0.5", "1.0"); classes ids separated by commas ("0,2,5"; spaces
  * allowed; "": all classes); single_cls "0", "1"; max_width, max_height,
@@ -1374,7 +1378,9 @@ DETFEED_API int detfeed_loader_set_cache_path(detfeed_loader *loader, const char
  * reason (under DETFEED_POLICY_FAIL it fails the open, naming the file).
  * So no sample is replaced at batch time unless a file changes after
  * opening. Without a RAM cache this costs one decode per image when
- * opening (what check costs).
+ * opening (what check costs), the first time: the verdicts are kept in the
+ * verification record (below), and a later open decodes only the images
+ * that changed, were added, or all when the limits changed.
  */
 DETFEED_API int detfeed_loader_open(detfeed_loader *loader, const char *data);
 
@@ -1395,6 +1401,96 @@ DETFEED_API const detfeed_cache *detfeed_loader_cache(const detfeed_loader *load
  * are produced. */
 DETFEED_API const detfeed_disk_cache *
 detfeed_loader_disk_cache(const detfeed_loader *loader);
+
+/*
+ * Verification record (DETFEED_LOADER_VERIFY_RECORD, or
+ * detfeed_loader_set_verify_record). The verdicts of the check
+ * detfeed_loader_open makes by decoding (which images failed, and each
+ * one's message) are kept in a small file, as Ultralytics keeps its
+ * labels.cache, so that the next open of the same images reuses them
+ * instead of decoding every image again:
+ *   auto  (the default) the file beside the label folder of the dataset's
+ *         first image, where the disk cache goes: images in
+ *         coco/images/train2017 give coco/labels/train2017.detfeed-verified.
+ *         When that folder cannot be written (a read-only dataset; also a
+ *         folder whose mode lets nobody write, which root would otherwise
+ *         write) the file goes to the user's cache folder, as the disk
+ *         cache's does ($XDG_CACHE_HOME/detfeed, else $HOME/.cache/detfeed,
+ *         named after the label folder and a hash of its path); a valid
+ *         record in either place is read.
+ *   none  every image decoded at every open; nothing read or written.
+ *   PATH  that file (a path with a '/': "./verified" for one in the
+ *         working folder; a word without one is refused, so that a typo of
+ *         auto or none is not taken for a file name).
+ * What a verdict depends on is its key: the image's absolute path (not
+ * resolved), file size and modification time (ns), the image limits
+ * (DETFEED_LOADER_MAX_*: they decide what fails), the JPEG and PNG
+ * decoders' versions and the format version. An image whose entry matches
+ * takes its verdict from the record (a failed one leaves the index with
+ * the recorded message, as if it had just failed); an image that is new or
+ * changed is decoded; other limits or decoders make every image decoded.
+ * A record that is missing, damaged, truncated or not a record (checked
+ * by magic, version, byte order and the SHA-256 of its header and of its
+ * entries) is not used, and is rewritten. The images the caches decode or
+ * hold need no verdict (the RAM cache's fill decodes them; a valid disk
+ * cache file holds only images that decoded); while this process writes
+ * the disk cache every image is decoded into it, as before.
+ * After the check the record is rewritten unless it already said exactly
+ * that of exactly these images: under a temporary name in the same folder,
+ * fsync, then renamed into place (and the folder fsynced), so a reader sees
+ * the old record or the new one, never a part. Processes that open the
+ * same dataset at once (the ranks of a node) take PATH.lock (flock) before
+ * decoding: one decodes, the others wait for it and then reuse what it
+ * wrote. Where no place can be written the images are still verified (the
+ * open does not fail) and detfeed_loader_verify_note says that nothing was
+ * recorded.
+ *
+ * File format (version 1, host byte order, recorded): a 288-byte header
+ * (magic "DFVERIFY", version, byte-order mark 0x01020304, entry count,
+ * bytes of the entries, the provenance text "detfeed verify 1,
+ * libjpeg-turbo ..., spng ..., limits ...", the entries' SHA-256, the
+ * header's SHA-256), then one entry per image in index order: file size,
+ * mtime in ns, path bytes, reason bytes, flags (1: failed; 2: the message
+ * is "PATH: reason" with the image's path as the index names it), 4 bytes
+ * reserved, then the absolute path and the reason, unterminated.
+ */
+typedef enum detfeed_record_state {
+    DETFEED_RECORD_NONE = 0,     /* verify_record none (or not opened) */
+    DETFEED_RECORD_REUSED = 1,   /* the record held every verdict; left as it was */
+    DETFEED_RECORD_WRITTEN = 2,  /* (re)written with this open's verdicts */
+    DETFEED_RECORD_UNWRITTEN = 3 /* no place could be written: verified, not kept */
+} detfeed_record_state;
+
+/* What the check of detfeed_loader_open did (counts of images as indexed
+ * before it, the failed ones included). */
+typedef enum detfeed_verify_stat {
+    DETFEED_VERIFY_STAT_RECORD = 0,  /* detfeed_record_state */
+    DETFEED_VERIFY_STAT_IMAGES = 1,  /* images checked */
+    DETFEED_VERIFY_STAT_DECODED = 2, /* decoded by the check in this open */
+    DETFEED_VERIFY_STAT_REUSED = 3,  /* verdicts taken from the record */
+    DETFEED_VERIFY_STAT_CACHED = 4,  /* decoded by the RAM cache's fill, or held
+                                        by the disk cache */
+    DETFEED_VERIFY_STAT_FAILED = 5   /* left out: failed now or in the record */
+} detfeed_verify_stat;
+
+/* The verification record: "auto" or NULL (default), "none", or a file
+ * path with a '/'. DETFEED_EINVAL with the loader's message for anything
+ * else; DETFEED_EBADSTATE after detfeed_loader_open. */
+DETFEED_API int detfeed_loader_set_verify_record(detfeed_loader *loader,
+                                                 const char *value);
+/* A count of the check (above) after detfeed_loader_open (0 before); -1 for
+ * an unknown key or NULL. */
+DETFEED_API int64_t detfeed_loader_verify_stat(const detfeed_loader *loader,
+                                               detfeed_verify_stat stat);
+/* The record's file (read, written, or the place that could not be
+ * written), or NULL (verify_record none, before opening). Valid until the
+ * loader is destroyed. */
+DETFEED_API const char *detfeed_loader_verify_path(const detfeed_loader *loader);
+/* One line on what the check found and did: "reused PATH: ...", "wrote
+ * PATH: N images decoded, ...; before: no record" (or why the record was
+ * not used: "stale: ...", "damaged: ...", which images changed), "not
+ * recorded: ...". "" before opening. */
+DETFEED_API const char *detfeed_loader_verify_note(const detfeed_loader *loader);
 
 /*
  * Validation (augment 0): replaces the order by aspect ratio with `order`,

@@ -388,6 +388,11 @@ bool detfeed__cache_holds(const detfeed_cache *cache, size_t i)
                             (cache->disk && detfeed__disk_holds(cache->disk, i)));
 }
 
+bool detfeed__cache_fill_failed(const detfeed_cache *cache, size_t i)
+{
+    return i < cache->n && cache->slots[i].state == SLOT_FAILED;
+}
+
 void detfeed__cache_drop(detfeed_cache *cache, char *const *drop)
 {
     size_t kept = 0;

@@ -102,6 +102,10 @@ int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec
  * in the disk cache behind it. */
 bool detfeed__cache_holds(const detfeed_cache *cache, size_t i);
 
+/* Whether the cache's fill tried image i and failed (it is then decoded on
+ * demand, failing again). */
+bool detfeed__cache_fill_failed(const detfeed_cache *cache, size_t i);
+
 /* After detfeed__dataset_drop(ds, drop) on the cache's dataset: the same
  * images leave the cache (drop[i] != NULL), the others move down with it.
  * DETFEED_CACHE_FAILED still counts the fill's failures. */

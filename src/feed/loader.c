@@ -60,6 +60,7 @@ void detfeed_loader_destroy(detfeed_loader *l)
     detfeed_cache_destroy(l->cache);
     detfeed_disk_cache_destroy(l->disk);
     free(l->cache_path);
+    detfeed__loader_verify_free(l);
     detfeed_dataset_destroy(l->ds);
     free(l);
 }
@@ -296,6 +297,7 @@ int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
         {"partner_window", DETFEED_LOADER_PARTNER_WINDOW},
         {"cache", DETFEED_LOADER_CACHE},
         {"cache_path", DETFEED_LOADER_CACHE_PATH},
+        {"verify_record", DETFEED_LOADER_VERIFY_RECORD},
         {"max_width", DETFEED_LOADER_MAX_WIDTH},
         {"max_height", DETFEED_LOADER_MAX_HEIGHT},
         {"max_pixels", DETFEED_LOADER_MAX_PIXELS},
@@ -625,6 +627,8 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
     int rc = open_dataset(l, data);
     if (rc == DETFEED_OK && (rc = detfeed__scratch_init(&l->scratch)) != DETFEED_OK)
         detfeed__fail(&l->msg, rc, "out of memory");
+    if (rc == DETFEED_OK) /* the images as they are before any is decoded */
+        rc = detfeed__loader_verify_prepare(l);
     if (rc == DETFEED_OK)
         rc = open_cache(l);
     if (rc == DETFEED_OK)

@@ -10,6 +10,10 @@
 #include "ring.h"
 
 typedef struct detfeed__batches detfeed__batches;
+typedef struct detfeed__vrec detfeed__vrec;
+
+/* The verify_record setting's kinds (verify.c). */
+enum { DETFEED__RECORD_AUTO = 0, DETFEED__RECORD_NONE = 1, DETFEED__RECORD_PATH = 2 };
 
 struct detfeed_loader {
     detfeed__msg msg;
@@ -20,6 +24,8 @@ struct detfeed_loader {
     uint64_t mem_available; /* cache_bytes "ram": MemAvailable when opened */
     int cache_mode;         /* detfeed_cache_mode */
     char *cache_path;       /* the disk cache's file, or NULL: the default */
+    int verify_mode;        /* verify_record: DETFEED__RECORD_* */
+    char *verify_path;      /* verify_record's file (DETFEED__RECORD_PATH) */
     /* Ultralytics' dataset arguments, handed to the dataset */
     int64_t fraction_count; /* > 0: a count; 0: fraction_ratio applies */
     double fraction_ratio;
@@ -43,6 +49,11 @@ struct detfeed_loader {
     detfeed_dataset *ds;
     detfeed_cache *cache;
     detfeed_disk_cache *disk; /* cache "disk", or NULL */
+    /* the verification record while opening, and what it came to */
+    detfeed__vrec *vrec;
+    int64_t verify_stats[DETFEED_VERIFY_STAT_FAILED + 1];
+    char *verify_used; /* the record's file, or NULL */
+    char verify_note[DETFEED__MSG_SIZE];
     detfeed__augmenter aug;
     detfeed__scratch scratch;
     /* validation (rect mode): each image's batch shape, height and width */
@@ -87,6 +98,14 @@ bool detfeed__loader_mosaic_on(const detfeed_loader *l, uint32_t epoch);
  * and takes those that fail (and those whose fill failed) out of the index
  * and the cache, as `detfeed check` reports them (verify.c). */
 int detfeed__loader_verify(detfeed_loader *l);
+
+/* Before the caches are made (so that each image is identified before it is
+ * decoded): identifies the images and reads the verification record, unless
+ * verify_record is none (verify.c). */
+int detfeed__loader_verify_prepare(detfeed_loader *l);
+
+/* Frees what the verification keeps (verify.c). */
+void detfeed__loader_verify_free(detfeed_loader *l);
 
 /* Frees the batch machinery (batch.c). */
 void detfeed__batches_free(detfeed_loader *l);

@@ -220,6 +220,15 @@ static int set_cache_path(detfeed_loader *l, const char *name, detfeed_loader_pa
     return detfeed_loader_set_cache_path(l, value);
 }
 
+/* verify_record: "auto", "none" or a file path. */
+static int set_verify_record(detfeed_loader *l, const char *name,
+                             detfeed_loader_param p, const char *value)
+{
+    (void)name;
+    (void)p;
+    return detfeed_loader_set_verify_record(l, value);
+}
+
 /* The settings whose text is read by a function of their own. */
 typedef int (*text_setter)(detfeed_loader *l, const char *name, detfeed_loader_param p,
                            const char *value);
@@ -231,6 +240,7 @@ static const struct {
     {DETFEED_LOADER_CLASSES, set_classes},
     {DETFEED_LOADER_CACHE_BYTES, set_cache_bytes},
     {DETFEED_LOADER_CACHE_PATH, set_cache_path},
+    {DETFEED_LOADER_VERIFY_RECORD, set_verify_record},
 };
 
 static text_setter text_setter_of(detfeed_loader_param p)
