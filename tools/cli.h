@@ -123,6 +123,16 @@ void cli_skips_text(FILE *out, const cli_skips *k);
 void cli_skips_json(FILE *out, const cli_skips *k);
 void cli_skips_note(const cli_skips *k);
 
+/*
+ * What the loader's check did when it opened (detfeed_loader_verify_stat,
+ * _path and _note): cli_verify_note a line on stderr with the note,
+ * cli_verify_json the fields "verify_decoded", "verify_reused",
+ * "verify_record" (none, reused, written, unwritten) and "verify_path" (a
+ * string or null) of a JSON object.
+ */
+void cli_verify_note(const detfeed_loader *l);
+void cli_verify_json(FILE *out, const detfeed_loader *l);
+
 /* Subcommands. */
 int cmd_check(int argc, char **argv);
 int cmd_color(int argc, char **argv);

@@ -377,6 +377,33 @@ void cli_skips_note(const cli_skips *k)
     }
 }
 
+void cli_verify_note(const detfeed_loader *l)
+{
+    const char *note = detfeed_loader_verify_note(l);
+    if (note[0] == '\0')
+        return;
+    fprintf(stderr, "detfeed: verification: ");
+    cli_text(stderr, note);
+    fputc('\n', stderr);
+}
+
+void cli_verify_json(FILE *out, const detfeed_loader *l)
+{
+    static const char *const states[] = {"none", "reused", "written", "unwritten"};
+    int64_t state = detfeed_loader_verify_stat(l, DETFEED_VERIFY_STAT_RECORD);
+    const char *path = detfeed_loader_verify_path(l);
+    fprintf(out,
+            ",\"verify_decoded\":%lld,\"verify_reused\":%lld,\"verify_record\":\"%s\","
+            "\"verify_path\":",
+            (long long)detfeed_loader_verify_stat(l, DETFEED_VERIFY_STAT_DECODED),
+            (long long)detfeed_loader_verify_stat(l, DETFEED_VERIFY_STAT_REUSED),
+            state >= 0 && state < 4 ? states[state] : "none");
+    if (path)
+        cli_json_string(out, path);
+    else
+        fputs("null", out);
+}
+
 static int remove_entry(const char *path, const struct stat *st, int type,
                         struct FTW *ftw)
 {

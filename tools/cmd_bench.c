@@ -240,6 +240,9 @@ static int bench_loader(const char *data, const loader_bench *o)
         printf("  device memory held by the loader: %.1f MiB\n",
                detfeed_loader_device_bytes(l) / 1048576.0);
         printf("  open (index, decode, cache): %.2f s\n", open_s);
+        printf("  verification: ");
+        cli_text(stdout, detfeed_loader_verify_note(l));
+        printf("\n");
         printf("  %.1f images/s (median over epochs; %ld images each)\n", med, images);
         printf("  peak RSS after each epoch (MiB):");
         for (long e = 0; e < o->epochs; e++)
@@ -260,6 +263,7 @@ static int bench_loader(const char *data, const loader_bench *o)
                    open_s);
             print_stages_json(l);
             cli_skips_json(stdout, &k);
+            cli_verify_json(stdout, l);
             printf(",\"peak_rss_mib\":[");
             for (long e = 0; e < o->epochs; e++)
                 printf("%s%.1f", e ? "," : "", rss[e] / 1024.0);

@@ -218,6 +218,7 @@ static int draw_batch(detfeed_loader *l, const detfeed_batch *b, long max_side,
     if (status == CLI_OK) {
         cli_skips k = cli_skips_of(l);
         cli_skips_note(&k);
+        cli_verify_note(l);
         printf("wrote %s: %d images, %d instances, %dx%d; ", out, n,
                detfeed_batch_instances(b), c.w, c.h);
         cli_skips_text(stdout, &k);

@@ -129,11 +129,13 @@ static int replay(detfeed_loader *l, const replay_opts *o, host_images *h)
     detfeed_sha256_hex(&ctx, hex);
     cli_skips k = cli_skips_of(l);
     cli_skips_note(&k);
+    cli_verify_note(l);
     if (o->json) {
         printf("{\"epochs\":%ld,\"batches\":%ld,\"images\":%ld,\"instances\":%ld,"
                "\"seconds\":%.3f,\"route\":\"%s\",\"sha256\":\"%s\"",
                o->epochs, batches, images, instances, secs, cli_route_name(l), hex);
         cli_skips_json(stdout, &k);
+        cli_verify_json(stdout, l);
         printf("}\n");
         return CLI_OK;
     }

@@ -18,7 +18,8 @@ static bool settable(detfeed_loader_param p)
            p == DETFEED_LOADER_OPENCV_IPP || p == DETFEED_LOADER_NUMPY ||
            p == DETFEED_LOADER_SINGLE_CLS || p == DETFEED_LOADER_FRACTION ||
            p == DETFEED_LOADER_CLASSES || p == DETFEED_LOADER_PARTNER_WINDOW ||
-           p == DETFEED_LOADER_CACHE || p == DETFEED_LOADER_CACHE_PATH;
+           p == DETFEED_LOADER_CACHE || p == DETFEED_LOADER_CACHE_PATH ||
+           p == DETFEED_LOADER_VERIFY_RECORD;
 }
 
 /* Applies "name=value,name=value" settings: hyperparameters (hsv_h,
