@@ -268,7 +268,7 @@ class Loader:
 
     Loader(data, imgsz=640, batch=16, workers=None, color="worker",
            device="cpu", dtype="float32", seed=0, cache="ram", cache_path=None,
-           rank=None, world_size=None, augment=True, epochs=100, close_mosaic=10,
+           verify_record="auto", rank=None, world_size=None, augment=True, epochs=100, close_mosaic=10,
            prefetch=4, drop_last=False, split=None, policy="skip",
            value_scale="quotient", tensors=None, nc=None, max_width=None,
            max_height=None, max_pixels=None, max_image_bytes=None,
@@ -292,7 +292,13 @@ class Loader:
     that file (default: beside the dataset's labels, or the user's cache
     folder where that is read-only). A stale file (images changed, another
     imgsz) is rebuilt. The batches are the same bytes in every mode.
-    cache_stats() says what the cache holds. partner_window=W draws mosaic
+    cache_stats() says what the cache holds. verify_record: where the
+    verdicts of the check that opening makes (every image decoded once, as
+    `detfeed check` does, so that a damaged one is left out) are kept, so
+    that a later open decodes only the images that changed: "auto" (beside
+    the labels, or the user's cache folder where that is read-only), "none"
+    (decode every time, keep nothing) or a file path; verify_stats() says
+    what the check did. partner_window=W draws mosaic
     and mixup partners from this rank's last W samples (Ultralytics' buffer
     of recent images; recommended without a RAM cache: a sample then decodes
     about one new image); 0, the default, draws them from the whole dataset.
@@ -347,7 +353,8 @@ class Loader:
     """
 
     def __init__(self, data, imgsz=640, batch=16, workers=None, color="worker", device="cpu",
-                 dtype="float32", seed=0, cache="ram", cache_path=None, rank=None,
+                 dtype="float32", seed=0, cache="ram", cache_path=None,
+                 verify_record="auto", rank=None,
                  world_size=None, augment=True, epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None,
                  policy="skip", value_scale="quotient", tensors=None, opencv=None,
                  opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None, nc=None,
@@ -401,6 +408,7 @@ class Loader:
                 raise ValueError("detfeed: cache_path must be a file path, not %r"
                                  % (cache_path,))
             settings["cache_path"] = os.fspath(cache_path)
+        settings["verify_record"] = _verify_record(verify_record)
         settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy))
         if nc is not None:  # the number of classes where data gives none
             settings["nc"] = _integer("nc", nc)
@@ -620,6 +628,21 @@ class Loader:
             stats["disk"] = d
         return stats
 
+    def verify_stats(self):
+        """What the check that opening makes did: record ("none", "reused",
+        "written", "unwritten"), path (the record's file, or None), images
+        (checked), decoded (by the check in this open), reused (verdicts
+        from the record), cached (decoded by the RAM cache's fill or held by
+        the disk cache), failed (left out) and a note."""
+        h = self._h
+        stats = {k: lib.detfeed_loader_verify_stat(h, i) for i, k in enumerate(
+            ("record", "images", "decoded", "reused", "cached", "failed"))}
+        stats["record"] = _RECORD_STATES[stats["record"]]
+        path = lib.detfeed_loader_verify_path(h)
+        stats["path"] = path.decode() if path else None
+        stats["note"] = lib.detfeed_loader_verify_note(h).decode()
+        return stats
+
     @property
     def skipped(self):
         """Samples replaced under the skip policy so far, and the first one's message."""
@@ -812,3 +835,15 @@ def _cache_mode(cache):
 
 # detfeed_disk_state, in its order.
 _DISK_STATES = ("reused", "writing", "built", "waiting", "adopted", "failed")
+_RECORD_STATES = ("none", "reused", "written", "unwritten")
+
+
+def _verify_record(value):
+    """verify_record: "auto", "none" or a file (a path object, or a string
+    with a '/'; the library refuses other words)."""
+    if isinstance(value, os.PathLike):
+        return os.path.abspath(os.fspath(value))
+    if not isinstance(value, str):
+        raise ValueError("detfeed: verify_record must be 'auto', 'none' or a file path, "
+                         "not %r" % (value,))
+    return value

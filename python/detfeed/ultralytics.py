@@ -258,13 +258,26 @@ def log_loader(loader, aliases):
              ("unsupported", "images in formats detfeed cannot read"),
              ("left_out", "images left out by fraction"),
              ("class_filtered", "instances of other classes removed"))
-    LOGGER.info("%sdetfeed indexed %d images, %d backgrounds, %d corrupt%s"
+    LOGGER.info("%sdetfeed indexed %d images, %d backgrounds, %d corrupt%s; %s"
                 % (prefix, st["usable"], st["backgrounds"], st["corrupt"],
-                   "".join(", %d %s" % (st[k], what) for k, what in extra if st[k])))
+                   "".join(", %d %s" % (st[k], what) for k, what in extra if st[k]),
+                   _verify_summary(loader.verify_stats())))
     for line in loader.dataset.problems():
         for path, name in aliases.items():
             line = line.replace(path, name)
         LOGGER.warning("%s%s" % (prefix, line))
+
+
+def _verify_summary(v):
+    """What the check of every image when the loader opened took from where,
+    and where its verdicts are kept."""
+    text = ("checked %d images (%d decoded, %d verdicts from the record, %d from the cache)"
+            % (v["images"], v["decoded"], v["reused"], v["cached"]))
+    if v["record"] == "none":
+        return text + ", nothing recorded (verify_record='none')"
+    if v["record"] == "unwritten":
+        return text + ", " + v["note"]
+    return text + ", record %s %s" % (v["path"], v["record"])
 
 
 def _cache_summary(c):
