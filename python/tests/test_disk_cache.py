@@ -60,7 +60,9 @@ def test_disk_equals_ram(tmp_path, workers):
     path = tmp_path / "c.cache"
     with detfeed.Loader(yaml, cache="disk", cache_path=path, workers=workers, **KW) as first:
         d = first.cache_stats()["disk"]
-        assert d["state"] == "writing" and d["path"] == str(path)
+        # committed by a thread of its own once every image is in: writing
+        # until then (the open may outlast it, as the C test allows)
+        assert d["state"] in ("writing", "built") and d["path"] == str(path), d
         assert digest(first) == ref
         d = first.cache_stats()["disk"]
         assert d["written"] == d["expected"] == 4
@@ -86,7 +88,8 @@ def test_default_place_and_stale(tmp_path):
     os.utime(img, (1e9, 1e9))
     with detfeed.Loader(yaml, cache="disk", **KW) as loader:
         d = loader.cache_stats()["disk"]
-        assert d["state"] == "writing" and img.name in d["note"] and "changed" in d["note"]
+        assert d["state"] in ("writing", "built"), d
+        assert img.name in d["note"] and "changed" in d["note"], d
     # another imgsz has its own file by default; the same file at another
     # imgsz is rebuilt, and the note says why (the header's imgsz is checked
     # before the images)
