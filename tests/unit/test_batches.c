@@ -345,7 +345,7 @@ static void test_segment_batches(void)
     const char *data = getenv("DETFEED_TEST_DATA");
     char src[512];
     if (data == NULL || access(data, R_OK) != 0) {
-        printf("note: DETFEED_TEST_DATA not set, segment batches skipped\n");
+        tu_skip("DETFEED_TEST_DATA not set or unreadable: segment batches");
         return;
     }
     snprintf(src, sizeof src, "%s/coco8-seg/coco8-seg.yaml", data);

@@ -204,8 +204,7 @@ static void test_shared(void)
 {
     const char *data = getenv("DETFEED_TEST_DATA");
     if (data == NULL || access(data, R_OK) != 0) {
-        printf("note: DETFEED_TEST_DATA not set or unreadable, shared data counts "
-               "skipped\n");
+        tu_skip("DETFEED_TEST_DATA not set or unreadable: the shared data counts");
         return;
     }
     static const struct {

@@ -190,8 +190,7 @@ int main(void)
         snprintf(data, sizeof data, "%s/coco8/coco8.yaml", root);
     check_settings(root ? data : NULL);
     if (root == NULL) {
-        printf(
-            "test_route: DETFEED_TEST_DATA not set; the batch comparison is skipped\n");
+        tu_skip("DETFEED_TEST_DATA not set: the batch comparison");
         return tu_finish("test_route");
     }
     for (int dt = DETFEED_DTYPE_U8; dt <= DETFEED_DTYPE_BF16; dt++)

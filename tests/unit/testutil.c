@@ -42,11 +42,19 @@ bool tu_check_str(const char *got, const char *want, const char *expr, const cha
     return false;
 }
 
+static atomic_int skipped;
+
+void tu_skip(const char *why)
+{
+    printf("skipped: %s\n", why);
+    atomic_fetch_add(&skipped, 1);
+}
+
 int tu_finish(const char *suite)
 {
-    printf("%s: %d passed, %d failed\n", suite, atomic_load(&passed),
-           atomic_load(&failed));
-    return failed ? 1 : 0;
+    printf("%s: %d passed, %d failed%s\n", suite, atomic_load(&passed),
+           atomic_load(&failed), atomic_load(&skipped) ? ", part skipped" : "");
+    return failed ? 1 : atomic_load(&skipped) ? 77 : 0;
 }
 
 void tu_sha256_hex(const void *data, size_t size, char hex[65])

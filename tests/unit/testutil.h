@@ -18,6 +18,9 @@ bool tu_check_int(long long got, long long want, const char *expr, const char *f
 bool tu_check_str(const char *got, const char *want, const char *expr, const char *file,
                   int line);
 int tu_finish(const char *suite);
+/* Marks part of the suite as not run (its data is missing): says why, and
+ * tu_finish then returns 77 (skipped) unless a check failed. */
+void tu_skip(const char *why);
 
 #define CHECK(cond)          tu_check((cond), #cond, __FILE__, __LINE__)
 #define CHECK_INT(got, want) tu_check_int((got), (want), #got, __FILE__, __LINE__)
