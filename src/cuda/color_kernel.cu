@@ -3,7 +3,7 @@
  * n HWC BGR 8-bit images into NCHW RGB of the consumer's dtype, applying
  * each image's RandomHSV tables on the way (DESIGN §2.1, §2.2, §2.5).
  *
- * Exactness: the per-pixel steps are the CPU core's own (aug/color_px.h,
+ * Exactness: the per-pixel steps are the CPU core's own (img/color_px.h,
  * compiled here as device functions), with the HSV->BGR formula of the
  * reference stack for each pixel's column (OpenCV's SIMD block columns and
  * its scalar row tail), and the dtype is a lookup in the table
@@ -17,8 +17,8 @@
  * per thread, then stride over the image four pixels per thread: three
  * 32-bit loads, three 4-element stores (one per plane).
  */
-#include "aug/color_px.h"
-#include "aug/hsv_tables.h"
+#include "img/color_px.h"
+#include "img/hsv_tables.h"
 #include "color_kernel.cuh"
 #include "cuda_host.h"
 #include "detfeed.h"

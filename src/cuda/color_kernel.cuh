@@ -7,7 +7,7 @@
 #ifndef DETFEED_COLOR_KERNEL_CUH
 #define DETFEED_COLOR_KERNEL_CUH
 
-#include "aug/color_px.h"
+#include "img/color_px.h"
 #include "detfeed.h"
 
 #ifdef __cplusplus

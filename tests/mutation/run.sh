@@ -14,23 +14,23 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 mutations=(
-  "src/aug/color_px.h|float t2 = form & DETFEED__HSV_FUSE_T2 ?|float t2 = 0 ?"
-  "src/aug/color_px.h|float t3 = form & DETFEED__HSV_FUSE_T3 ?|float t3 = 0 ?"
-  "src/aug/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|rintf(y)"
-  "src/aug/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|truncf(y)"
-  "src/aug/color_avx2.c|tap8(s, f, v, form & DETFEED__HSV_FUSE_T2)|tap8(s, f, v, 0)"
-  "src/aug/color_avx2.c|v, form & DETFEED__HSV_FUSE_T3)|v, 0)"
-  "src/aug/color_avx2.c|if (form & DETFEED__HSV_ROUND)|if (1)"
-  "src/aug/color_avx2.c|if (form & DETFEED__HSV_ROUND)|if (0)"
-  "src/aug/color_avx512.c|tap16(s, f, v, form & DETFEED__HSV_FUSE_T2)|tap16(s, f, v, 0)"
-  "src/aug/color_avx512.c|v, form & DETFEED__HSV_FUSE_T3)|v, 0)"
-  "src/aug/color_avx512.c|: _mm512_cvttps_epi32(c)|: _mm512_cvtps_epi32(c)"
-  "src/aug/color_avx512.c|form & DETFEED__HSV_ROUND ? round_even(c)|0 ? round_even(c)"
-  "src/aug/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Hq), _mm512_set1_ps(0x1.111112p-5f))|_mm512_div_ps(_mm512_cvtepi32_ps(Hq), _mm512_set1_ps(30.0f))"
-  "src/aug/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Sq), k)|_mm512_div_ps(_mm512_cvtepi32_ps(Sq), _mm512_set1_ps(255.0f))"
-  "src/aug/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Vq), k)|_mm512_div_ps(_mm512_cvtepi32_ps(Vq), _mm512_set1_ps(255.0f))"
-  "src/aug/color_px.h|(float)hue * DETFEED__HSCALE|(float)hue / 30.0f"
-  "src/aug/color_px.h|(float)x * DETFEED__K255|(float)x / 255.0f"
+  "src/img/color_px.h|float t2 = form & DETFEED__HSV_FUSE_T2 ?|float t2 = 0 ?"
+  "src/img/color_px.h|float t3 = form & DETFEED__HSV_FUSE_T3 ?|float t3 = 0 ?"
+  "src/img/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|rintf(y)"
+  "src/img/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|truncf(y)"
+  "src/img/color_avx2.c|tap8(s, f, v, form & DETFEED__HSV_FUSE_T2)|tap8(s, f, v, 0)"
+  "src/img/color_avx2.c|v, form & DETFEED__HSV_FUSE_T3)|v, 0)"
+  "src/img/color_avx2.c|if (form & DETFEED__HSV_ROUND)|if (1)"
+  "src/img/color_avx2.c|if (form & DETFEED__HSV_ROUND)|if (0)"
+  "src/img/color_avx512.c|tap16(s, f, v, form & DETFEED__HSV_FUSE_T2)|tap16(s, f, v, 0)"
+  "src/img/color_avx512.c|v, form & DETFEED__HSV_FUSE_T3)|v, 0)"
+  "src/img/color_avx512.c|: _mm512_cvttps_epi32(c)|: _mm512_cvtps_epi32(c)"
+  "src/img/color_avx512.c|form & DETFEED__HSV_ROUND ? round_even(c)|0 ? round_even(c)"
+  "src/img/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Hq), _mm512_set1_ps(0x1.111112p-5f))|_mm512_div_ps(_mm512_cvtepi32_ps(Hq), _mm512_set1_ps(30.0f))"
+  "src/img/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Sq), k)|_mm512_div_ps(_mm512_cvtepi32_ps(Sq), _mm512_set1_ps(255.0f))"
+  "src/img/color_avx512.c|_mm512_mul_ps(_mm512_cvtepi32_ps(Vq), k)|_mm512_div_ps(_mm512_cvtepi32_ps(Vq), _mm512_set1_ps(255.0f))"
+  "src/img/color_px.h|(float)hue * DETFEED__HSCALE|(float)hue / 30.0f"
+  "src/img/color_px.h|(float)x * DETFEED__K255|(float)x / 255.0f"
 )
 
 build_and_run() { # $1 = source root to build from; prints the test's verdict
@@ -38,10 +38,10 @@ build_and_run() { # $1 = source root to build from; prints the test's verdict
   rm -rf "$obj" && mkdir -p "$obj"
   local flags=(-std=c11 -O2 -D_POSIX_C_SOURCE=200809L -ffp-contract=off -fno-fast-math
                -I"$top/include" -I"$root/src" -DDETFEED_HAVE_AVX2 -DDETFEED_HAVE_AVX512)
-  "$cc" "${flags[@]}" -c "$root/src/aug/color.c" -o "$obj/color.o"
-  "$cc" "${flags[@]}" -mavx2 -mfma -c "$root/src/aug/color_avx2.c" -o "$obj/color_avx2.o"
+  "$cc" "${flags[@]}" -c "$root/src/img/color.c" -o "$obj/color.o"
+  "$cc" "${flags[@]}" -mavx2 -mfma -c "$root/src/img/color_avx2.c" -o "$obj/color_avx2.o"
   "$cc" "${flags[@]}" -mavx512f -mavx512bw -mavx512vbmi -mfma \
-    -c "$root/src/aug/color_avx512.c" -o "$obj/color_avx512.o"
+    -c "$root/src/img/color_avx512.c" -o "$obj/color_avx512.o"
   for f in src/core/status.c src/core/sha256.c src/core/cv.c tests/unit/testutil.c \
            tests/unit/test_captured.c; do
     "$cc" "${flags[@]}" -c "$top/$f" -o "$obj/$(basename "$f" .c).o"

@@ -16,12 +16,12 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 # "name|file|original text|replacement"; file "flags" changes nvcc's flags.
 # Each must make the captured test fail.
 mutations=(
-  "hue-div|src/aug/color_px.h|(float)hue * DETFEED__HSCALE|(float)hue / 30.0f"
-  "unit-div|src/aug/color_px.h|(float)x * DETFEED__K255|(float)x / 255.0f"
-  "t2-unfused|src/aug/color_px.h|float t2 = form & DETFEED__HSV_FUSE_T2 ?|float t2 = 0 ?"
-  "t3-unfused|src/aug/color_px.h|float t3 = form & DETFEED__HSV_FUSE_T3 ?|float t3 = 0 ?"
-  "round|src/aug/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|rintf(y)"
-  "trunc|src/aug/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|truncf(y)"
+  "hue-div|src/img/color_px.h|(float)hue * DETFEED__HSCALE|(float)hue / 30.0f"
+  "unit-div|src/img/color_px.h|(float)x * DETFEED__K255|(float)x / 255.0f"
+  "t2-unfused|src/img/color_px.h|float t2 = form & DETFEED__HSV_FUSE_T2 ?|float t2 = 0 ?"
+  "t3-unfused|src/img/color_px.h|float t3 = form & DETFEED__HSV_FUSE_T3 ?|float t3 = 0 ?"
+  "round|src/img/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|rintf(y)"
+  "trunc|src/img/color_px.h|form & DETFEED__HSV_ROUND ? rintf(y) : truncf(y)|truncf(y)"
   "no-tail|src/cuda/color_kernel.cu|return x < r.block_end ? r.simd : r.tail;|return r.simd;"
   "recip255|src/cuda/color_kernel.cu|return (T)tab.v[c];|return (T)__float_as_uint((float)c * (1.0f / 255.0f));"
   "fmad|flags|-fmad=false|-fmad=true"

@@ -17,7 +17,7 @@
  *   every stack.
  * - The LUT builder against the float64 formula for many gains.
  */
-#include "aug/hsv_tables.h"
+#include "img/hsv_tables.h"
 #include "testutil.h"
 
 #include <math.h>

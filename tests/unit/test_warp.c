@@ -19,7 +19,7 @@
  * - Perspective matrices on which the column blocks change the output.
  * The comparison with OpenCV itself is tests/oracle/test_warp_oracle.py.
  */
-#include "aug/warp_px.h"
+#include "img/warp_px.h"
 #include "testutil.h"
 
 #include <math.h>
