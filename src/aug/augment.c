@@ -218,7 +218,7 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t 
                                     &s->out, &s->inst, NULL, NULL);
         release_owned(s);
         if (rc == DETFEED_OK)
-            detfeed__flip(&s->out, &s->inst, false, false, NULL); /* to centre xywh */
+            detfeed__inst_to_xywh(&s->inst); /* no RandomFlip: Format's form */
         geometry_time(s, &t0, loads);
     } else {
         rc = train_geometry(a, s, index, r, out_w, out_h, &s->out, &s->inst,
@@ -236,9 +236,11 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t 
                                          s->out.h, lut, &a->stack.cv, DETFEED_ISA_AUTO);
         }
         detfeed__stage_add(s, DETFEED_STAGE_COLOUR, &t0);
-        if (rc == DETFEED_OK)
+        if (rc == DETFEED_OK) {
+            detfeed__inst_to_xywh(&s->inst);
             detfeed__flip(&s->out, &s->inst, r->flipud, r->fliplr,
                           detfeed_dataset_flip_idx(a->ds));
+        }
         detfeed__stage_add(s, DETFEED_STAGE_FLIP, &t0);
     }
     out->img = &s->out;

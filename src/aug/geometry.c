@@ -776,20 +776,26 @@ static void permute_kpts(detfeed__inst *in, const int *flip_idx)
     }
 }
 
-/* Boxes leave RandomFlip as centre x, y, w, h (Ultralytics converts them to
- * xywh first, then mirrors the centre); the flags say which way. */
-void detfeed__flip(detfeed__img *im, detfeed__inst *in, bool ud, bool lr,
-                   const int *flip_idx)
+void detfeed__inst_to_xywh(detfeed__inst *in)
 {
     for (int i = 0; i < in->n; i++) {
         float *b = in->box + 4 * (size_t)i;
         float xywh[4] = {(b[0] + b[2]) / 2, (b[1] + b[3]) / 2, b[2] - b[0],
                          b[3] - b[1]};
-        if (ud)
-            xywh[1] = (float)im->h - xywh[1];
-        if (lr)
-            xywh[0] = (float)im->w - xywh[0];
         memcpy(b, xywh, sizeof xywh);
+    }
+}
+
+/* Ultralytics mirrors the centre of xywh boxes; the flags say which way. */
+void detfeed__flip(detfeed__img *im, detfeed__inst *in, bool ud, bool lr,
+                   const int *flip_idx)
+{
+    for (int i = 0; i < in->n; i++) {
+        float *b = in->box + 4 * (size_t)i;
+        if (ud)
+            b[1] = (float)im->h - b[1];
+        if (lr)
+            b[0] = (float)im->w - b[0];
         for (int k = 0; k < in->nkpt; k++) {
             float *p = in->kpt + ((size_t)i * in->nkpt + k) * 3;
             if (ud)

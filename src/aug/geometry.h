@@ -36,7 +36,9 @@ typedef struct detfeed__img {
     size_t cap; /* bytes allocated */
 } detfeed__img;
 
-/* Instances in absolute pixels: boxes as x1, y1, x2, y2. */
+/* Instances in absolute pixels: boxes as x1, y1, x2, y2 through the
+ * geometry, as centre x, y, w, h once detfeed__inst_to_xywh has run (where
+ * Ultralytics' RandomFlip converts them; Format sees that form). */
 typedef struct detfeed__inst {
     int n, cap, nkpt;
     float *cls;     /* [cap] */
@@ -113,8 +115,13 @@ int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
                                 const detfeed__recipe *r, const detfeed__stack *st,
                                 int out_w, int out_h, detfeed__img *out);
 
+/* Boxes from x1, y1, x2, y2 to centre x, y, w, h (Ultralytics'
+ * convert_bbox("xywh"), in float32 as it computes). */
+void detfeed__inst_to_xywh(detfeed__inst *inst);
+
 /* RandomFlip: vertical and/or horizontal, in place; keypoints permuted by
- * flip_idx (NULL: not permuted). */
+ * flip_idx (NULL: not permuted). Boxes must be centre x, y, w, h
+ * (detfeed__inst_to_xywh first): their centres are mirrored. */
 void detfeed__flip(detfeed__img *im, detfeed__inst *inst, bool ud, bool lr,
                    const int *flip_idx);
 
