@@ -192,24 +192,7 @@ static void digest(detfeed_loader *l, char hex[65])
         detfeed_sha256_update(&ctx, file, strlen(file) + 1);
         detfeed_sha256_update(&ctx, reason, strlen(reason) + 1);
     }
-    for (uint32_t e = 0; e < 2; e++) {
-        CHECK_INT(detfeed_loader_start(l, e), 0);
-        const detfeed_batch *b;
-        int rc;
-        while ((rc = detfeed_loader_next(l, &b)) == 0) {
-            size_t bytes;
-            const void *img = detfeed_batch_images(b, &bytes);
-            int n = detfeed_batch_instances(b);
-            detfeed_sha256_update(&ctx, img, bytes);
-            detfeed_sha256_update(&ctx, &n, sizeof n);
-            if (n) {
-                detfeed_sha256_update(&ctx, detfeed_batch_cls(b), (size_t)n * 4);
-                detfeed_sha256_update(&ctx, detfeed_batch_bboxes(b), (size_t)n * 16);
-            }
-            detfeed_loader_release(l, b);
-        }
-        CHECK_INT(rc, DETFEED_NEXT_END);
-    }
+    tu_digest_batches(l, 2, &ctx);
     detfeed_sha256_hex(&ctx, hex);
 }
 

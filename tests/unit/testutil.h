@@ -72,4 +72,9 @@ void tu_write_text(const char *path, const char *text);
 /* sha256 of a buffer as 64 hex characters. */
 void tu_sha256_hex(const void *data, size_t size, char hex[65]);
 
+/* Runs epochs 0 .. epochs - 1 of an opened loader and digests every batch
+ * into ctx (images, instance count, cls, bboxes, batch_idx); checks that
+ * each epoch starts and ends (DETFEED_NEXT_END). */
+void tu_digest_batches(detfeed_loader *l, uint32_t epochs, detfeed_sha256 *ctx);
+
 #endif /* DETFEED_TESTUTIL_H */
