@@ -45,6 +45,11 @@ typedef struct cli_cmd {
 int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage,
               const char *about, char **positional, int npos_max, int *npos);
 
+/* cli_parse for a command of exactly n positional words: any other count
+ * prints "usage: ..." and returns CLI_USAGE. */
+int cli_parse_exact(int argc, char **argv, const cli_opt *opts, const char *usage,
+                    const char *about, char **positional, int n);
+
 /* Prints "detfeed: <message>" to stderr; returns CLI_FAIL. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -237,6 +237,18 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage,
     return 0;
 }
 
+int cli_parse_exact(int argc, char **argv, const cli_opt *opts, const char *usage,
+                    const char *about, char **positional, int n)
+{
+    int got;
+    int rc = cli_parse(argc, argv, opts, usage, about, positional, n, &got);
+    if (rc == 0 && got != n) {
+        cli_error("usage: %s", usage);
+        return CLI_USAGE;
+    }
+    return rc;
+}
+
 void cli_json_string(FILE *out, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;

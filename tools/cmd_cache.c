@@ -129,14 +129,9 @@ int cmd_cache(int argc, char **argv)
         "a stale one is rebuilt, and the last line says why. While another process\n"
         "writes the file this waits for it (unless --no-wait).";
     char *pos[1];
-    int npos;
-    int rc = cli_parse(argc, argv, opts, usage, about, pos, 1, &npos);
+    int rc = cli_parse_exact(argc, argv, opts, usage, about, pos, 1);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
-    if (npos != 1) {
-        cli_error("usage: %s", usage);
-        return CLI_USAGE;
-    }
     if (o.imgsz % 32) {
         cli_error("--imgsz must be a multiple of 32 (the loader's rule), not %ld",
                   o.imgsz);

@@ -178,16 +178,12 @@ int cmd_check(int argc, char **argv)
         "text report; in --json control characters as \\u00XX and bytes that are\n"
         "not UTF-8 as \\ufffd (U+FFFD), so the JSON is always valid UTF-8.";
     char *pos[1];
-    int npos, p = 0, v = 0;
-    int rc = cli_parse(argc, argv, opts, usage, about, pos, 1, &npos);
+    int p = 0, v = 0;
+    int rc = cli_parse_exact(argc, argv, opts, usage, about, pos, 1);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
     static const char *const policies[] = {"skip", "fail"};
     static const char *const verifies[] = {"header", "decode", "none"};
-    if (npos != 1) {
-        cli_error("usage: %s", usage);
-        return CLI_USAGE;
-    }
     if (!pick(policy, policies, 2, &p) || !pick(verify, verifies, 3, &v)) {
         cli_error("--policy takes skip or fail; --verify takes decode, header or none");
         return CLI_USAGE;

@@ -198,14 +198,9 @@ int cmd_replay(int argc, char **argv)
         "out when opening (the loader verifies as\n`detfeed check` does) and samples "
         "replaced since (JSON: corrupt, skipped, first_skip).";
     char *pos[1];
-    int npos;
-    int rc = cli_parse(argc, argv, opts, usage, about, pos, 1, &npos);
+    int rc = cli_parse_exact(argc, argv, opts, usage, about, pos, 1);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
-    if (npos != 1) {
-        cli_error("usage: %s", usage);
-        return CLI_USAGE;
-    }
     detfeed_loader *l;
     if ((rc = detfeed_loader_create(&l, 0)) != DETFEED_OK)
         return cli_error("%s", detfeed_strerror(rc));

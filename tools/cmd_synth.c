@@ -136,14 +136,9 @@ int cmd_synth(int argc, char **argv)
     const char *about = "Writes a synthetic detection dataset (PNG images with filled\n"
                         "rectangles, their YOLO labels, and data.yaml) into OUTDIR.";
     char *pos[1];
-    int npos;
-    int rc = cli_parse(argc, argv, opts, usage, about, pos, 1, &npos);
+    int rc = cli_parse_exact(argc, argv, opts, usage, about, pos, 1);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
-    if (npos != 1) {
-        cli_error("usage: %s", usage);
-        return CLI_USAGE;
-    }
     rc = cli_synth(pos[0], n, imgsz, (uint64_t)seed);
     if (rc == CLI_OK)
         printf("wrote %ld images to %s (data.yaml)\n", n, pos[0]);
