@@ -73,4 +73,37 @@ uint64_t detfeed__now_ns(void);
 /* The uniform double of two 32-bit words (CPython's random()). */
 double detfeed__uniform_words(uint32_t a, uint32_t b);
 
+/* ---- CPU variants (cpu.c) -------------------------------------------------
+ * Every pixel kernel (src/img) has a portable variant and may have AVX2 and
+ * AVX-512 ones, each in its own file compiled for its instruction set when
+ * the compiler has it (DETFEED_HAVE_AVX2, DETFEED_HAVE_AVX512). A kernel
+ * names the variants it has as a mask of DETFEED__ISA_BIT()s, limited to
+ * this build with DETFEED__ISA_BUILT, and resolves the caller's detfeed_isa
+ * with detfeed__isa_pick(), then switches on the result. DETFEED_ISA_PORTABLE
+ * forces the portable variant (tests compare the variants that way). */
+#define DETFEED__ISA_BIT(isa) (1u << (unsigned)(isa))
+#ifdef DETFEED_HAVE_AVX2
+#define DETFEED__ISA_BUILT_AVX2 DETFEED__ISA_BIT(DETFEED_ISA_AVX2)
+#else
+#define DETFEED__ISA_BUILT_AVX2 0u
+#endif
+#ifdef DETFEED_HAVE_AVX512
+#define DETFEED__ISA_BUILT_AVX512 DETFEED__ISA_BIT(DETFEED_ISA_AVX512)
+#else
+#define DETFEED__ISA_BUILT_AVX512 0u
+#endif
+/* The variants this build compiled. */
+#define DETFEED__ISA_BUILT                                                             \
+    (DETFEED__ISA_BIT(DETFEED_ISA_PORTABLE) | DETFEED__ISA_BUILT_AVX2 |                \
+     DETFEED__ISA_BUILT_AVX512)
+
+/* The probe: true when this CPU runs `isa` (AUTO and PORTABLE: always). */
+bool detfeed__cpu_runs(detfeed_isa isa);
+
+/* The variant a kernel with `variants` (a DETFEED__ISA_BIT mask) runs for
+ * `isa`: AUTO, the best of them this CPU runs (PORTABLE at least); PORTABLE,
+ * itself; AVX2 or AVX512, itself when among `variants` and this CPU runs it.
+ * -1 when the requested variant cannot run (or isa is not a detfeed_isa). */
+int detfeed__isa_pick(detfeed_isa isa, unsigned variants);
+
 #endif /* DETFEED_INTERNAL_H */

@@ -197,38 +197,8 @@ static void rows_by_span(const uint8_t *src, size_t src_stride, uint8_t *dst,
     }
 }
 
-int detfeed_isa_available(detfeed_isa isa)
-{
-    switch (isa) {
-    case DETFEED_ISA_AUTO:
-    case DETFEED_ISA_PORTABLE:
-        return 1;
-    case DETFEED_ISA_AVX2:
-#ifdef DETFEED_HAVE_AVX2
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-        return 0;
-#endif
-    case DETFEED_ISA_AVX512:
-#ifdef DETFEED_HAVE_AVX512
-        return __builtin_cpu_supports("avx512f") &&
-               __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("fma");
-#else
-        return 0;
-#endif
-    }
-    return 0;
-}
-
-detfeed_isa detfeed_isa_best(void)
-{
-    if (detfeed_isa_available(DETFEED_ISA_AVX512))
-        return DETFEED_ISA_AVX512;
-    if (detfeed_isa_available(DETFEED_ISA_AVX2))
-        return DETFEED_ISA_AVX2;
-    return DETFEED_ISA_PORTABLE;
-}
+/* The variants of the fused operation (core/internal.h). */
+#define HSV_VARIANTS DETFEED__ISA_BUILT
 
 /* Checks the arguments shared by the three image functions. */
 static int check_images(const uint8_t *src, size_t src_stride, const uint8_t *dst,
@@ -253,24 +223,27 @@ void detfeed__hsv_apply_stack(const uint8_t *src, size_t src_stride, uint8_t *ds
                               const uint8_t lut[3][256], const detfeed__hsv_stack *st,
                               detfeed_isa isa)
 {
-    if (isa == DETFEED_ISA_AUTO)
-        isa = detfeed_isa_best();
-    if (isa == DETFEED_ISA_AVX512) {
+    detfeed__hsv_span_fn span = detfeed__hsv_span_portable;
+    switch (detfeed__isa_pick(isa, HSV_VARIANTS)) {
 #ifdef DETFEED_HAVE_AVX512
+    case DETFEED_ISA_AVX512: {
         detfeed__hsv_plan hue_plan;
         detfeed__hsv_plan_build(&hue_plan, NULL);
         detfeed__hsv_rows_avx512(src, src_stride, dst, dst_stride, width, height,
                                  &hue_plan, lut, st);
         return;
+    }
 #endif
+#ifdef DETFEED_HAVE_AVX2
+    case DETFEED_ISA_AVX2:
+        span = detfeed__hsv_span_avx2;
+        break;
+#endif
+    default:
+        break;
     }
     detfeed__hsv_plan plan;
     detfeed__hsv_plan_build(&plan, lut);
-    detfeed__hsv_span_fn span = detfeed__hsv_span_portable;
-#ifdef DETFEED_HAVE_AVX2
-    if (isa == DETFEED_ISA_AVX2)
-        span = detfeed__hsv_span_avx2;
-#endif
     rows_by_span(src, src_stride, dst, dst_stride, width, height, &plan, st, span);
 }
 
@@ -286,7 +259,7 @@ int detfeed_hsv_apply_cv(const uint8_t *src, size_t src_stride, uint8_t *dst,
     if (lut == NULL || (unsigned)isa > DETFEED_ISA_AVX512 ||
         detfeed__hsv_stack_of(cv, &st) != DETFEED_OK)
         return DETFEED_EINVAL;
-    if (!detfeed_isa_available(isa))
+    if (detfeed__isa_pick(isa, HSV_VARIANTS) < 0)
         return DETFEED_ENOTSUPPORTED;
     detfeed__hsv_apply_stack(src, src_stride, dst, dst_stride, width, height, lut, &st,
                              isa);

@@ -58,8 +58,7 @@ static float code_value(int c, detfeed_scale scale)
 
 size_t detfeed_dtype_size(detfeed_dtype dtype)
 {
-    static const size_t sizes[] = {1, 4, 2, 2};
-    return (unsigned)dtype < 4 ? sizes[dtype] : 0;
+    return detfeed__dtype_size(dtype);
 }
 
 const char *detfeed_dtype_name(detfeed_dtype dtype)
@@ -127,9 +126,14 @@ int detfeed_dtype_table(detfeed_dtype dtype, detfeed_scale scale, void *table)
         }                                                                              \
     } while (0)
 
-int detfeed_convert_chw(const uint8_t *src, size_t src_stride, int width, int height,
-                        void *dst, size_t plane_stride, detfeed_dtype dtype,
-                        detfeed_scale scale)
+/* The variants of the conversion (core/internal.h): the portable table
+ * loop, and AVX2 rows that leave it the last width % 16 columns. */
+#define CONVERT_VARIANTS                                                               \
+    (DETFEED__ISA_BIT(DETFEED_ISA_PORTABLE) | DETFEED__ISA_BUILT_AVX2)
+
+int detfeed__convert_chw_isa(const uint8_t *src, size_t src_stride, int width,
+                             int height, void *dst, size_t plane_stride,
+                             detfeed_dtype dtype, detfeed_scale scale, detfeed_isa isa)
 {
     size_t esize = detfeed_dtype_size(dtype), plane;
     if (!detfeed__bgr_geometry_ok(src, src_stride, width, height) || dst == NULL ||
@@ -141,16 +145,25 @@ int detfeed_convert_chw(const uint8_t *src, size_t src_stride, int width, int he
     if (plane_stride < plane || plane_stride % esize != 0 ||
         (uintptr_t)dst % esize != 0)
         return DETFEED_EINVAL;
+    int variant = detfeed__isa_pick(isa, CONVERT_VARIANTS);
+    if (variant < 0)
+        return (unsigned)isa > DETFEED_ISA_AVX512 ? DETFEED_EINVAL
+                                                  : DETFEED_ENOTSUPPORTED;
     _Alignas(16) uint8_t table[256 * 4];
     int rc = detfeed_dtype_table(dtype, scale, table);
     if (rc != DETFEED_OK)
         return rc;
     int x0 = 0; /* the table loop's first column: after the vector kernel's */
+    switch (variant) {
 #ifdef DETFEED_HAVE_AVX2
-    if (detfeed_isa_available(DETFEED_ISA_AVX2))
+    case DETFEED_ISA_AVX2:
         x0 = detfeed__convert_rows_avx2(src, src_stride, width, height, dst,
                                         plane_stride, dtype, scale);
+        break;
 #endif
+    default:
+        break;
+    }
     switch (esize) {
     case 1:
         DETFEED__CONVERT_LOOP(uint8_t);
@@ -163,4 +176,12 @@ int detfeed_convert_chw(const uint8_t *src, size_t src_stride, int width, int he
         break;
     }
     return DETFEED_OK;
+}
+
+int detfeed_convert_chw(const uint8_t *src, size_t src_stride, int width, int height,
+                        void *dst, size_t plane_stride, detfeed_dtype dtype,
+                        detfeed_scale scale)
+{
+    return detfeed__convert_chw_isa(src, src_stride, width, height, dst, plane_stride,
+                                    dtype, scale, DETFEED_ISA_AUTO);
 }

@@ -108,7 +108,7 @@ int detfeed__convert_rows_avx2(const uint8_t *src, size_t src_stride, int width,
     for (int c = 0; c < 3; c++)
         for (int k = 0; k < 3; k++)
             s.m[c][k] = pick(c, k);
-    size_t es = detfeed_dtype_size(dtype);
+    size_t es = detfeed__dtype_size(dtype);
     int body = width - width % 16;
     for (int y = 0; y < height; y++) {
         const uint8_t *p = src + (size_t)y * src_stride;

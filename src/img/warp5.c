@@ -29,7 +29,8 @@
  * a row sampler turns them into bytes. With scale and translation only
  * (Ultralytics' default warp), positions are separable: each source row is
  * lerped horizontally once and destination rows are vertical lerps of two
- * of them (warp_px.h). All have AVX2 versions in warp5_avx2.c that give the
+ * of them (warp_px.h). The portable position and row kernels are in
+ * warp5_rows.c; all have AVX2 versions in warp5_avx2.c that give the
  * same bytes; detfeed's own code path and the OpenCV build it emulates are
  * independent choices.
  *
@@ -40,179 +41,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- positions ------------------------------------------------------------ */
-
-bool detfeed__warp5_float_pos(const detfeed__warp5 *w, int y, int x0, int n,
-                              const detfeed__warp5_pos *p)
-{
-    const float *m = w->mf;
-    const bool fused = w->fused;
-    const float yf = (float)y;
-    /* The row terms are two roundings in every build (measured). */
-    const float mx = yf * m[1] + m[2], my = yf * m[4] + m[5], mw = yf * m[7] + m[8];
-    const int nvec = n - n % w->block;
-    bool nonfinite = false;
-    for (int x = x0; x < n; x++) {
-        const float xf = (float)x;
-        float sx, sy;
-        if (x < nvec) {
-            sx = detfeed__warp5_fma(m[0], xf, mx, fused);
-            sy = detfeed__warp5_fma(m[3], xf, my, fused);
-            if (w->persp) {
-                float ww = detfeed__warp5_fma(m[6], xf, mw, fused);
-                sx = sx / ww;
-                sy = sy / ww;
-            }
-        } else {
-            sx = detfeed__warp5_tail(m, xf, yf, fused);
-            sy = detfeed__warp5_tail(m + 3, xf, yf, fused);
-            if (w->persp) {
-                float ww = detfeed__warp5_tail(m + 6, xf, yf, fused);
-                sx = sx / ww;
-                sy = sy / ww;
-            }
-        }
-        detfeed__warp5_split(sx, w->src_width, &p->ix[x], &p->ax[x]);
-        detfeed__warp5_split(sy, w->src_height, &p->iy[x], &p->ay[x]);
-        nonfinite |= p->ax[x] != p->ax[x] || p->ay[x] != p->ay[x];
-    }
-    return nonfinite;
-}
-
-/* All four taps of pixel i outside the source. */
-static bool all_out(const detfeed__warp5 *w, const detfeed__warp5_pos *p, int i)
-{
-    return p->ix[i] < -1 || p->ix[i] >= w->src_width || p->iy[i] < -1 ||
-           p->iy[i] >= w->src_height;
-}
-
-static bool has_nan(const detfeed__warp5_pos *p, int i)
-{
-    return p->ax[i] != p->ax[i] || p->ay[i] != p->ay[i];
-}
-
-static void clear_nan(const detfeed__warp5_pos *p, int i)
-{
-    if (p->ax[i] != p->ax[i])
-        p->ax[i] = 0.0f;
-    if (p->ay[i] != p->ay[i])
-        p->ay[i] = 0.0f;
-}
-
-void detfeed__warp5_settle(const detfeed__warp5 *w, int n, const detfeed__warp5_pos *p)
-{
-    const int nvec = n - n % w->block;
-    for (int b = 0; b < nvec; b += w->block) {
-        bool nan = false, out = true;
-        for (int i = b; i < b + w->block; i++) {
-            nan |= has_nan(p, i);
-            out &= all_out(w, p, i);
-        }
-        if (nan && out)
-            for (int i = b; i < b + w->block; i++)
-                clear_nan(p, i);
-    }
-    for (int i = nvec; i < n; i++)
-        clear_nan(p, i);
-}
-
-/* IPP stores the border for a non-finite position (measured on a
- * perspective whose w is 0 on a column). */
-static void ipp_split(double s, int32_t lim, bool round, int32_t *i, float *a)
-{
-    if (round)
-        detfeed__warp5_split((float)s, lim, i, a);
-    else
-        detfeed__warp5_split_d(s, lim, i, a);
-    if (*a != *a)
-        *a = 0.0f;
-}
-
-/* IPP, scale and translation: the column part of every row, once. */
-static void ipp_scale_columns(const detfeed__warp5 *w, int n,
-                              const detfeed__warp5_pos *p)
-{
-    for (int x = 0; x < n; x++)
-        ipp_split(w->md[0] * x + w->md[2], w->src_width, false, &p->ix[x], &p->ax[x]);
-}
-
-static void ipp_scale_row(const detfeed__warp5 *w, int y, int n,
-                          const detfeed__warp5_pos *p)
-{
-    int32_t iy;
-    float ay;
-    ipp_split(w->md[4] * y + w->md[5], w->src_height, false, &iy, &ay);
-    for (int x = 0; x < n; x++) {
-        p->iy[x] = iy;
-        p->ay[x] = ay;
-    }
-}
-
-/* IPP, any other matrix: in double, rounded to float. */
-static void ipp_row(const detfeed__warp5 *w, int y, int n, const detfeed__warp5_pos *p)
-{
-    const double *m = w->md;
-    for (int x = 0; x < n; x++) {
-        double sx = m[0] * x + m[1] * y + m[2], sy = m[3] * x + m[4] * y + m[5];
-        if (w->persp) {
-            double ww = m[6] * x + m[7] * y + m[8];
-            sx = sx / ww;
-            sy = sy / ww;
-        }
-        ipp_split(sx, w->src_width, true, &p->ix[x], &p->ax[x]);
-        ipp_split(sy, w->src_height, true, &p->iy[x], &p->ay[x]);
-    }
-}
-
-void detfeed__warp5_row_pos(const detfeed__warp5 *w, int y, int n,
-                            const detfeed__warp5_pos *p)
-{
-    switch (w->model) {
-    case DETFEED__WARP5_FLOAT:
-        if (detfeed__warp5_float_pos(w, y, 0, n, p))
-            detfeed__warp5_settle(w, n, p);
-        break;
-    case DETFEED__WARP5_IPP_SCALE:
-        ipp_scale_columns(w, n, p);
-        ipp_scale_row(w, y, n, p);
-        break;
-    case DETFEED__WARP5_IPP:
-        ipp_row(w, y, n, p);
-        break;
-    }
-}
-
-/* ---- the portable row samplers -------------------------------------------- */
-
-void detfeed__warp5_row_portable(const detfeed__warp_src *s, const detfeed__warp5 *w,
-                                 const detfeed__warp5_pos *p, uint8_t *d, int n)
-{
-    for (int i = 0; i < n; i++)
-        detfeed__warp5_pixel(s, w, p->ix[i], p->iy[i], p->ax[i], p->ay[i],
-                             d + (size_t)i * 3);
-}
-
-void detfeed__warp5_hrow_portable(const detfeed__warp_src *s, const detfeed__warp5 *w,
-                                  const detfeed__warp5_pos *p, int r, int n, float *h)
-{
-    const uint8_t *row = r >= 0 && r < s->height ? s->px + (size_t)r * s->stride : NULL;
-    for (int c = 0; c < 3; c++)
-        for (int x = 0; x < n; x++)
-            h[(size_t)c * n + x] =
-                detfeed__warp5_hpx(s, row, p->ix[x], p->ax[x], c, w->fused);
-}
-
-void detfeed__warp5_vrow_portable(const detfeed__warp5 *w, const float *h0,
-                                  const float *h1, float ay, uint8_t *d, int n)
-{
-    for (int x = 0; x < n; x++)
-        for (int c = 0; c < 3; c++) {
-            const float v0 = h0[(size_t)c * n + x], v1 = h1[(size_t)c * n + x];
-            d[(size_t)x * 3 + c] =
-                detfeed__warp5_byte(detfeed__warp5_fma(ay, v1 - v0, v0, w->fused));
-        }
-}
 
 /* ---- arguments, the stack, the rows ---------------------------------------- */
 
@@ -232,21 +60,9 @@ typedef struct warp5_job {
     void *block;
 } warp5_job;
 
-/* detfeed's code path for `isa`: 1 for AVX2, 0 for portable, negative when
- * it cannot run here. */
-static int resolve_isa(detfeed_isa isa)
-{
-    if (isa == DETFEED_ISA_AUTO)
-        isa = detfeed_isa_available(DETFEED_ISA_AVX2) ? DETFEED_ISA_AVX2
-                                                      : DETFEED_ISA_PORTABLE;
-    if (isa == DETFEED_ISA_PORTABLE)
-        return 0;
-#ifdef DETFEED_HAVE_AVX2
-    if (isa == DETFEED_ISA_AVX2 && detfeed_isa_available(DETFEED_ISA_AVX2))
-        return 1;
-#endif
-    return DETFEED_ENOTSUPPORTED;
-}
+/* The variants of the 5.x warps (core/internal.h): portable and AVX2. */
+#define WARP5_VARIANTS                                                                 \
+    (DETFEED__ISA_BIT(DETFEED_ISA_PORTABLE) | DETFEED__ISA_BUILT_AVX2)
 
 static bool cv_ok(const detfeed_cv *cv)
 {
@@ -292,10 +108,10 @@ static int job_begin(warp5_job *job, const uint8_t *src, size_t src_stride, int 
                                  border, &ns);
     if (rc != DETFEED_OK || (unsigned)isa > DETFEED_ISA_AVX512)
         return DETFEED_EINVAL;
-    rc = resolve_isa(isa);
+    rc = detfeed__isa_pick(isa, WARP5_VARIANTS);
     if (rc < 0)
-        return rc;
-    job->avx2 = rc == 1;
+        return DETFEED_ENOTSUPPORTED;
+    job->avx2 = rc == DETFEED_ISA_AVX2;
     if (!detfeed__mul_size((size_t)dw, 10 * sizeof(float), &bytes))
         return DETFEED_ENOMEM;
     job->block = malloc(bytes);
@@ -345,7 +161,7 @@ static void row_positions(const warp5_job *job, int y)
 static void sep_y(const detfeed__warp5 *w, int y, int32_t *iy, float *ay)
 {
     if (w->model == DETFEED__WARP5_IPP_SCALE) {
-        ipp_split(w->md[4] * y + w->md[5], w->src_height, false, iy, ay);
+        detfeed__warp5_ipp_split(w->md[4] * y + w->md[5], w->src_height, false, iy, ay);
         return;
     }
     const float yf = (float)y;
@@ -359,7 +175,7 @@ static bool sep_begin(warp5_job *job)
 {
     const detfeed__warp5 *w = &job->w;
     if (w->model == DETFEED__WARP5_IPP_SCALE) {
-        ipp_scale_columns(w, job->dw, &job->pos);
+        detfeed__warp5_ipp_scale_columns(w, job->dw, &job->pos);
         return true;
     }
     if (w->model != DETFEED__WARP5_FLOAT || w->persp || w->mf[1] != 0.0f ||

@@ -204,6 +204,24 @@ static inline void detfeed__warp5_split_d(double s, int32_t lim, int32_t *i, flo
     *a = (float)(s - (double)f);
 }
 
+/* IPP stores the border for a non-finite position (measured on a
+ * perspective whose w is 0 on a column). */
+static inline void detfeed__warp5_ipp_split(double s, int32_t lim, bool round,
+                                            int32_t *i, float *a)
+{
+    if (round)
+        detfeed__warp5_split((float)s, lim, i, a);
+    else
+        detfeed__warp5_split_d(s, lim, i, a);
+    if (*a != *a)
+        *a = 0.0f;
+}
+
+/* IPP, scale and translation: the column part of every row, once
+ * (warp5_rows.c). */
+void detfeed__warp5_ipp_scale_columns(const detfeed__warp5 *w, int n,
+                                      const detfeed__warp5_pos *p);
+
 /* Round half to even and clamp to a byte: OpenCV's v_round with saturating
  * packs (scalar: saturate_cast<uchar>). Adding 1.5 * 2^23 leaves no
  * fraction bits for |v| < 2^22 and rounds in the default mode (nearest,
