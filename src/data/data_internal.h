@@ -35,7 +35,7 @@ typedef struct detfeed__limits {
     uint64_t max_width, max_height, max_pixels, max_file, max_image_bytes;
 } detfeed__limits;
 
-/* The defaults documented with detfeed_codec_limit. */
+/* The defaults documented with detfeed_codec_limit (limits.c). */
 void detfeed__limits_default(detfeed__limits *lim);
 /* Sets one limit; DETFEED_EINVAL for an unknown limit or 0. */
 int detfeed__limits_set(detfeed__limits *lim, detfeed_codec_limit limit,
@@ -51,21 +51,19 @@ int detfeed__decode_file_limited(detfeed_codec *codec, const detfeed__limits *li
                                  int *height);
 
 /* The codec handle: limits, the message of its last failure and the JPEG
- * decompressor it reuses (created on first use, see decode.c). */
+ * decompressor it reuses (created on first use, see jpeg.c). */
 struct detfeed_codec {
     detfeed__limits limits;
     detfeed__msg msg;
     void *tj;
 };
 
-/* Releases the codec's JPEG decompressor (decode.c); a later decode makes a
- * new one. */
+/* Releases the decoders' state the codec holds (decode.c); a later decode
+ * makes it again. */
 void detfeed__decode_release(detfeed_codec *codec);
 
-/* RGB <-> BGR in place, n pixels of 3 bytes. */
-void detfeed__swap_rb(uint8_t *p, size_t n);
-
-/* Checks width x height against the limits, with the file named in msg. */
+/* Checks width x height against the limits, with the file named in msg
+ * (limits.c). */
 int detfeed__check_dims(const detfeed__limits *lim, const char *path, uint64_t width,
                         uint64_t height, detfeed__msg *msg);
 
