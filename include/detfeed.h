@@ -1381,6 +1381,21 @@ DETFEED_API int detfeed_loader_set_cache_path(detfeed_loader *loader, const char
  * opening (what check costs), the first time: the verdicts are kept in the
  * verification record (below), and a later open decodes only the images
  * that changed, were added, or all when the limits changed.
+ * The open also decides the output and colour route of the batches
+ * (detfeed_loader_route), setting up the CUDA device's buffers for CUDA
+ * output; a route that cannot be had falls back with its reason, and only
+ * a lack of memory for it fails the open.
+ * A loader whose open failed (any status) can only be destroyed:
+ * detfeed_loader_last_error keeps the open's message, and every call that
+ * opens, sets, samples, starts or takes batches again returns
+ * DETFEED_EBADSTATE (detfeed_loader_open, _sample, _sample_masks,
+ * _sample_mask_data, _start and _next(_timed) with the message "the loader
+ * failed to open (MESSAGE): only detfeed_loader_destroy is left");
+ * detfeed_loader_route gives DETFEED_EBADSTATE, detfeed_loader_batch_count,
+ * _device_bytes, _pinned and _skipped 0. detfeed_loader_dataset, _cache,
+ * _disk_cache and the verification's reports still give what the open got
+ * to (the dataset's problems say which images failed), read only.
+ * detfeed_loader_shutdown and detfeed_loader_release do nothing.
  */
 DETFEED_API int detfeed_loader_open(detfeed_loader *loader, const char *data);
 
@@ -1654,8 +1669,9 @@ DETFEED_API int64_t detfeed_loader_skipped(const detfeed_loader *loader,
 DETFEED_API int detfeed_loader_pinned(const detfeed_loader *loader, const char **why);
 
 /*
- * The output and colour route in effect (known after the first
- * detfeed_loader_start). When they differ from what was asked for, *why
+ * The output and colour route in effect, decided by detfeed_loader_open
+ * (DETFEED_EBADSTATE before it, or after an open that failed). When they
+ * differ from what was asked for, *why
  * (else NULL; valid until destroy) says why in one line: no CUDA build or
  * device (CUDA output falls back to host memory, with the same bytes), u8
  * output, host output or validation (colour stays in the workers). Any
@@ -1676,8 +1692,9 @@ DETFEED_API int detfeed_loader_route(const detfeed_loader *loader,
  */
 DETFEED_API int detfeed_loader_set_cuda_stream(detfeed_loader *loader, void *stream);
 
-/* Bytes of device memory the loader holds (CUDA output: one input buffer
- * and `prefetch` output tensors; 0 otherwise). */
+/* Bytes of device memory the loader holds from detfeed_loader_open on
+ * (CUDA output: one input buffer and `prefetch` output tensors; 0
+ * otherwise). */
 DETFEED_API uint64_t detfeed_loader_device_bytes(const detfeed_loader *loader);
 
 /* Gives a batch back (in the order they were received). */

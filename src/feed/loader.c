@@ -1,14 +1,16 @@
 /*
  * loader.c - the detfeed_loader handle: settings, opening a dataset and its
- * cache, and single samples.
+ * cache (with the plan of its samples and the route of its batches fixed
+ * there), and the batch calls, which the epochs' machinery (epoch.c)
+ * serves. Single samples are in sample.c.
  */
 #include "loader_internal.h"
 
-#include "aug/masks.h"
 #include "data/dataset_internal.h"
 #include "data/disk_cache.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +53,8 @@ void detfeed_loader_destroy(detfeed_loader *l)
 {
     if (l == NULL)
         return;
-    detfeed__batches_free(l);
+    detfeed__epochs_destroy(l->batches);
+    detfeed__route_close(l->route);
     detfeed__scratch_free(&l->scratch);
     detfeed__recent_destroy(l->aug.recent);
     free(l->rect);
@@ -68,6 +71,21 @@ void detfeed_loader_destroy(detfeed_loader *l)
 const char *detfeed_loader_last_error(const detfeed_loader *l)
 {
     return l ? l->msg.text : "no loader";
+}
+
+bool detfeed__loader_is_open(const detfeed_loader *l)
+{
+    return l->opened && !l->open_failed;
+}
+
+int detfeed__loader_need_open(detfeed_loader *l)
+{
+    if (l->open_failed)
+        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                             "the loader failed to open (%s): only "
+                             "detfeed_loader_destroy is left",
+                             l->open_msg.text);
+    return detfeed__loader_is_open(l) ? DETFEED_OK : DETFEED_EBADSTATE;
 }
 
 /* The plain integer settings: where each lives and its accepted range. */
@@ -459,7 +477,8 @@ int detfeed_loader_set_rect_order(detfeed_loader *l, const uint64_t *order, size
 {
     if (l == NULL || order == NULL)
         return DETFEED_EINVAL;
-    if (l->rect == NULL || l->samples_made || l->batches != NULL)
+    if (!detfeed__loader_is_open(l) || l->rect == NULL || l->samples_made ||
+        l->batches != NULL)
         return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
                              "the validation order is set after opening a validation "
                              "loader and before its first sample or batch");
@@ -608,22 +627,73 @@ static int open_recent(detfeed_loader *l)
     return rc == DETFEED_OK ? rc : detfeed__fail(&l->msg, rc, "out of memory");
 }
 
-int detfeed_loader_open(detfeed_loader *l, const char *data)
+/* What the samples and batches of the opened loader depend on. */
+static void make_plan(detfeed_loader *l)
 {
-    if (l == NULL || data == NULL)
-        return DETFEED_EINVAL;
-    if (l->opened)
-        return DETFEED_EBADSTATE;
-    l->opened = true;
-    detfeed__msg_clear(&l->msg);
-    if (l->rank >= l->world_size)
-        return detfeed__fail(&l->msg, DETFEED_EINVAL,
-                             "rank %d is not below world size %d", l->rank,
-                             l->world_size);
-    if (l->hyp.cutmix > 0)
-        return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
-                             "cutmix is not supported yet; set it to 0");
-    l->hyp.imgsz = l->imgsz;
+    l->plan = (detfeed__plan){.ds = l->ds,
+                              .seed = l->seed,
+                              .imgsz = l->imgsz,
+                              .epochs = l->epochs,
+                              .close_mosaic = l->close_mosaic,
+                              .partner_window = l->partner_window,
+                              .batch = l->batch,
+                              .workers = l->workers,
+                              .prefetch = l->prefetch,
+                              .rank = l->rank,
+                              .world_size = l->world_size,
+                              .augment = l->augment,
+                              .drop_last = l->drop_last,
+                              .policy = l->policy,
+                              .dtype = l->dtype,
+                              .rect = l->rect,
+                              .rect_order = l->rect_order};
+}
+
+/* The output and colour route in effect (DESIGN §2.5), decided here so
+ * that it is known from the open on; only a lack of memory fails. */
+static int open_route(detfeed_loader *l)
+{
+    detfeed__route_ask ask = {.output = (detfeed_output)l->output,
+                              .colour = (detfeed_route)l->colour,
+                              .device = l->cuda_device,
+                              .slots = l->prefetch,
+                              .batch = l->batch,
+                              .side = detfeed__plan_side(&l->plan),
+                              .dtype = l->dtype,
+                              .scale = l->scale,
+                              .augment = l->augment,
+                              .cv = &l->aug.stack.cv};
+    const char *why = NULL;
+    int rc = detfeed__route_open(&l->route, &ask, &why);
+    return rc == DETFEED_OK ? rc
+                            : detfeed__fail(&l->msg, rc, "batch output: %s",
+                                            why ? why : detfeed_strerror(rc));
+}
+
+/* The augmenter every sample shares. A pose dataset without flip_idx
+ * cannot be flipped (Ultralytics sets both flip probabilities to 0 with a
+ * warning). */
+static void make_augmenter(detfeed_loader *l)
+{
+    int nkpt;
+    detfeed_dataset_kpt_shape(l->ds, &nkpt, NULL);
+    if (nkpt > 0 && detfeed_dataset_flip_idx(l->ds) == NULL)
+        l->hyp.fliplr = l->hyp.flipud = 0;
+    l->aug = (detfeed__augmenter){
+        .ds = l->ds,
+        .cache = l->cache,
+        .hyp = l->hyp,
+        .seed = l->seed,
+        .train = l->augment,
+        .stack = {.ultralytics = l->ultralytics,
+                  .numpy = l->numpy,
+                  .cv = {(detfeed_cv_version)l->opencv, (detfeed_cv_cpu)l->opencv_cpu,
+                         l->opencv_ipp}}};
+}
+
+/* The dataset indexed and verified, the caches filled. */
+static int open_data(detfeed_loader *l, const char *data)
+{
     int rc = open_dataset(l, data);
     if (rc == DETFEED_OK && (rc = detfeed__scratch_init(&l->scratch)) != DETFEED_OK)
         detfeed__fail(&l->msg, rc, "out of memory");
@@ -638,26 +708,46 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
     if (rc == DETFEED_OK && l->disk && (rc = detfeed__disk_sync(l->disk)) != DETFEED_OK)
         detfeed__fail(&l->msg, rc, "cache disk: %s",
                       detfeed_disk_cache_last_error(l->disk));
+    return rc;
+}
+
+static int open_all(detfeed_loader *l, const char *data)
+{
+    if (l->rank >= l->world_size)
+        return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                             "rank %d is not below world size %d", l->rank,
+                             l->world_size);
+    if (l->hyp.cutmix > 0)
+        return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
+                             "cutmix is not supported yet; set it to 0");
+    l->hyp.imgsz = l->imgsz;
+    int rc = open_data(l, data);
     if (rc == DETFEED_OK && !l->augment)
         rc = rect_shapes(l);
-    /* A pose dataset without flip_idx cannot be flipped (Ultralytics sets
-     * both flip probabilities to 0 with a warning). */
-    int nkpt;
-    detfeed_dataset_kpt_shape(l->ds, &nkpt, NULL);
-    if (rc == DETFEED_OK && nkpt > 0 && detfeed_dataset_flip_idx(l->ds) == NULL)
-        l->hyp.fliplr = l->hyp.flipud = 0;
-    l->aug = (detfeed__augmenter){
-        .ds = l->ds,
-        .cache = l->cache,
-        .hyp = l->hyp,
-        .seed = l->seed,
-        .train = l->augment,
-        .stack = {.ultralytics = l->ultralytics,
-                  .numpy = l->numpy,
-                  .cv = {(detfeed_cv_version)l->opencv, (detfeed_cv_cpu)l->opencv_cpu,
-                         l->opencv_ipp}}};
-    if (rc == DETFEED_OK && l->partner_window > 0 && l->augment)
+    if (rc != DETFEED_OK)
+        return rc;
+    make_augmenter(l);
+    make_plan(l);
+    if (l->partner_window > 0 && l->augment)
         rc = open_recent(l);
+    if (rc == DETFEED_OK)
+        rc = open_route(l);
+    return rc;
+}
+
+int detfeed_loader_open(detfeed_loader *l, const char *data)
+{
+    if (l == NULL || data == NULL)
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return l->open_failed ? detfeed__loader_need_open(l) : DETFEED_EBADSTATE;
+    l->opened = true;
+    detfeed__msg_clear(&l->msg);
+    int rc = open_all(l, data);
+    if (rc != DETFEED_OK) {
+        l->open_failed = true;
+        l->open_msg = l->msg;
+    }
     return rc;
 }
 
@@ -676,220 +766,134 @@ const detfeed_disk_cache *detfeed_loader_disk_cache(const detfeed_loader *l)
     return l ? l->disk : NULL;
 }
 
-/* close_mosaic: mosaic is off from the first epoch of the last
- * close_mosaic ones (all of them when epochs <= close_mosaic). */
-bool detfeed__loader_mosaic_on(const detfeed_loader *l, uint32_t epoch)
-{
-    return l->close_mosaic == 0 ||
-           (int64_t)epoch < (int64_t)l->epochs - l->close_mosaic;
-}
-
 int detfeed_loader_sample_size(const detfeed_loader *l, uint64_t index, int *width,
                                int *height)
 {
     if (l == NULL || width == NULL || height == NULL)
         return DETFEED_EINVAL;
-    if (l->ds == NULL || l->cache == NULL)
+    if (!detfeed__loader_is_open(l))
         return DETFEED_EBADSTATE;
     if (index >= detfeed_dataset_size(l->ds))
         return DETFEED_EINVAL;
-    *width = l->rect ? l->rect[index][1] : l->imgsz;
-    *height = l->rect ? l->rect[index][0] : l->imgsz;
+    detfeed__plan_size(&l->plan, index, width, height);
     return DETFEED_OK;
 }
 
-/* Segment datasets: Format's overlap mask (into `mask` of `bytes`, or not
- * kept when NULL; its element type to *type) and the instances in its area
- * order, as Ultralytics returns them. */
-static int segment_order(detfeed_loader *l, const detfeed__sample *s, void *mask,
-                         size_t bytes, detfeed_mask_type *type)
+/* ---- batches: the epochs' machinery behind the handle ---- */
+
+size_t detfeed_loader_batch_count(const detfeed_loader *l)
 {
-    if (detfeed_dataset_task(l->ds) != DETFEED_TASK_SEGMENT)
-        return DETFEED_OK;
-    *type = detfeed__mask_type(s->inst->n);
-    size_t need = (size_t)(s->img->w / 4) * (size_t)(s->img->h / 4) * (size_t)*type;
-    if (mask && bytes < need)
-        return detfeed__fail(&l->msg, DETFEED_ELIMIT,
-                             "%d instances: the mask is %s, %zu bytes (%zu given)",
-                             s->inst->n,
-                             *type == DETFEED_MASK_I32
-                                 ? "int32 past 255 (detfeed_loader_sample_mask_data)"
-                                 : "8-bit",
-                             need, bytes);
-    int rc = detfeed__format_masks(&l->scratch.inst, s->img->w, s->img->h,
-                                   l->aug.stack.ultralytics, mask);
-    return rc == DETFEED_OK ? rc : detfeed__fail(&l->msg, rc, "out of memory");
+    return l && detfeed__loader_is_open(l) ? detfeed__plan_batch_count(&l->plan) : 0;
 }
 
-const detfeed__place *detfeed__loader_place(const detfeed_loader *l,
-                                            const uint64_t *order, uint64_t pos,
-                                            detfeed__place *place)
+int detfeed_loader_start(detfeed_loader *l, uint32_t epoch)
 {
-    if (l->partner_window == 0 || !l->augment)
-        return NULL;
-    *place = (detfeed__place){.order = order,
-                              .pos = pos,
-                              .stride = (uint32_t)l->world_size,
-                              .window = (uint32_t)l->partner_window};
-    return place;
-}
-
-/* The place of image `index` in epoch `epoch`'s order (the order goes to
- * *order, to free), or *out NULL when partners are uniform. */
-static int sample_place(const detfeed_loader *l, uint32_t epoch, uint64_t index,
-                        detfeed__place *place, uint64_t **order,
-                        const detfeed__place **out)
-{
-    uint64_t n = detfeed_dataset_size(l->ds), pos = 0;
-    *order = NULL;
-    *out = NULL;
-    if (detfeed__loader_place(l, NULL, 0, place) == NULL)
-        return DETFEED_OK;
-    if ((*order = malloc(n * sizeof **order)) == NULL)
-        return DETFEED_ENOMEM;
-    detfeed_epoch_order(l->seed, epoch, n, *order);
-    while (pos < n && (*order)[pos] != index)
-        pos++;
-    *out = detfeed__loader_place(l, *order, pos, place);
-    return DETFEED_OK;
-}
-
-/* One sample on the calling thread, for the single-sample functions. */
-static int augment_alone(detfeed_loader *l, uint32_t epoch, uint64_t index, int w,
-                         int h, detfeed__sample *s)
-{
-    uint64_t *order;
-    detfeed__place place;
-    const detfeed__place *pl;
-    int rc = sample_place(l, epoch, index, &place, &order, &pl);
-    if (rc == DETFEED_OK)
-        rc = detfeed__augment(&l->aug, &l->scratch, epoch, index, pl,
-                              detfeed__loader_mosaic_on(l, epoch), w, h, s);
-    free(order);
-    if (rc != DETFEED_OK)
-        return detfeed__fail(&l->msg, rc, "%s",
-                             detfeed_codec_last_error(l->scratch.codec));
-    return DETFEED_OK;
-}
-
-int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
-                          uint8_t *img, int capacity, int *count, float *cls,
-                          float *boxes, float *keypoints)
-{
-    if (l == NULL || img == NULL || count == NULL || capacity < 0 ||
-        (capacity > 0 && (cls == NULL || boxes == NULL)))
+    if (l == NULL)
         return DETFEED_EINVAL;
-    if (l->ds == NULL || l->cache == NULL)
-        return DETFEED_EBADSTATE;
-    if (index >= detfeed_dataset_size(l->ds))
-        return DETFEED_EINVAL;
-    detfeed__sample s;
-    int w, h;
-    l->samples_made = true;
-    detfeed_loader_sample_size(l, index, &w, &h);
-    int rc = augment_alone(l, epoch, index, w, h, &s);
+    int rc = detfeed__loader_need_open(l);
     if (rc != DETFEED_OK)
         return rc;
-    detfeed_mask_type type = DETFEED_MASK_NONE;
-    rc = segment_order(l, &s, NULL, 0, &type);
-    if (rc != DETFEED_OK)
-        return rc;
-    *count = s.inst->n;
-    if (s.inst->n > capacity)
-        return detfeed__fail(&l->msg, DETFEED_ELIMIT, "%d instances do not fit in %d",
-                             s.inst->n, capacity);
-    memcpy(img, s.img->px, (size_t)s.img->w * s.img->h * 3);
-    detfeed__format(s.inst, s.img->w, s.img->h, &l->aug.stack, cls, boxes, keypoints);
-    return DETFEED_OK;
-}
-
-int detfeed_loader_sample_mask_data(detfeed_loader *l, uint32_t epoch, uint64_t index,
-                                    void *mask, size_t bytes, int *mask_width,
-                                    int *mask_height, detfeed_mask_type *type)
-{
-    if (l == NULL || mask == NULL)
-        return DETFEED_EINVAL;
-    if (l->ds == NULL || l->cache == NULL)
-        return DETFEED_EBADSTATE;
-    if (index >= detfeed_dataset_size(l->ds))
-        return DETFEED_EINVAL;
-    if (detfeed_dataset_task(l->ds) != DETFEED_TASK_SEGMENT)
+    if (l->shut_down)
+        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                             "the loader is shut down (detfeed_loader_shutdown): "
+                             "no more epochs");
+    if (!l->augment && l->world_size > 1)
         return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
-                             "masks need a segment dataset (polygon labels)");
-    detfeed__sample s;
-    detfeed_mask_type t = DETFEED_MASK_NONE;
-    int w, h;
-    l->samples_made = true;
-    detfeed_loader_sample_size(l, index, &w, &h);
-    int rc = augment_alone(l, epoch, index, w, h, &s);
-    if (rc != DETFEED_OK)
-        return rc;
-    rc = segment_order(l, &s, mask, bytes, &t);
-    if (rc == DETFEED_OK && mask_width)
-        *mask_width = w / 4;
-    if (rc == DETFEED_OK && mask_height)
-        *mask_height = h / 4;
-    if (rc == DETFEED_OK && type)
-        *type = t;
-    return rc;
+                             "validation batches (rect shapes) need world_size 1");
+    if (l->batches == NULL &&
+        detfeed__epochs_create(&l->batches, &l->plan, &l->aug, l->route) != DETFEED_OK)
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM,
+                             "out of memory for %d batch slots", l->prefetch);
+    return detfeed__epochs_start(l->batches, epoch, &l->msg);
 }
 
-int detfeed_loader_sample_masks(detfeed_loader *l, uint32_t epoch, uint64_t index,
-                                uint8_t *mask, int *mask_width, int *mask_height)
+int detfeed_loader_next(detfeed_loader *l, const detfeed_batch **out)
 {
-    int w, h, rc = detfeed_loader_sample_size(l, index, &w, &h);
-    if (rc != DETFEED_OK)
-        return rc; /* the statuses detfeed_loader_sample_mask_data gives */
-    return detfeed_loader_sample_mask_data(l, epoch, index, mask,
-                                           (size_t)(w / 4) * (size_t)(h / 4),
-                                           mask_width, mask_height, NULL);
+    return detfeed_loader_next_timed(l, out, -1);
 }
 
-/* One recipe's fields as JSON members (no braces). */
-static int recipe_fields(const detfeed__recipe *r, char *buf, size_t size)
+int detfeed_loader_next_timed(detfeed_loader *l, const detfeed_batch **out,
+                              int timeout_ms)
 {
-    return snprintf(buf, size,
-                    "\"mosaic\":%s,\"partners\":[%llu,%llu,%llu],\"yc\":%d,\"xc\":%d,"
-                    "\"perspective\":[%.17g,%.17g],\"angle\":%.17g,\"scale\":%.17g,"
-                    "\"shear\":[%.17g,%.17g],\"translate\":[%.17g,%.17g]",
-                    r->mosaic ? "true" : "false", (unsigned long long)r->partners[0],
-                    (unsigned long long)r->partners[1],
-                    (unsigned long long)r->partners[2], r->yc, r->xc, r->perspective[0],
-                    r->perspective[1], r->angle, r->scale, r->shear[0], r->shear[1],
-                    r->translate[0], r->translate[1]);
-}
-
-int detfeed_loader_recipe_json(const detfeed_loader *l, uint32_t epoch, uint64_t index,
-                               char *buf, size_t size)
-{
-    if (l == NULL || buf == NULL || l->ds == NULL)
+    if (l == NULL || out == NULL)
         return DETFEED_EINVAL;
-    detfeed__recipe r, pr;
-    uint64_t n = detfeed_dataset_size(l->ds), *order = NULL;
-    detfeed__place place;
-    const detfeed__place *pl = NULL;
-    int rc = sample_place(l, epoch, index, &place, &order, &pl);
-    if (rc != DETFEED_OK)
-        return rc;
-    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n,
-                         detfeed__loader_mosaic_on(l, epoch), 0, pl, &r);
-    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n,
-                         detfeed__loader_mosaic_on(l, epoch),
-                         DETFEED__SLOT_PARTNER_BASE, pl, &pr);
-    free(order);
-    char own[512], partner[512];
-    recipe_fields(&r, own, sizeof own);
-    recipe_fields(&pr, partner, sizeof partner);
-    int k =
-        snprintf(buf, size,
-                 "{\"epoch\":%u,\"index\":%llu,%s,\"mixup\":%s,\"mix_partner\":%llu,"
-                 "\"mix_ratio\":%.17g,\"mix_recipe\":{%s},\"hsv\":%s,"
-                 "\"gains\":[%.17g,%.17g,%.17g],\"flipud\":%s,\"fliplr\":%s,"
-                 "\"augment\":%s}",
-                 epoch, (unsigned long long)index, own, r.mixup ? "true" : "false",
-                 (unsigned long long)r.mix_partner, r.mix_ratio, partner,
-                 r.hsv ? "true" : "false", r.gains[0], r.gains[1], r.gains[2],
-                 r.flipud ? "true" : "false", r.fliplr ? "true" : "false",
-                 l->augment ? "true" : "false");
-    return k >= 0 && (size_t)k < size ? DETFEED_OK : DETFEED_ELIMIT;
+    *out = NULL;
+    if (l->shut_down)
+        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                             "the loader is shut down (detfeed_loader_shutdown): "
+                             "no more batches");
+    if (l->batches == NULL)
+        return l->open_failed ? detfeed__loader_need_open(l) : DETFEED_EBADSTATE;
+    return detfeed__epochs_next(l->batches, timeout_ms, l->cuda_stream, out, &l->msg);
+}
+
+int detfeed_loader_shutdown(detfeed_loader *l)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    l->shut_down = true;
+    if (l->batches != NULL)
+        detfeed__epochs_quit(l->batches);
+    return DETFEED_OK;
+}
+
+void detfeed_loader_release(detfeed_loader *l, const detfeed_batch *bt)
+{
+    if (l == NULL || bt == NULL || l->batches == NULL)
+        return;
+    detfeed__epochs_release(l->batches, bt, l->cuda_stream);
+}
+
+int detfeed_loader_route(const detfeed_loader *l, detfeed_output *output,
+                         detfeed_route *route, const char **why)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    if (l->route == NULL)
+        return DETFEED_EBADSTATE;
+    if (output)
+        *output = detfeed__route_output(l->route);
+    if (route)
+        *route = detfeed__route_colour(l->route);
+    if (why)
+        *why = detfeed__route_why(l->route);
+    return DETFEED_OK;
+}
+
+uint64_t detfeed_loader_device_bytes(const detfeed_loader *l)
+{
+    return l ? detfeed__route_device_bytes(l->route) : 0;
+}
+
+int detfeed_loader_set_cuda_stream(detfeed_loader *l, void *stream)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    l->cuda_stream = stream;
+    return DETFEED_OK;
+}
+
+double detfeed_loader_stage_seconds(const detfeed_loader *l, detfeed_stage stage)
+{
+    if (l == NULL || (unsigned)stage >= DETFEED_STAGE_COUNT)
+        return 0.0;
+    uint64_t ns = detfeed__epochs_stage_ns(l->batches, stage);
+    if (stage != DETFEED_STAGE_WAIT)
+        ns += atomic_load_explicit(&l->scratch.ns[stage], memory_order_relaxed);
+    return (double)ns * 1e-9;
+}
+
+int64_t detfeed_loader_skipped(const detfeed_loader *l, const char **first)
+{
+    return l ? detfeed__epochs_skipped(l->batches, first) : -1;
+}
+
+int detfeed_loader_pinned(const detfeed_loader *l, const char **why)
+{
+    if (l == NULL || l->batches == NULL) {
+        if (why)
+            *why = "no batches have been made yet";
+        return 0;
+    }
+    return detfeed__epochs_pinned(l->batches, why);
 }

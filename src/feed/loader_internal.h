@@ -1,15 +1,17 @@
 /*
- * loader_internal.h - the loader handle's layout, shared by loader.c
- * (settings, single samples) and batch.c (batches through the ring).
+ * loader_internal.h - the loader handle's layout, shared by the files of the
+ * handle itself: loader.c (settings, open, the batch calls), sample.c
+ * (single samples), loader_set.c (settings by name) and verify.c (the check
+ * at open). What
+ * makes batches sees only the plan, the augmenter and the route (epoch.h).
  */
 #ifndef DETFEED_LOADER_INTERNAL_H
 #define DETFEED_LOADER_INTERNAL_H
 
 #include "aug/augment.h"
 #include "core/internal.h"
-#include "ring.h"
+#include "epoch.h"
 
-typedef struct detfeed__batches detfeed__batches;
 typedef struct detfeed__vrec detfeed__vrec;
 
 /* The verify_record setting's kinds (verify.c). */
@@ -37,7 +39,10 @@ struct detfeed_loader {
     /* image limits handed to the dataset, by detfeed_codec_limit (0: its
      * default) */
     uint64_t limits[DETFEED_LIMIT_MAX_IMAGE_BYTES + 1];
-    bool augment, opened;
+    bool augment;
+    bool opened;      /* detfeed_loader_open was called */
+    bool open_failed; /* and failed: only destroy is left (open_msg says why) */
+    detfeed__msg open_msg;
     bool samples_made; /* detfeed_loader_sample has run (rect order fixed) */
     char split[8];
     detfeed_policy policy;
@@ -59,40 +64,30 @@ struct detfeed_loader {
     /* validation (rect mode): each image's batch shape, height and width */
     int (*rect)[2];
     uint64_t *rect_order; /* validation: dataset indices by aspect ratio */
-    /* batches (batch.c) */
+    /* batches */
     int prefetch, rank, world_size;
     bool drop_last;
     detfeed_dtype dtype;
     detfeed_scale scale;
     int output, colour, cuda_device; /* detfeed_output, detfeed_route asked for */
-    /* in effect (batch.c decides when the batches are first made) */
-    detfeed_output eff_output;
-    detfeed_route eff_route;
-    const char *route_why; /* why they differ from the request, or NULL */
-    void *cuda_stream;     /* the consumer's cudaStream_t */
-    detfeed__batches *batches;
-    _Atomic bool shut_down;   /* detfeed_loader_shutdown: no more epochs */
-    _Atomic uint64_t wait_ns; /* the consumer in detfeed_loader_next */
-    /* samples replaced under the skip policy, and the first one's message
-     * (skip_state: 0 none, 1 being written, 2 written) */
-    _Atomic uint64_t skipped;
-    _Atomic int skip_state;
-    detfeed__msg skip_msg;
-    const char *pinned_why; /* why the batch slots are not page-locked */
+    void *cuda_stream;               /* the consumer's cudaStream_t */
+    /* once open: what samples depend on, the route in effect, and the
+     * epochs' machinery (made at the first detfeed_loader_start) */
+    detfeed__plan plan;
+    detfeed__route *route;
+    detfeed__epochs *batches;
+    _Atomic bool shut_down; /* detfeed_loader_shutdown: no more epochs */
 };
+
+/* Whether detfeed_loader_open has run and succeeded. */
+bool detfeed__loader_is_open(const detfeed_loader *l);
+/* For the calls that need an open loader: DETFEED_OK, or DETFEED_EBADSTATE
+ * before detfeed_loader_open and, with a message, after one that failed. */
+int detfeed__loader_need_open(detfeed_loader *l);
 
 /* What setting `p` accepts, in words, for messages (into buf); the
  * integer ranges come from the table the setter checks. */
 void detfeed__loader_param_range(detfeed_loader_param p, char *buf, size_t size);
-
-/* Where sample `pos` of the epoch's `order` stands for its partners: into
- * *place, returned; NULL when partners are uniform (partner_window 0). */
-const detfeed__place *detfeed__loader_place(const detfeed_loader *l,
-                                            const uint64_t *order, uint64_t pos,
-                                            detfeed__place *place);
-
-/* Whether mosaic applies in `epoch` (close_mosaic). */
-bool detfeed__loader_mosaic_on(const detfeed_loader *l, uint32_t epoch);
 
 /* Decodes the images of the opened index that the RAM cache does not hold
  * and takes those that fail (and those whose fill failed) out of the index
@@ -106,8 +101,5 @@ int detfeed__loader_verify_prepare(detfeed_loader *l);
 
 /* Frees what the verification keeps (verify.c). */
 void detfeed__loader_verify_free(detfeed_loader *l);
-
-/* Frees the batch machinery (batch.c). */
-void detfeed__batches_free(detfeed_loader *l);
 
 #endif /* DETFEED_LOADER_INTERNAL_H */

@@ -10,7 +10,10 @@
  * - a sample that fails reaches the consumer with its file named;
  * - detfeed_loader_next_timed in short slices gives the same batches, and
  *   after detfeed_loader_shutdown a held batch keeps its bytes while
- *   nothing more is started or taken.
+ *   nothing more is started or taken;
+ * - after a failed detfeed_loader_open (early, or late with the dataset and
+ *   cache made) every call that acts refuses with DETFEED_EBADSTATE and a
+ *   message naming the open's failure, and destroy frees it.
  */
 #include "testutil.h"
 
@@ -371,6 +374,85 @@ static void test_segment_batches(void)
     detfeed_loader_destroy(l[1]);
 }
 
+/* What a loader whose open failed still answers: the open's message, and
+ * DETFEED_EBADSTATE (with a message that names it) from every call that
+ * acts. */
+static void check_failed(detfeed_loader *l)
+{
+    char why[512];
+    snprintf(why, sizeof why, "%s", detfeed_loader_last_error(l));
+    CHECK(why[0] != '\0');
+    char src[128];
+    snprintf(src, sizeof src, "%s/images", root);
+    CHECK_INT(detfeed_loader_open(l, src), DETFEED_EBADSTATE);
+    CHECK(strstr(detfeed_loader_last_error(l), "failed to open") != NULL);
+    CHECK(strstr(detfeed_loader_last_error(l), why) != NULL);
+    CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_BATCH, 2), DETFEED_EBADSTATE);
+    CHECK_INT(detfeed_loader_start(l, 0), DETFEED_EBADSTATE);
+    CHECK(strstr(detfeed_loader_last_error(l), why) != NULL);
+    const detfeed_batch *b = (const detfeed_batch *)l;
+    CHECK_INT(detfeed_loader_next(l, &b), DETFEED_EBADSTATE);
+    CHECK(b == NULL);
+    CHECK_INT(detfeed_loader_next_timed(l, &b, 0), DETFEED_EBADSTATE);
+    uint8_t img[S * S * 3];
+    float cls[8], box[32];
+    int count, w, h;
+    CHECK_INT(detfeed_loader_sample(l, 0, 0, img, 8, &count, cls, box, NULL),
+              DETFEED_EBADSTATE);
+    CHECK(strstr(detfeed_loader_last_error(l), "failed to open") != NULL);
+    CHECK_INT(detfeed_loader_sample_masks(l, 0, 0, img, &w, &h), DETFEED_EBADSTATE);
+    CHECK_INT(detfeed_loader_sample_mask_data(l, 0, 0, img, sizeof img, &w, &h, NULL),
+              DETFEED_EBADSTATE);
+    CHECK_INT(detfeed_loader_sample_size(l, 0, &w, &h), DETFEED_EBADSTATE);
+    char json[2048];
+    CHECK_INT(detfeed_loader_recipe_json(l, 0, 0, json, sizeof json),
+              DETFEED_EBADSTATE);
+    uint64_t order[1] = {0};
+    CHECK_INT(detfeed_loader_set_rect_order(l, order, 1), DETFEED_EBADSTATE);
+    CHECK_INT(detfeed_loader_route(l, NULL, NULL, NULL), DETFEED_EBADSTATE);
+    CHECK_INT((long long)detfeed_loader_batch_count(l), 0);
+    CHECK_INT((long long)detfeed_loader_device_bytes(l), 0);
+    CHECK_INT(detfeed_loader_pinned(l, NULL), 0);
+    CHECK_INT(detfeed_loader_skipped(l, NULL), 0);
+    CHECK_INT(detfeed_loader_shutdown(l), 0);
+    detfeed_loader_release(l, NULL);
+    detfeed_loader_destroy(l);
+}
+
+static void test_failed_open(void)
+{
+    detfeed_loader *l;
+    /* Early: no such dataset. */
+    CHECK_INT(detfeed_loader_create(&l, 0), 0);
+    CHECK(detfeed_loader_open(l, "/nonexistent/detfeed/images") < 0);
+    check_failed(l);
+    /* Late: 07.png is damaged (test_failure truncated it) and the policy is
+     * fail: the open's check fails it with the dataset and RAM cache made. */
+    char src[128];
+    snprintf(src, sizeof src, "%s/images", root);
+    CHECK_INT(detfeed_loader_create(&l, 0), 0);
+    detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, S);
+    detfeed_loader_set_int(l, DETFEED_LOADER_CACHE_BYTES, 1 << 22);
+    detfeed_loader_set_policy(l, DETFEED_POLICY_FAIL);
+    CHECK(detfeed_loader_open(l, src) < 0);
+    CHECK(strstr(detfeed_loader_last_error(l), "07.png") != NULL);
+    CHECK(detfeed_loader_dataset(l) != NULL);
+    check_failed(l);
+}
+
+/* The route is decided by detfeed_loader_open: known before any batch. */
+static void test_route_at_open(void)
+{
+    detfeed_loader *l = make(2, 2, 1, 0, 1, DETFEED_DTYPE_F32);
+    detfeed_output out = DETFEED_OUTPUT_CUDA;
+    detfeed_route route = DETFEED_ROUTE_DEVICE;
+    CHECK_INT(detfeed_loader_route(l, &out, &route, NULL), 0);
+    CHECK_INT(out, DETFEED_OUTPUT_HOST);
+    CHECK_INT(route, DETFEED_ROUTE_WORKER);
+    CHECK_INT(detfeed_loader_pinned(l, NULL), 0); /* slots come with the first start */
+    detfeed_loader_destroy(l);
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/detfeed-batch-XXXXXX");
@@ -387,6 +469,8 @@ int main(void)
     test_next_timed();
     test_shutdown();
     test_failure();
+    test_failed_open();
+    test_route_at_open();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     CHECK_INT(system(cmd), 0);

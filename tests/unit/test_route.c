@@ -6,7 +6,8 @@
  * byte (read back with detfeed_batch_copy_images) and every label array, in
  * all four dtypes, in training and validation. Without a CUDA device this
  * checks the fallback (host output, worker colour, a reason); with one it
- * checks the kernel's route and which one ran. Needs the shared coco8 data
+ * checks the kernel's route and which one ran. The route is known from
+ * detfeed_loader_open on (EBADSTATE before it). Needs the shared coco8 data
  * (DETFEED_TEST_DATA); without it only the settings are checked.
  */
 #include "testutil.h"
@@ -88,7 +89,7 @@ static void compare_epochs(const char *data, int have_device, detfeed_dtype dt,
         make(data, DETFEED_OUTPUT_HOST, DETFEED_ROUTE_WORKER, dt, augment, tail);
     detfeed_loader *dev =
         make(data, DETFEED_OUTPUT_CUDA, DETFEED_ROUTE_DEVICE, dt, augment, tail);
-    CHECK_INT(detfeed_loader_route(dev, NULL, NULL, NULL), DETFEED_EBADSTATE);
+    check_route(dev, have_device, dt, augment); /* decided by the open */
     for (uint32_t e = 0; e < 2; e++) {
         CHECK_INT(detfeed_loader_start(ref, e), 0);
         CHECK_INT(detfeed_loader_start(dev, e), 0);
@@ -157,7 +158,6 @@ static void check_settings(const char *data)
         return;
     l = make(data, DETFEED_OUTPUT_HOST, DETFEED_ROUTE_DEVICE, DETFEED_DTYPE_F32, 1,
              false);
-    CHECK_INT(detfeed_loader_start(l, 0), 0);
     detfeed_route route;
     const char *why = NULL;
     CHECK_INT(detfeed_loader_route(l, NULL, &route, &why), 0);
@@ -169,8 +169,8 @@ static void check_settings(const char *data)
     CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_CUDA_DEVICE, 1023), 0);
     CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_OUTPUT, DETFEED_OUTPUT_CUDA), 0);
     CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, 64), 0);
+    CHECK_INT(detfeed_loader_route(l, NULL, NULL, NULL), DETFEED_EBADSTATE);
     CHECK_INT(detfeed_loader_open(l, data), 0);
-    CHECK_INT(detfeed_loader_start(l, 0), 0);
     detfeed_output out;
     CHECK_INT(detfeed_loader_route(l, &out, NULL, &why), 0);
     CHECK_INT(out, DETFEED_OUTPUT_HOST);

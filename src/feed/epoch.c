@@ -1,0 +1,348 @@
+/*
+ * epoch.c - epochs of batches: the epoch's sample order and this rank's
+ * shard, each sample made on a ring worker straight into its batch slot
+ * (under the skip policy an unreadable image is replaced), and the batches
+ * taken and released by the consumer. What the plan says about a sample
+ * (its size, mosaic, its partners' window) is here too, shared with the
+ * loader's single-sample path.
+ */
+#include "epoch.h"
+
+#include "ring.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the plan ---- */
+
+/* close_mosaic: mosaic is off from the first epoch of the last
+ * close_mosaic ones (all of them when epochs <= close_mosaic). */
+bool detfeed__plan_mosaic_on(const detfeed__plan *p, uint32_t epoch)
+{
+    return p->close_mosaic == 0 ||
+           (int64_t)epoch < (int64_t)p->epochs - p->close_mosaic;
+}
+
+void detfeed__plan_size(const detfeed__plan *p, uint64_t index, int *width, int *height)
+{
+    *width = p->rect ? p->rect[index][1] : p->imgsz;
+    *height = p->rect ? p->rect[index][0] : p->imgsz;
+}
+
+int detfeed__plan_side(const detfeed__plan *p)
+{
+    return p->augment ? p->imgsz : p->imgsz + 32;
+}
+
+size_t detfeed__plan_batch_count(const detfeed__plan *p)
+{
+    size_t per =
+        detfeed_shard_size(detfeed_dataset_size(p->ds), p->rank, p->world_size);
+    return p->drop_last ? per / (size_t)p->batch
+                        : (per + (size_t)p->batch - 1) / (size_t)p->batch;
+}
+
+const detfeed__place *detfeed__plan_place(const detfeed__plan *p, const uint64_t *order,
+                                          uint64_t pos, detfeed__place *place)
+{
+    if (p->partner_window == 0 || !p->augment)
+        return NULL;
+    *place = (detfeed__place){.order = order,
+                              .pos = pos,
+                              .stride = (uint32_t)p->world_size,
+                              .window = (uint32_t)p->partner_window};
+    return place;
+}
+
+int detfeed__plan_place_of(const detfeed__plan *p, uint32_t epoch, uint64_t index,
+                           detfeed__place *place, uint64_t **order,
+                           const detfeed__place **out)
+{
+    uint64_t n = detfeed_dataset_size(p->ds), pos = 0;
+    *order = NULL;
+    *out = NULL;
+    if (detfeed__plan_place(p, NULL, 0, place) == NULL)
+        return DETFEED_OK;
+    if ((*order = malloc(n * sizeof **order)) == NULL)
+        return DETFEED_ENOMEM;
+    detfeed_epoch_order(p->seed, epoch, n, *order);
+    while (pos < n && (*order)[pos] != index)
+        pos++;
+    *out = detfeed__plan_place(p, *order, pos, place);
+    return DETFEED_OK;
+}
+
+/* ---- epochs ---- */
+
+struct detfeed__epochs {
+    const detfeed__plan *plan;
+    const detfeed__augmenter *aug;
+    detfeed__route *route;
+    detfeed__slot_spec spec;
+    detfeed__ring *ring;
+    detfeed_batch *slots;
+    detfeed__scratch *scratch; /* one per worker */
+    const char *pinned_why;    /* why the slots are not page-locked */
+    uint64_t n;                /* images in the dataset */
+    /* the epoch in progress: its order, this rank's shard of it, samples */
+    uint64_t *order, *epoch_order;
+    uint64_t total;
+    uint32_t epoch;
+    bool mosaic_on;
+    atomic_int failed_worker; /* the first worker whose sample failed, or -1 */
+    detfeed__msg err;
+    _Atomic uint64_t wait_ns; /* the consumer in detfeed__epochs_next */
+    /* samples replaced under the skip policy, and the first one's message
+     * (skip_state: 0 none, 1 being written, 2 written) */
+    _Atomic uint64_t skipped;
+    _Atomic int skip_state;
+    detfeed__msg skip_msg;
+};
+
+/* Errors that mean "this image cannot be used", as opposed to a bug or a
+ * lack of memory. */
+static bool skippable(int rc)
+{
+    return rc == DETFEED_ECORRUPT || rc == DETFEED_EFORMAT || rc == DETFEED_EIO ||
+           rc == DETFEED_ENOTSUPPORTED || rc == DETFEED_ELIMIT;
+}
+
+/* Counts a replaced sample and keeps the first one's message. */
+static void note_skip(detfeed__epochs *e, const detfeed__scratch *sc)
+{
+    atomic_fetch_add_explicit(&e->skipped, 1, memory_order_relaxed);
+    int none = 0;
+    if (atomic_compare_exchange_strong(&e->skip_state, &none, 1)) {
+        detfeed__fail(&e->skip_msg, DETFEED_OK, "%s",
+                      detfeed_codec_last_error(sc->codec));
+        atomic_store_explicit(&e->skip_state, 2, memory_order_release);
+    }
+}
+
+/* The sample at *index; under the skip policy an image that cannot be read
+ * (its own or a mosaic or mixup partner's) makes the sample the next
+ * dataset image that can, in dataset order, and is counted. */
+static int augment_or_skip(detfeed__epochs *e, detfeed__scratch *sc, uint64_t seq,
+                           uint64_t *index, int w, int h, detfeed__sample *s)
+{
+    const detfeed__plan *p = e->plan;
+    uint64_t n = e->n;
+    /* This rank's seq-th sample is position rank + seq * world_size of the
+     * epoch's order padded by repeating it (detfeed_shard). */
+    detfeed__place place;
+    const detfeed__place *pl = detfeed__plan_place(
+        p, e->epoch_order, ((uint64_t)p->rank + seq * (uint64_t)p->world_size) % n,
+        &place);
+    for (uint64_t tries = 0;; tries++) {
+        int rc =
+            detfeed__augment(e->aug, sc, e->epoch, *index, pl, e->mosaic_on, w, h, s);
+        if (rc == DETFEED_OK || p->policy != DETFEED_POLICY_SKIP || !skippable(rc) ||
+            tries + 1 >= n)
+            return rc;
+        note_skip(e, sc);
+        *index = (*index + 1) % n;
+    }
+}
+
+/* Ring callback: sample `seq` of the epoch into position `pos` of `slot`. */
+static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
+{
+    detfeed__epochs *e = ctx;
+    uint64_t index = e->order[seq];
+    int h, w;
+    detfeed__plan_size(e->plan, e->order[seq - (uint64_t)pos], &w, &h);
+    detfeed__scratch *sc = &e->scratch[worker];
+    detfeed__sample s;
+    int rc = augment_or_skip(e, sc, seq, &index, w, h, &s);
+    if (rc == DETFEED_OK && (s.img->w != w || s.img->h != h))
+        rc = DETFEED_EBADSTATE; /* a batch mixes shapes: cannot happen by design */
+    if (rc == DETFEED_OK)
+        rc = detfeed__batch_put(detfeed__slot_at(e->slots, slot), pos, &s, &sc->inst,
+                                index, sc);
+    if (rc == DETFEED_OK)
+        return DETFEED_OK;
+    int none = -1;
+    if (atomic_compare_exchange_strong(&e->failed_worker, &none, worker))
+        detfeed__fail(&e->err, rc, "sample %llu (%s): %s", (unsigned long long)index,
+                      detfeed_dataset_image_path(e->plan->ds, (size_t)index),
+                      detfeed_codec_last_error(sc->codec)[0]
+                          ? detfeed_codec_last_error(sc->codec)
+                          : detfeed_strerror(rc));
+    return rc;
+}
+
+/* What the slots hold: the largest batch of this plan through `route`. */
+static detfeed__slot_spec
+slot_spec(const detfeed__plan *p, const detfeed__augmenter *aug, detfeed__route *route)
+{
+    int nkpt;
+    detfeed_dataset_kpt_shape(p->ds, &nkpt, NULL);
+    return (detfeed__slot_spec){
+        .ds = p->ds,
+        .route = route,
+        .stack = &aug->stack,
+        .batch = p->batch,
+        .side = detfeed__plan_side(p),
+        .nkpt = nkpt,
+        .dtype = p->dtype,
+        .masks = detfeed_dataset_task(p->ds) == DETFEED_TASK_SEGMENT,
+        .load_size_shape = !p->augment && aug->stack.ultralytics < 804,
+        .imgsz = p->imgsz};
+}
+
+static int init_workers(detfeed__epochs *e)
+{
+    const detfeed__plan *p = e->plan;
+    e->scratch = calloc((size_t)p->workers, sizeof *e->scratch);
+    if (e->scratch == NULL)
+        return DETFEED_ENOMEM;
+    for (int i = 0; i < p->workers; i++) {
+        int rc = detfeed__scratch_init(&e->scratch[i]);
+        e->scratch[i].defer_colour =
+            detfeed__route_colour(e->route) == DETFEED_ROUTE_DEVICE;
+        if (rc != DETFEED_OK)
+            return rc;
+    }
+    return detfeed__ring_create(&e->ring, p->workers, p->prefetch, p->batch, produce,
+                                e);
+}
+
+int detfeed__epochs_create(detfeed__epochs **out, const detfeed__plan *plan,
+                           const detfeed__augmenter *aug, detfeed__route *route)
+{
+    *out = NULL;
+    detfeed__epochs *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return DETFEED_ENOMEM;
+    e->plan = plan;
+    e->aug = aug;
+    e->route = route;
+    e->n = detfeed_dataset_size(plan->ds);
+    e->spec = slot_spec(plan, aug, route);
+    e->epoch_order = malloc((e->n ? e->n : 1) * sizeof *e->epoch_order);
+    int rc = e->epoch_order ? detfeed__slots_create(&e->slots, plan->prefetch, &e->spec,
+                                                    &e->pinned_why)
+                            : DETFEED_ENOMEM;
+    if (rc == DETFEED_OK)
+        rc = init_workers(e);
+    if (rc != DETFEED_OK) {
+        detfeed__epochs_destroy(e);
+        return rc;
+    }
+    *out = e;
+    return DETFEED_OK;
+}
+
+void detfeed__epochs_destroy(detfeed__epochs *e)
+{
+    if (e == NULL)
+        return;
+    detfeed__ring_destroy(e->ring);      /* first: no worker may touch what follows */
+    (void)detfeed__route_sync(e->route); /* then no copy may */
+    detfeed__slots_destroy(e->slots, e->plan->prefetch);
+    for (int i = 0; e->scratch && i < e->plan->workers; i++)
+        detfeed__scratch_free(&e->scratch[i]);
+    free(e->scratch);
+    free(e->order);
+    free(e->epoch_order);
+    free(e);
+}
+
+int detfeed__epochs_start(detfeed__epochs *e, uint32_t epoch, detfeed__msg *msg)
+{
+    const detfeed__plan *p = e->plan;
+    detfeed__ring_stop(e->ring);
+    /* Batches still held from an earlier epoch: their copies must be done
+     * before the workers refill the slots. */
+    if (detfeed__route_sync(e->route) != DETFEED_OK)
+        return detfeed__fail(msg, DETFEED_ECUDA, "CUDA: %s",
+                             detfeed__route_error(e->route));
+    if (p->augment)
+        detfeed_epoch_order(p->seed, epoch, e->n, e->epoch_order);
+    else
+        memcpy(e->epoch_order, p->rect_order, e->n * sizeof *e->epoch_order);
+    size_t per = detfeed_shard_size(e->n, p->rank, p->world_size);
+    free(e->order);
+    e->order = malloc((per ? per : 1) * sizeof *e->order);
+    if (e->order == NULL)
+        return detfeed__fail(msg, DETFEED_ENOMEM, "out of memory");
+    detfeed_shard(e->epoch_order, e->n, p->rank, p->world_size, e->order);
+    e->total = detfeed__plan_batch_count(p) * (size_t)p->batch;
+    if (e->total > per)
+        e->total = per;
+    e->epoch = epoch;
+    e->mosaic_on = detfeed__plan_mosaic_on(p, epoch);
+    atomic_store(&e->failed_worker, -1);
+    detfeed__msg_clear(&e->err);
+    return detfeed__ring_start(e->ring, e->total);
+}
+
+int detfeed__epochs_next(detfeed__epochs *e, int timeout_ms, void *stream,
+                         const detfeed_batch **out, detfeed__msg *msg)
+{
+    int slot, count;
+    uint64_t index;
+    uint64_t t0 = detfeed__now_ns();
+    int rc = detfeed__ring_take_timed(e->ring, &slot, &count, &index, timeout_ms);
+    atomic_fetch_add_explicit(&e->wait_ns, detfeed__now_ns() - t0,
+                              memory_order_relaxed);
+    if (rc == DETFEED__RING_TIMEOUT)
+        return DETFEED_NEXT_TIMEOUT;
+    if (rc == 1)
+        return DETFEED_NEXT_END;
+    if (rc != DETFEED_OK)
+        return detfeed__fail(msg, rc, "%s",
+                             e->err.text[0] ? e->err.text : detfeed_strerror(rc));
+    detfeed_batch *bt = detfeed__slot_at(e->slots, slot);
+    int h, w;
+    detfeed__plan_size(e->plan, e->order[index * (uint64_t)e->plan->batch], &w, &h);
+    rc = detfeed__batch_finish(bt, count, index, h, w, stream, msg);
+    if (rc != DETFEED_OK) {
+        detfeed__ring_release(e->ring, slot);
+        return rc;
+    }
+    *out = bt;
+    return DETFEED_OK;
+}
+
+void detfeed__epochs_release(detfeed__epochs *e, const detfeed_batch *bt, void *stream)
+{
+    int slot = detfeed__batch_slot(bt);
+    /* The copy must have read the slot before the workers refill it. */
+    detfeed__batch_release(detfeed__slot_at(e->slots, slot), stream);
+    detfeed__ring_release(e->ring, slot);
+}
+
+void detfeed__epochs_quit(detfeed__epochs *e)
+{
+    detfeed__ring_quit(e->ring);
+}
+
+uint64_t detfeed__epochs_stage_ns(const detfeed__epochs *e, detfeed_stage stage)
+{
+    if (e == NULL)
+        return 0;
+    if (stage == DETFEED_STAGE_WAIT)
+        return atomic_load_explicit(&e->wait_ns, memory_order_relaxed);
+    uint64_t ns = 0;
+    for (int i = 0; i < e->plan->workers; i++)
+        ns += atomic_load_explicit(&e->scratch[i].ns[stage], memory_order_relaxed);
+    return ns;
+}
+
+int64_t detfeed__epochs_skipped(const detfeed__epochs *e, const char **first)
+{
+    bool written = e && atomic_load_explicit(&e->skip_state, memory_order_acquire) == 2;
+    if (first)
+        *first = written ? e->skip_msg.text : NULL;
+    return e ? (int64_t)atomic_load_explicit(&e->skipped, memory_order_relaxed) : 0;
+}
+
+int detfeed__epochs_pinned(const detfeed__epochs *e, const char **why)
+{
+    int pinned = detfeed__batch_pinned(detfeed__slot_at(e->slots, 0));
+    if (why)
+        *why = pinned ? NULL : e->pinned_why;
+    return pinned;
+}

@@ -1,0 +1,75 @@
+/*
+ * route.h - where batch images go and where colour runs (internal): the
+ * output and colour route in effect, decided once when the loader opens
+ * (DESIGN §2.5), and the CUDA staging of a slot. The only part of feed that
+ * talks to the CUDA host header.
+ */
+#ifndef DETFEED_ROUTE_H
+#define DETFEED_ROUTE_H
+
+#include "aug/augment.h"
+
+typedef struct detfeed__route detfeed__route;
+
+/* What the loader asks for, and what the route's buffers are sized for. */
+typedef struct detfeed__route_ask {
+    detfeed_output output;
+    detfeed_route colour;
+    int device; /* the CUDA device of CUDA output */
+    int slots;  /* batch slots (prefetch) */
+    int batch;  /* images per batch at most */
+    int side;   /* the largest image side a batch can hold */
+    detfeed_dtype dtype;
+    detfeed_scale scale;
+    bool augment;         /* validation samples take no colour */
+    const detfeed_cv *cv; /* the OpenCV whose colour the kernel follows */
+} detfeed__route_ask;
+
+/* Decides the route in effect for `ask` and, for CUDA output, sets up the
+ * device side. A route that cannot be had falls back (host output, worker
+ * colour) with the reason in detfeed__route_why; only a lack of memory
+ * fails: DETFEED_ENOMEM, with the reason in *why (static). */
+int detfeed__route_open(detfeed__route **out, const detfeed__route_ask *ask,
+                        const char **why);
+/* Frees it; waits for no copy (the caller synchronises first). NULL: no-op. */
+void detfeed__route_close(detfeed__route *r);
+
+detfeed_output detfeed__route_output(const detfeed__route *r);
+detfeed_route detfeed__route_colour(const detfeed__route *r);
+/* Why the route differs from what was asked for, or NULL (static). */
+const char *detfeed__route_why(const detfeed__route *r);
+
+/* Bytes of one slot's images in host memory: the tensor, or with CUDA
+ * output what is staged for the device (colour parameters, 8-bit images). */
+size_t detfeed__route_slot_bytes(const detfeed__route *r);
+/* Bytes of device memory held (0 without CUDA output). */
+uint64_t detfeed__route_device_bytes(const detfeed__route *r);
+
+/* Host memory for a slot: page-locked when a CUDA device is there (*pinned
+ * true), else pageable with the reason in *why. NULL: out of memory. */
+void *detfeed__route_host_alloc(size_t bytes, bool *pinned, const char **why);
+void detfeed__route_host_free(void *p, bool pinned);
+
+/* Puts sample `s` at position `pos` of a slot's `images`: converted to the
+ * consumer's layout and dtype on host output; with CUDA output its 8-bit
+ * image as it is, and its colour parameters (the gains' tables when the
+ * device colours it). */
+int detfeed__route_put(const detfeed__route *r, uint8_t *images, int pos,
+                       const detfeed__sample *s);
+
+/* CUDA output: the device side of slot `slot` (the n images of h x w staged
+ * in `images`), ordered before the work the consumer submits on `stream`
+ * afterwards; *dev receives the tensor, *event its completion. */
+int detfeed__route_submit(detfeed__route *r, int slot, const uint8_t *images, int n,
+                          int h, int w, void *stream, const void **dev, void **event);
+/* CUDA output: the slot's copy has read its host memory before it is
+ * refilled; its output may be reused after the work on `stream` so far. */
+int detfeed__route_release(detfeed__route *r, int slot, void *stream);
+/* CUDA output: waits for everything submitted (an epoch refills every slot). */
+int detfeed__route_sync(detfeed__route *r);
+/* Copies `bytes` of slot's device tensor to host memory `dst`. */
+int detfeed__route_to_host(detfeed__route *r, int slot, void *dst, size_t bytes);
+/* The reason of the last failed CUDA call (static), for messages. */
+const char *detfeed__route_error(const detfeed__route *r);
+
+#endif /* DETFEED_ROUTE_H */
