@@ -440,12 +440,12 @@ class Loader:
         self.sampler = _Sampler(self)
         self.epoch, self._epoch_set = 0, False
         self._cuda_index = index if cuda else None
-        # The route is known once the batches exist: start epoch 0 now, so
-        # that a fallback is reported before the first batch.
-        self._check(lib.detfeed_loader_start(h, 0), "start")
-        self._started = 0
+        self._started = None  # the epoch started ahead (by the end of the last one)
+        # The route is decided by the open: a fallback is reported here,
+        # before any batch is made.
         out, route, why = ctypes.c_int(), ctypes.c_int(), ctypes.c_char_p()
-        lib.detfeed_loader_route(h, ctypes.byref(out), ctypes.byref(route), ctypes.byref(why))
+        self._check(lib.detfeed_loader_route(h, ctypes.byref(out), ctypes.byref(route),
+                                             ctypes.byref(why)), "route")
         self.device = "cuda:%d" % index if out.value == 1 else "cpu"
         self.color = "device" if route.value == 1 else "worker"
         self.route_note = why.value.decode() if why.value else None
