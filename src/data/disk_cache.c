@@ -15,6 +15,7 @@
 #include "disk_cache.h"
 
 #include "cache_files.h"
+#include "load.h"
 
 #include <errno.h>
 #include <fcntl.h>

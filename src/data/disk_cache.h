@@ -7,14 +7,6 @@
 
 #include "dataset_internal.h"
 
-/* Decodes image `path` and resizes it to its load size at imgsz (cache.c):
- * into `dst` when given (which must hold exactly want_w x want_h), else into
- * a new buffer returned in *out (the decoded one when no resize is needed).
- * ns[0] and ns[1] (ns may be NULL) receive the decode and resize time. */
-int detfeed__load_image(detfeed_codec *codec, const char *path, int imgsz, uint8_t *dst,
-                        int want_w, int want_h, uint8_t **out, int *w, int *h, int *ow,
-                        int *oh, uint64_t ns[2]);
-
 /* The dataset and imgsz a disk cache was opened for. */
 const detfeed_dataset *detfeed__disk_dataset(const detfeed_disk_cache *dc, int *imgsz);
 
