@@ -6,7 +6,7 @@
  */
 #include "augment.h"
 
-#include "data/dataset_internal.h"
+#include "data/dataset_access.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -71,7 +71,7 @@ void detfeed__scratch_free(detfeed__scratch *s)
 static int tile(const detfeed__augmenter *a, detfeed__scratch *s, int slot,
                 uint64_t index, detfeed__tile *t, int *ow, int *oh)
 {
-    const detfeed__labels *l = &detfeed__dataset_image(a->ds, (size_t)index)->labels;
+    detfeed__label_view l = detfeed__dataset_label_view(a->ds, (size_t)index);
     uint64_t ns[2] = {0, 0};
     detfeed__held img = {0};
     int rc = load(a, s, slot, index, &img, ns);
@@ -84,13 +84,13 @@ static int tile(const detfeed__augmenter *a, detfeed__scratch *s, int slot,
                               memory_order_relaxed);
     atomic_fetch_add_explicit(&s->ns[DETFEED_STAGE_RESIZE], ns[1],
                               memory_order_relaxed);
-    t->lab = (detfeed__src_labels){.n = l->n,
-                                   .nkpt = l->nkpt,
-                                   .cls = l->cls,
-                                   .boxes = l->boxes,
-                                   .kpts = l->kpts,
-                                   .seg_start = l->seg_start,
-                                   .seg_xy = l->seg_xy};
+    t->lab = (detfeed__src_labels){.n = l.n,
+                                   .nkpt = l.nkpt,
+                                   .cls = l.cls,
+                                   .boxes = l.boxes,
+                                   .kpts = l.kpts,
+                                   .seg_start = l.seg_start,
+                                   .seg_xy = l.seg_xy};
     return rc;
 }
 

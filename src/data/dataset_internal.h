@@ -1,13 +1,19 @@
 /*
- * dataset_internal.h - the dataset handle's layout, for the data layer and
- * the layers above it (cache, loader). Never installed.
+ * dataset_internal.h - the dataset handle's layout and what the files of
+ * the data layer share about it (dataset.c, sources.c, index.c,
+ * problems.c, queries.c, the caches). Layers above read an open dataset
+ * through dataset_access.h instead. Never installed.
  */
 #ifndef DETFEED_DATASET_INTERNAL_H
 #define DETFEED_DATASET_INTERNAL_H
 
 #include "data_internal.h"
+#include "dataset_access.h"
 #include "labels.h"
 #include "path.h"
+
+/* The largest text file read: a dataset YAML, an image list, a label file. */
+#define DETFEED__MAX_TEXT_FILE (16u << 20)
 
 enum { DETFEED__LABEL_MISSING = 0, DETFEED__LABEL_EMPTY = 1, DETFEED__LABEL_FOUND = 2 };
 
@@ -58,6 +64,36 @@ struct detfeed_dataset {
     detfeed_codec *codec;
 };
 
+/* ---- the problem report (problems.c) ---- */
+
+/* Records a problem. Notes never stop the open; a problem that is not a
+ * note fails it under DETFEED_POLICY_FAIL (the return value, with the
+ * message set). */
+int detfeed__problem_add(detfeed_dataset *ds, const char *file, int line,
+                         const char *reason, bool note);
+
+/* A codec message is "path: reason"; the reason alone for the report. */
+const char *detfeed__reason_of(const char *msg, const char *path);
+
+/* ---- sources (sources.c) ---- */
+
+/* The image paths `source` names (a dataset YAML, a folder, an image list
+ * or an image) appended to *paths, unsorted; with what the YAML says
+ * (names, keypoints) set on ds. What cannot be read is a problem. */
+int detfeed__dataset_find_images(detfeed_dataset *ds, const char *source,
+                                 detfeed__strlist *paths);
+
+/* Ultralytics' names for `nc` classes without names: class_0, ... */
+int detfeed__dataset_default_names(detfeed_dataset *ds, int nc);
+
+/* ---- the index (index.c) ---- */
+
+/* Indexes the image files of `paths` (sorted here): each one checked as
+ * configured, its labels read, orphan labels noted, classes and task
+ * settled, counted; `source` names the dataset in notes and errors. */
+int detfeed__dataset_index(detfeed_dataset *ds, detfeed__strlist *paths,
+                           const char *source);
+
 /* How many of `files` image files Ultralytics' fraction keeps (all of
  * them when it asks for more). */
 size_t detfeed__fraction_keep(const detfeed__fraction *f, size_t files);
@@ -90,13 +126,6 @@ const detfeed__limits *detfeed__dataset_limits(const detfeed_dataset *ds);
  * message, when none is left.
  */
 int detfeed__dataset_drop(detfeed_dataset *ds, char *const *why);
-
-/* detfeed_cache_get that also adds the nanoseconds spent decoding and
- * resizing an image loaded on demand to ns[0] and ns[1] (ns may be NULL). */
-int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec *codec,
-                             const uint8_t **pixels, int *width, int *height,
-                             int *orig_width, int *orig_height, uint8_t **owned,
-                             uint64_t ns[2]);
 
 /* Whether image i is held in the cache's arena (filled, not on demand) or
  * in the disk cache behind it. */

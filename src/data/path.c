@@ -30,13 +30,18 @@ bool detfeed__strlist_take(detfeed__strlist *l, char *s)
     return true;
 }
 
-bool detfeed__strlist_add(detfeed__strlist *l, const char *s)
+char *detfeed__str_dup(const char *s)
 {
     size_t n = strlen(s) + 1;
     char *c = malloc(n);
     if (c)
         memcpy(c, s, n);
-    return detfeed__strlist_take(l, c);
+    return c;
+}
+
+bool detfeed__strlist_add(detfeed__strlist *l, const char *s)
+{
+    return detfeed__strlist_take(l, detfeed__str_dup(s));
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -309,4 +314,27 @@ size_t detfeed__py_space(const char *s, const char *end)
         (unsigned char)s[2] >= 0x80 && (unsigned char)s[2] <= 0x8A)
         return 3; /* U+2000 .. U+200A */
     return 0;
+}
+
+/* Suffixes Ultralytics 8.4 accepts as images (IMG_FORMATS), and the ones
+ * detfeed decodes. */
+bool detfeed__is_image_suffix(const char *s)
+{
+    static const char *const all[] = {"avif", "bmp",  "dng", "heic", "heif",
+                                      "jp2",  "jpeg", "jpg", "mpo",  "png",
+                                      "tif",  "tiff", "webp"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(s, all[i]) == 0)
+            return true;
+    return false;
+}
+
+bool detfeed__is_txt_suffix(const char *s)
+{
+    return strcmp(s, "txt") == 0;
+}
+
+bool detfeed__is_decodable_suffix(const char *s)
+{
+    return strcmp(s, "jpg") == 0 || strcmp(s, "jpeg") == 0 || strcmp(s, "png") == 0;
 }

@@ -12,6 +12,9 @@ typedef struct detfeed__strlist {
     size_t n, cap;
 } detfeed__strlist;
 
+/* A malloc'd copy of s; NULL when out of memory. */
+char *detfeed__str_dup(const char *s);
+
 /* Appends a copy of s; false when out of memory. */
 bool detfeed__strlist_add(detfeed__strlist *l, const char *s);
 /* Appends s itself (ownership moves); false (and s freed) when out of memory. */
@@ -30,6 +33,13 @@ void detfeed__path_suffix(const char *path, char *out, size_t size);
 /* Ultralytics' img2label_paths: the last "/images/" becomes "/labels/" and
  * the suffix ".txt"; malloc'd. */
 char *detfeed__label_path(const char *image_path);
+
+/* Suffixes (detfeed__path_suffix) of what a dataset holds: the images
+ * Ultralytics 8.4 accepts (IMG_FORMATS), the ones detfeed decodes (jpg,
+ * jpeg, png), and label files and image lists (txt). */
+bool detfeed__is_image_suffix(const char *suffix);
+bool detfeed__is_decodable_suffix(const char *suffix);
+bool detfeed__is_txt_suffix(const char *suffix);
 
 typedef enum detfeed__ftype {
     DETFEED__F_NONE,  /* nothing there */

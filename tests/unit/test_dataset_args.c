@@ -403,6 +403,27 @@ static void test_segments_and_keypoints(void)
     detfeed_dataset_destroy(ds);
 }
 
+/* The view the augmenter reads (dataset_access.h) is the index's labels. */
+static void test_label_view(void)
+{
+    const char *sources[] = {"seg/data.yaml", "pose/data.yaml", "det/one.yaml"};
+    for (size_t k = 0; k < sizeof sources / sizeof sources[0]; k++) {
+        detfeed_dataset *ds = open_with(at(sources[k]), (args){0}, 0);
+        size_t n = detfeed_dataset_size(ds);
+        for (size_t i = 0; i < n; i++) {
+            const detfeed__labels *l = &detfeed__dataset_image(ds, i)->labels;
+            detfeed__label_view v = detfeed__dataset_label_view(ds, i);
+            CHECK(v.n == l->n && v.nkpt == l->nkpt && v.cls == l->cls &&
+                  v.boxes == l->boxes && v.kpts == l->kpts &&
+                  v.seg_start == l->seg_start && v.seg_xy == l->seg_xy);
+        }
+        detfeed__label_view past = detfeed__dataset_label_view(ds, n);
+        CHECK(past.n == 0 && past.cls == NULL && past.boxes == NULL &&
+              past.seg_start == NULL);
+        detfeed_dataset_destroy(ds);
+    }
+}
+
 /* ---- the RAM cache budget --------------------------------------------------- */
 
 static void test_ram_budget(void)
@@ -611,6 +632,7 @@ int main(void)
     test_classes();
     test_single_cls();
     test_segments_and_keypoints();
+    test_label_view();
     test_ram_budget();
     test_cache_ram();
     test_loader_settings();

@@ -1,0 +1,361 @@
+/*
+ * sources.c - where a dataset's images are: a dataset YAML (its names,
+ * keypoint shape and split entries), folders walked for image files, image
+ * list files, or a single image. What it finds is a list of image paths;
+ * the index (index.c) makes images and labels of them.
+ */
+#include "dataset_internal.h"
+
+#include "yaml.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* One line of a list file (trimmed of spaces and tabs) into out. */
+static int add_list_line(detfeed_dataset *ds, const char *dir, char *ln, size_t n,
+                         detfeed__strlist *out)
+{
+    while (n > 0 && (*ln == ' ' || *ln == '\t')) {
+        ln++;
+        n--;
+    }
+    while (n > 0 && (ln[n - 1] == ' ' || ln[n - 1] == '\t'))
+        n--;
+    if (n == 0)
+        return DETFEED_OK;
+    ln[n] = '\0';
+    if (!detfeed__strlist_take(out, detfeed__path_join(dir, ln)))
+        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    return DETFEED_OK;
+}
+
+/* A list file's lines, split as Python's str.splitlines() splits them. */
+static int add_list_file(detfeed_dataset *ds, const char *list, detfeed__strlist *out)
+{
+    char *text;
+    size_t len;
+    int rc = detfeed__read_text(list, DETFEED__MAX_TEXT_FILE, &text, &len, &ds->msg);
+    if (rc == DETFEED_ENOMEM)
+        return rc;
+    if (rc != DETFEED_OK)
+        return detfeed__problem_add(ds, list, 0, detfeed__reason_of(ds->msg.text, list),
+                                    false);
+    char *dir = detfeed__path_dir(list), *end = text + len;
+    if (dir == NULL)
+        rc = detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    for (char *ln = text; rc == DETFEED_OK && ln < end;) {
+        size_t brk, n = detfeed__line_length(ln, end, &brk);
+        rc = add_list_line(ds, dir, ln, n, out);
+        ln += n + brk;
+    }
+    free(dir);
+    free(text);
+    return rc;
+}
+
+/* The walk's loop callback: a problem, counted. */
+static int link_loop(void *ctx, const char *path, const char *target)
+{
+    detfeed_dataset *ds = ctx;
+    char reason[600];
+    snprintf(reason, sizeof reason,
+             "a folder link loop: it leads back to '%s', which is being indexed; "
+             "not followed",
+             target);
+    ds->stats[DETFEED_STAT_LINK_LOOPS]++;
+    return detfeed__problem_add(ds, path, 0, reason, false);
+}
+
+/* Why `path` is not a file or folder to read, for the report. */
+static const char *not_file_reason(detfeed_dataset *ds, const char *path)
+{
+    struct stat st;
+    if (detfeed__stat_regular(path, &st, &ds->msg) == DETFEED_OK)
+        return "a regular file"; /* changed since it was looked at */
+    return detfeed__reason_of(ds->msg.text, path);
+}
+
+/* One source entry: a folder, a list file or an image. `where` and `line`
+ * name what referred to it (a YAML) for the report. */
+static int add_source(detfeed_dataset *ds, const char *path, const char *where,
+                      int line, detfeed__strlist *out)
+{
+    char suffix[16], reason[512];
+    detfeed__path_suffix(path, suffix, sizeof suffix);
+    switch (detfeed__path_type(path)) {
+    case DETFEED__F_DIR: {
+        detfeed__walk_opts walk = {.recursive = true,
+                                   .keep = detfeed__is_image_suffix,
+                                   .loop = link_loop,
+                                   .ctx = ds};
+        int rc = detfeed__walk(path, &walk, out, &ds->msg);
+        if (rc == DETFEED_EIO || rc == DETFEED_ELIMIT)
+            return detfeed__problem_add(ds, path, 0,
+                                        detfeed__reason_of(ds->msg.text, path), false);
+        return rc;
+    }
+    case DETFEED__F_FILE:
+        if (strcmp(suffix, "txt") == 0)
+            return add_list_file(ds, path, out);
+        if (detfeed__is_image_suffix(suffix))
+            return detfeed__strlist_add(out, path)
+                       ? DETFEED_OK
+                       : detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+        snprintf(reason, sizeof reason,
+                 "'%s' is not a folder, an image list or an image", path);
+        return detfeed__problem_add(ds, where, line, reason, false);
+    case DETFEED__F_NONE:
+        snprintf(reason, sizeof reason, "'%s' does not exist", path);
+        return detfeed__problem_add(ds, where, line, reason, false);
+    default: /* a FIFO, socket or device; a dangling link or a link loop */
+        snprintf(reason, sizeof reason, "'%s' is %s", path, not_file_reason(ds, path));
+        return detfeed__problem_add(ds, where, line, reason, false);
+    }
+}
+
+/* ---- the YAML source ------------------------------------------------------ */
+
+static bool parse_int(const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno || v < lo || v > hi)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+static int yaml_error(detfeed_dataset *ds, const char *file, int line, const char *what)
+{
+    return detfeed__fail(&ds->msg, DETFEED_EFORMAT, "%s:%d: %s", file, line, what);
+}
+
+int detfeed__dataset_default_names(detfeed_dataset *ds, int nc)
+{
+    ds->names = calloc((size_t)nc, sizeof *ds->names);
+    if (ds->names == NULL)
+        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    ds->nc = nc;
+    for (int k = 0; k < nc; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "class_%d", k);
+        if ((ds->names[k] = detfeed__str_dup(name)) == NULL)
+            return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    }
+    return DETFEED_OK;
+}
+
+static int yaml_names(detfeed_dataset *ds, const char *file, const detfeed__ynode *root)
+{
+    const detfeed__ynode *names = detfeed__yaml_get(root, "names");
+    const detfeed__ynode *nc = detfeed__yaml_get(root, "nc");
+    int n = 0;
+    if (!detfeed__yaml_is_null(nc) &&
+        (nc->type != DETFEED__Y_SCALAR ||
+         !parse_int(nc->str, 1, DETFEED__MAX_CLASSES, &n)))
+        return yaml_error(ds, file, nc->line, "'nc' is not a positive whole number");
+    if (detfeed__yaml_is_null(names) && n > 0)
+        return detfeed__dataset_default_names(ds, n);
+    if (detfeed__yaml_is_null(names))
+        return detfeed__problem_add(
+            ds, file, 0,
+            "the YAML has no 'names' or 'nc' (Ultralytics requires one): "
+            "the classes are unknown, and class ids are only checked to "
+            "be whole numbers below 1000000",
+            true);
+    if (names->type == DETFEED__Y_SCALAR)
+        return yaml_error(ds, file, names->line, "'names' must be a list or a map");
+    if (n && (size_t)n != names->n)
+        return yaml_error(ds, file, names->line,
+                          "'nc' and the number of 'names' differ");
+    if (names->n > DETFEED__MAX_CLASSES)
+        return yaml_error(ds, file, names->line, "more than 1000000 'names'");
+    ds->names = calloc(names->n ? names->n : 1, sizeof *ds->names);
+    if (ds->names == NULL)
+        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    ds->nc = (int)names->n;
+    for (size_t i = 0; i < names->n; i++) {
+        int k = (int)i;
+        if (names->type == DETFEED__Y_MAP &&
+            (!parse_int(names->keys[i], 0, (long)names->n - 1, &k) || ds->names[k]))
+            return yaml_error(
+                ds, file, names->items[i]->line,
+                "'names' keys must be the class ids 0 .. nc-1, each once");
+        if (names->items[i]->type != DETFEED__Y_SCALAR)
+            return yaml_error(ds, file, names->items[i]->line,
+                              "a class name must be text");
+        if ((ds->names[k] = detfeed__str_dup(names->items[i]->str)) == NULL)
+            return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    }
+    return DETFEED_OK;
+}
+
+static int yaml_pose(detfeed_dataset *ds, const char *file, const detfeed__ynode *root)
+{
+    const detfeed__ynode *ks = detfeed__yaml_get(root, "kpt_shape");
+    const detfeed__ynode *fi = detfeed__yaml_get(root, "flip_idx");
+    if (detfeed__yaml_is_null(ks))
+        return DETFEED_OK;
+    if (ks->type != DETFEED__Y_SEQ || ks->n != 2 ||
+        ks->items[0]->type != DETFEED__Y_SCALAR ||
+        ks->items[1]->type != DETFEED__Y_SCALAR ||
+        !parse_int(ks->items[0]->str, 1, 10000, &ds->nkpt) ||
+        !parse_int(ks->items[1]->str, 2, 3, &ds->kdim))
+        return yaml_error(ds, file, ks->line, "'kpt_shape' must be [K, 2] or [K, 3]");
+    if (detfeed__yaml_is_null(fi))
+        return DETFEED_OK;
+    if (fi->type != DETFEED__Y_SEQ || fi->n != (size_t)ds->nkpt)
+        return yaml_error(ds, file, fi->line,
+                          "'flip_idx' must list one index per keypoint");
+    ds->flip_idx = malloc((size_t)ds->nkpt * sizeof *ds->flip_idx);
+    if (ds->flip_idx == NULL)
+        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    for (int k = 0; k < ds->nkpt; k++)
+        if (fi->items[k]->type != DETFEED__Y_SCALAR ||
+            !parse_int(fi->items[k]->str, 0, ds->nkpt - 1, &ds->flip_idx[k]))
+            return yaml_error(ds, file, fi->line,
+                              "'flip_idx' entries must be in 0 .. K-1");
+    return DETFEED_OK;
+}
+
+/* The dataset root: the override, else `path` from the YAML's folder, else
+ * (when that does not exist) the YAML's folder. */
+static int yaml_root(detfeed_dataset *ds, const char *file, const detfeed__ynode *root,
+                     char **out)
+{
+    char *dir = detfeed__path_dir(file);
+    if (dir == NULL)
+        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    const detfeed__ynode *p = detfeed__yaml_get(root, "path");
+    if (ds->root || detfeed__yaml_is_null(p) || p->type != DETFEED__Y_SCALAR) {
+        /* An override is the caller's path, relative to the working folder. */
+        *out = ds->root ? detfeed__str_dup(ds->root) : dir;
+        if (ds->root)
+            free(dir);
+    } else {
+        *out = detfeed__path_join(dir, p->str);
+        if (*out && detfeed__path_type(*out) != DETFEED__F_DIR) {
+            char note[512];
+            snprintf(note, sizeof note,
+                     "path '%s' does not exist here; using the YAML's "
+                     "folder as the dataset root",
+                     p->str);
+            free(*out);
+            *out = dir;
+            return detfeed__problem_add(ds, file, p->line, note, true);
+        }
+        free(dir);
+    }
+    return *out ? DETFEED_OK : detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+}
+
+/* The split's entries: a path, or a list of paths. */
+static int yaml_split_entries(detfeed_dataset *ds, const char *file,
+                              const detfeed__ynode *root, const detfeed__ynode **sp)
+{
+    char what[128];
+    *sp = detfeed__yaml_get(root, ds->split);
+    if (detfeed__yaml_is_null(*sp)) {
+        snprintf(what, sizeof what, "no '%s' entry", ds->split);
+        return yaml_error(ds, file, root->line, what);
+    }
+    size_t n = (*sp)->type == DETFEED__Y_SEQ ? (*sp)->n : 1;
+    for (size_t i = 0; i < n; i++) {
+        const detfeed__ynode *e = (*sp)->type == DETFEED__Y_SEQ ? (*sp)->items[i] : *sp;
+        if (e->type != DETFEED__Y_SCALAR) {
+            snprintf(what, sizeof what, "'%s' entries must be paths", ds->split);
+            return yaml_error(ds, file, e->line, what);
+        }
+    }
+    return DETFEED_OK;
+}
+
+static int yaml_split(detfeed_dataset *ds, const char *file, const detfeed__ynode *sp,
+                      const char *base, detfeed__strlist *out)
+{
+    size_t n = sp->type == DETFEED__Y_SEQ ? sp->n : 1;
+    int rc = DETFEED_OK;
+    for (size_t i = 0; i < n && rc == DETFEED_OK; i++) {
+        const detfeed__ynode *e = sp->type == DETFEED__Y_SEQ ? sp->items[i] : sp;
+        char *p = detfeed__path_join(base, e->str);
+        rc = p ? add_source(ds, p, file, e->line, out)
+               : detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+        free(p);
+    }
+    return rc;
+}
+
+/* Parses the YAML text and reads the keys that need no file system: names,
+ * nc, kpt_shape, flip_idx, and the split's entries (*sp). */
+static int yaml_document(detfeed_dataset *ds, const char *file, const char *text,
+                         size_t len, detfeed__ynode **root, const detfeed__ynode **sp)
+{
+    char err[160];
+    int line = 0, rc = DETFEED_OK;
+    if (detfeed__yaml_parse(text, len, root, &line, err, sizeof err) != 0)
+        return detfeed__fail(&ds->msg, DETFEED_EFORMAT, "%s:%d: malformed YAML: %s",
+                             file, line, err);
+    if ((*root)->type != DETFEED__Y_MAP)
+        rc = yaml_error(ds, file, 1, "the YAML is not a mapping of dataset keys");
+    if (rc == DETFEED_OK)
+        rc = yaml_names(ds, file, *root);
+    if (rc == DETFEED_OK)
+        rc = yaml_pose(ds, file, *root);
+    if (rc == DETFEED_OK)
+        rc = yaml_split_entries(ds, file, *root, sp);
+    return rc;
+}
+
+int detfeed__dataset_yaml_meta(detfeed_dataset *ds, const char *file, const char *text,
+                               size_t len)
+{
+    if (ds == NULL || file == NULL || text == NULL || ds->opened)
+        return DETFEED_EINVAL;
+    ds->opened = true;
+    detfeed__ynode *root = NULL;
+    const detfeed__ynode *sp;
+    int rc = yaml_document(ds, file, text, len, &root, &sp);
+    detfeed__yaml_free(root);
+    return rc;
+}
+
+static int open_yaml(detfeed_dataset *ds, const char *file, detfeed__strlist *out)
+{
+    char *text, *base = NULL;
+    size_t len;
+    int rc = detfeed__read_text(file, DETFEED__MAX_TEXT_FILE, &text, &len, &ds->msg);
+    if (rc != DETFEED_OK)
+        return rc;
+    detfeed__ynode *root = NULL;
+    const detfeed__ynode *sp = NULL;
+    rc = yaml_document(ds, file, text, len, &root, &sp);
+    if (rc == DETFEED_OK)
+        rc = yaml_root(ds, file, root, &base);
+    if (rc == DETFEED_OK)
+        rc = yaml_split(ds, file, sp, base, out);
+    free(base);
+    detfeed__yaml_free(root);
+    free(text);
+    return rc;
+}
+
+int detfeed__dataset_find_images(detfeed_dataset *ds, const char *source,
+                                 detfeed__strlist *paths)
+{
+    char suffix[16];
+    detfeed__path_suffix(source, suffix, sizeof suffix);
+    detfeed__ftype t = detfeed__path_type(source);
+    if (t == DETFEED__F_FILE &&
+        (strcmp(suffix, "yaml") == 0 || strcmp(suffix, "yml") == 0))
+        return open_yaml(ds, source, paths);
+    if (t == DETFEED__F_NONE)
+        return detfeed__fail(&ds->msg, DETFEED_EIO, "%s: no such file or folder",
+                             source);
+    if (t == DETFEED__F_OTHER || t == DETFEED__F_BROKEN) /* never opened */
+        return detfeed__stat_regular(source, &(struct stat){0}, &ds->msg);
+    return add_source(ds, source, source, 0, paths);
+}
