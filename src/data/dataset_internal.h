@@ -1,8 +1,9 @@
 /*
  * dataset_internal.h - the dataset handle's layout and what the files of
  * the data layer share about it (dataset.c, sources.c, index.c,
- * problems.c, queries.c, the caches). Layers above read an open dataset
- * through dataset_access.h instead. Never installed.
+ * problems.c, queries.c, the caches) and the loader (feed/) uses: the
+ * cache plan, the drop of images it could not decode, the limits. aug
+ * reads an open dataset through dataset_access.h instead. Never installed.
  */
 #ifndef DETFEED_DATASET_INTERNAL_H
 #define DETFEED_DATASET_INTERNAL_H
