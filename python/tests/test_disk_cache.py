@@ -6,15 +6,14 @@ Ultralytics trainer's mapping of cache='disk'.
 Needs the shared data (DETFEED_TEST_DATA, default ../shared/data beside the
 repository); the datasets are copied into a temporary folder first.
 """
-import hashlib
 import os
 import shutil
 import types
 
-import numpy as np
 import pytest
 
 import detfeed
+from batch_digest import digest
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.environ.get("DETFEED_TEST_DATA", os.path.join(os.path.dirname(TOP), "shared", "data"))
@@ -31,18 +30,6 @@ def copy_set(tmp_path, name):
         for f in filenames:
             os.chmod(os.path.join(dirpath, f), 0o644)
     return str(dst / (name + ".yaml"))
-
-
-def digest(loader, epochs=2):
-    """Every batch's image bytes and labels, over `epochs` epochs."""
-    h = hashlib.sha256()
-    for e in range(epochs):
-        loader.set_epoch(e)
-        for b in loader:
-            h.update(np.ascontiguousarray(b["img"]).tobytes())
-            for k in ("cls", "bboxes", "batch_idx"):
-                h.update(np.asarray(b[k], np.float32).tobytes())
-    return h.hexdigest()
 
 
 KW = dict(imgsz=320, batch=4, epochs=2, close_mosaic=1, seed=3, mixup=0.2, dtype="uint8",

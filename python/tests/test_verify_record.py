@@ -8,14 +8,13 @@ line says it.
 Needs the shared data (DETFEED_TEST_DATA, default ../shared/data beside the
 repository); the dataset is copied into a temporary folder first.
 """
-import hashlib
 import os
 import shutil
 
-import numpy as np
 import pytest
 
 import detfeed
+from batch_digest import digest
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.environ.get("DETFEED_TEST_DATA", os.path.join(os.path.dirname(TOP), "shared", "data"))
@@ -35,17 +34,6 @@ def copy_coco8(tmp_path):
         for f in filenames:
             os.chmod(os.path.join(dirpath, f), 0o644)
     return str(dst / "coco8.yaml")
-
-
-def digest(loader):
-    h = hashlib.sha256()
-    for e in range(2):
-        loader.set_epoch(e)
-        for b in loader:
-            h.update(np.ascontiguousarray(b["img"]).tobytes())
-            for k in ("cls", "bboxes", "batch_idx"):
-                h.update(np.asarray(b[k], np.float32).tobytes())
-    return h.hexdigest()
 
 
 def test_reused(tmp_path):
