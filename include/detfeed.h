@@ -1223,7 +1223,7 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_MOSAIC = 110,      /* 1.0 */
     DETFEED_LOADER_MIXUP = 111,       /* 0.0 */
     DETFEED_LOADER_CUTMIX = 112,      /* 0.0 (values > 0 not supported yet) */
-    DETFEED_LOADER_BGR = 113          /* 0.0 */
+    DETFEED_LOADER_BGR = 113          /* 0.0 (values > 0 not supported yet) */
 } detfeed_loader_param;
 
 /*

@@ -720,6 +720,11 @@ static int open_all(detfeed_loader *l, const char *data)
     if (l->hyp.cutmix > 0)
         return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
                              "cutmix is not supported yet; set it to 0");
+    if (l->hyp.bgr > 0) /* drawn per sample, but the conversion always gives RGB */
+        return detfeed__fail(
+            &l->msg, DETFEED_ENOTSUPPORTED,
+            "bgr is not supported yet (batches are RGB, as Ultralytics "
+            "gives them with bgr 0); set it to 0");
     l->hyp.imgsz = l->imgsz;
     int rc = open_data(l, data);
     if (rc == DETFEED_OK && !l->augment)

@@ -438,6 +438,12 @@ static void test_failed_open(void)
     CHECK(strstr(detfeed_loader_last_error(l), "07.png") != NULL);
     CHECK(detfeed_loader_dataset(l) != NULL);
     check_failed(l);
+    /* bgr > 0 is refused (batches are always RGB), not ignored */
+    CHECK_INT(detfeed_loader_create(&l, 0), 0);
+    CHECK_INT(detfeed_loader_set_float(l, DETFEED_LOADER_BGR, 0.5), 0);
+    CHECK_INT(detfeed_loader_open(l, src), DETFEED_ENOTSUPPORTED);
+    CHECK(strstr(detfeed_loader_last_error(l), "bgr") != NULL);
+    detfeed_loader_destroy(l);
 }
 
 /* The route is decided by detfeed_loader_open: known before any batch. */
