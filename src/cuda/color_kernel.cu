@@ -17,11 +17,11 @@
  * per thread, then stride over the image four pixels per thread: three
  * 32-bit loads, three 4-element stores (one per plane).
  */
-#include "img/color_px.h"
-#include "img/hsv_tables.h"
 #include "color_kernel.cuh"
 #include "cuda_host.h"
 #include "detfeed.h"
+#include "img/color_px.h"
+#include "img/hsv_tables.h"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
