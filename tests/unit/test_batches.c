@@ -477,8 +477,6 @@ int main(void)
     test_failure();
     test_failed_open();
     test_route_at_open();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_remove_tree(root));
     return tu_finish("test_batches");
 }

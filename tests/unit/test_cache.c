@@ -136,8 +136,6 @@ int main(void)
         test_bad(ds);
     }
     detfeed_dataset_destroy(ds);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_remove_tree(root));
     return tu_finish("test_cache");
 }

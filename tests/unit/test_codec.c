@@ -202,8 +202,6 @@ int main(void)
     test_bad_input(c);
     detfeed_codec_destroy(c);
     detfeed_codec_destroy(NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_remove_tree(dir));
     return tu_finish("test_codec");
 }

@@ -339,8 +339,6 @@ int main(void)
     run("perspective", 10, 0, 0.0007);
     run_masks(0);
     run_masks(25);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_remove_tree(root));
     return tu_finish("test_consistency");
 }

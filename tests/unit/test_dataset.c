@@ -257,8 +257,6 @@ int main(void)
     test_fail_policy();
     test_other_sources();
     test_shared();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_remove_tree(root));
     return tu_finish("test_dataset");
 }

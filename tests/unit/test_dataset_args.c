@@ -636,8 +636,6 @@ int main(void)
     test_ram_budget();
     test_cache_ram();
     test_loader_settings();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_remove_tree(root));
     return tu_finish("test_dataset_args");
 }

@@ -305,8 +305,6 @@ int main(void)
     test_class_ids();
     test_yaml_meta();
     test_many_polygons();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_remove_tree(root));
     return tu_finish("test_dataset_faults");
 }

@@ -691,8 +691,6 @@ int main(void)
     test_bad_png(c);
     test_fuzz(c);
     detfeed_codec_destroy(c);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_remove_tree(dir));
     return tu_finish("test_decode");
 }

@@ -285,8 +285,6 @@ int main(void)
     test_single();
     test_mosaic_samples();
     test_batches();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_remove_tree(root));
     return tu_finish("test_dense_masks");
 }

@@ -592,9 +592,7 @@ int main(void)
         test_loader_exact(yaml, 320, "coco8");
     else
         fprintf(stderr, "no coco8 under DETFEED_TEST_DATA: real JPEGs not checked\n");
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-    if (system(cmd) != 0)
+    if (!tu_remove_tree(root))
         fprintf(stderr, "could not remove %s\n", root);
     int rc = tu_finish("test_disk_cache");
     return rc == 0 && !real ? 77 : rc;

@@ -69,6 +69,10 @@ const char *tu_at(const char *root, const char *rel);
 /* Writes `text` to `path` (a failure is a failed check). */
 void tu_write_text(const char *path, const char *text);
 
+/* Removes the folder `path` and everything below it (links are removed,
+ * not followed), without a shell; false (errno set) when something stays. */
+bool tu_remove_tree(const char *path);
+
 /* sha256 of a buffer as 64 hex characters. */
 void tu_sha256_hex(const void *data, size_t size, char hex[65]);
 

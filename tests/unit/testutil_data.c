@@ -2,8 +2,12 @@
  * testutil_data.c - test data made on the fly (with the library's PNG
  * writer; testutil.c itself needs no library, for the mutation runs).
  */
+#define _XOPEN_SOURCE 700 /* nftw */
+
 #include "testutil.h"
 
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -75,4 +79,16 @@ void tu_digest_batches(detfeed_loader *l, uint32_t epochs, detfeed_sha256 *ctx)
         }
         CHECK_INT(rc, DETFEED_NEXT_END);
     }
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type,
+                        struct FTW *ftw)
+{
+    (void)st, (void)type, (void)ftw;
+    return remove(path);
+}
+
+bool tu_remove_tree(const char *path)
+{
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0;
 }
