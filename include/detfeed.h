@@ -60,6 +60,18 @@ DETFEED_API unsigned detfeed_version_number(void);
 /* The same as "MAJOR.MINOR.PATCH"; a static string. */
 DETFEED_API const char *detfeed_version_string(void);
 
+/* The ABI version: a number that changes whenever a program built against an
+ * older header could misread the library: a public struct's layout, an enum's
+ * value or a function's signature changed, or a function was removed. Adding
+ * a function, an enum value at the end or a status code does not change it.
+ * It is independent of the release version above. */
+#define DETFEED_ABI_VERSION 1
+
+/* The ABI version of the library actually linked. A program (or a binding
+ * such as the Python package) compares it with the DETFEED_ABI_VERSION it was
+ * written for and refuses a library that differs. */
+DETFEED_API int detfeed_abi_version(void);
+
 /* ------------------------------------------------------------------------ */
 /* Status codes                                                             */
 /* ------------------------------------------------------------------------ */
