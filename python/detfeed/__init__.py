@@ -9,9 +9,16 @@
                 ...  # batch["img"]: 16 x 3 x 640 x 640 float32 on the GPU
 
 See help(detfeed.Loader); detfeed.ultralytics trains Ultralytics models with it.
+
+Importing the package loads nothing: libdetfeed (DETFEED_LIBRARY, else the
+package's copy) is loaded, and its ABI checked, on first use (a Loader,
+__version__, version(), cuda_device_count()); detfeed.Loader and
+detfeed.Dataset import NumPy (and PyTorch, where installed) on first use.
 """
-from ._lib import DetfeedError, version
-from .loader import Dataset, Loader
+from ._lib import DetfeedError, LibraryError, version
+
+__all__ = ["Loader", "Dataset", "DetfeedError", "LibraryError", "version",
+           "cuda_device_count"]
 
 
 def cuda_device_count():
@@ -20,5 +27,18 @@ def cuda_device_count():
     return lib.detfeed_cuda_device_count(None)
 
 
-__all__ = ["Loader", "Dataset", "DetfeedError", "version", "cuda_device_count"]
-__version__ = version()
+def __getattr__(name):
+    """Loader, Dataset and __version__ (the library's version), on first use."""
+    if name in ("Loader", "Dataset"):
+        from . import loader
+        value = getattr(loader, name)
+    elif name == "__version__":
+        value = version()
+    else:
+        raise AttributeError("module 'detfeed' has no attribute %r" % name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | {"Loader", "Dataset", "__version__"})

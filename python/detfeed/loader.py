@@ -9,30 +9,22 @@ import weakref
 
 import numpy as np
 
+from . import _lib
 from . import stack as _stack_mod
-from ._lib import EBADSTATE, MASK_I32, NEXT_END, NEXT_TIMEOUT, DetfeedError, lib
+from ._lib import (EBADSTATE, MASK_I32, NEXT_END, NEXT_TIMEOUT, OUTPUT_CUDA, POLICY_FAIL,
+                   POLICY_SKIP, ROUTE_DEVICE, DetfeedError, lib)
 
 try:  # PyTorch is optional: without it batches are NumPy arrays
     import torch
 except ImportError:  # pragma: no cover - exercised where torch is missing
     torch = None
 
-_DTYPES = {"uint8": 0, "u8": 0, "float32": 1, "f32": 1, "float16": 2, "f16": 2, "half": 2,
-           "bfloat16": 3, "bf16": 3}
-_DTYPE_NAMES = {0: "u8", 1: "f32", 2: "f16", 3: "bf16"}
-_TYPESTR = {0: "|u1", 1: "<f4", 2: "<f2", 3: "<u2"}
-_TASKS = {0: "detect", 1: "segment", 2: "pose"}
-# detfeed_dataset_stat, in its order.
-_STATS = ("images", "usable", "labelled", "backgrounds", "missing_labels", "empty_labels",
-          "orphan_labels", "instances", "duplicates", "corrupt", "rejected_lines",
-          "unsupported", "left_out", "class_filtered", "link_loops")
+# The array interface's type of each dtype (by the library's short name);
+# bf16 is exposed as its uint16 bits.
+_TYPESTR = {"u8": "|u1", "f32": "<f4", "f16": "<f2", "bf16": "<u2"}
 # While waiting for a batch, the library is asked again every _SLICE_MS so
 # that Python's signal handlers (Ctrl-C) run in between.
 _SLICE_MS = 20
-
-
-def _torch_dtype(code):
-    return {0: torch.uint8, 1: torch.float32, 2: torch.float16, 3: torch.bfloat16}[code]
 
 
 class _Handle:
@@ -46,13 +38,15 @@ class _Handle:
         self.ptr = ctypes.c_void_p()
         self.pid = os.getpid()
         self.closed = False
+        # held for __del__, which may run when module globals are gone
+        self._destroy = lib.detfeed_loader_destroy
 
     def forked(self):
         return os.getpid() != self.pid
 
-    def __del__(self, _destroy=lib.detfeed_loader_destroy, _getpid=os.getpid):
+    def __del__(self, _getpid=os.getpid):
         if self.ptr.value and _getpid() == self.pid:
-            _destroy(self.ptr)
+            self._destroy(self.ptr)
         self.ptr.value = None
 
 
@@ -196,7 +190,8 @@ class Dataset:
         self._n = lib.detfeed_dataset_size(ds)
         n = lib.detfeed_dataset_class_count(ds)
         self.names = {k: lib.detfeed_dataset_class_name(ds, k).decode() for k in range(n)}
-        self.task = _TASKS.get(lib.detfeed_dataset_task(ds), "detect")
+        task = lib.detfeed_dataset_task(ds)
+        self.task = _lib.TASKS[task] if 0 <= task < len(_lib.TASKS) else "detect"
         k, d = ctypes.c_int(0), ctypes.c_int(0)
         lib.detfeed_dataset_kpt_shape(ds, ctypes.byref(k), ctypes.byref(d))
         self.kpt_shape = (k.value, d.value) if k.value else None
@@ -232,7 +227,8 @@ class Dataset:
         """The index's counts (the library's detfeed_dataset_stat names in
         lower case: images, usable, labelled, backgrounds, corrupt, ...)."""
         ds = self._ds
-        return {name: lib.detfeed_dataset_stat_get(ds, i) for i, name in enumerate(_STATS)}
+        return {name: lib.detfeed_dataset_stat_get(ds, i)
+                for i, name in enumerate(_lib.DATASET_STATS)}
 
     def problems(self):
         """What was skipped or noted while indexing, one line each: file[:line]: reason."""
@@ -373,7 +369,7 @@ class Loader:
             raise ValueError("detfeed: tensors must be 'numpy', or 'torch' with PyTorch "
                              "installed, not %r" % (tensors,))
         self.tensors = tensors
-        self._dtype = _dtype_code(dtype)
+        self._dtype = _dtype_name(dtype)
         cuda, index = _parse_device(device)
         if rank is None and world_size is None:
             rank, world_size = _dist_rank()
@@ -399,7 +395,7 @@ class Loader:
         settings = {"imgsz": imgsz, "batch": batch, "workers": self.num_workers, "seed": seed,
                     "epochs": epochs, "close_mosaic": close_mosaic, "prefetch": prefetch,
                     "drop_last": int(drop_last), "augment": int(augment), "rank": rank,
-                    "world_size": world_size, "dtype": _DTYPE_NAMES[self._dtype],
+                    "world_size": world_size, "dtype": self._dtype,
                     "value_scale": value_scale, "output": "cuda" if cuda else "host",
                     "color": color, "cuda_device": index,
                     "cache_bytes": _cache_bytes(cache), "cache": _cache_mode(cache)}
@@ -429,7 +425,8 @@ class Loader:
         for name, value in list(settings.items()) + list(hyp.items()):
             self._set(h, name, value)
         self._check(lib.detfeed_loader_set_split(h, split.encode()), "split")
-        self._check(lib.detfeed_loader_set_policy(h, int(policy == "fail")), "policy")
+        self._check(lib.detfeed_loader_set_policy(
+            h, POLICY_FAIL if policy == "fail" else POLICY_SKIP), "policy")
         self._check(lib.detfeed_loader_open(h, data), "open")
         ds = lib.detfeed_loader_dataset(h)
         self.dataset = Dataset(ds, handle)
@@ -446,8 +443,8 @@ class Loader:
         out, route, why = ctypes.c_int(), ctypes.c_int(), ctypes.c_char_p()
         self._check(lib.detfeed_loader_route(h, ctypes.byref(out), ctypes.byref(route),
                                              ctypes.byref(why)), "route")
-        self.device = "cuda:%d" % index if out.value == 1 else "cpu"
-        self.color = "device" if route.value == 1 else "worker"
+        self.device = "cuda:%d" % index if out.value == OUTPUT_CUDA else "cpu"
+        self.color = "device" if route.value == ROUTE_DEVICE else "worker"
         self.route_note = why.value.decode() if why.value else None
         if self.route_note and (cuda or color == "device"):
             import warnings
@@ -473,7 +470,7 @@ class Loader:
         if rc < 0:
             h = handle or self._handle
             msg = lib.detfeed_loader_last_error(h.ptr).decode() if h and h.ptr.value else ""
-            raise DetfeedError(rc, "detfeed %s: %s" % (what, msg or lib.detfeed_strerror(rc).decode()))
+            lib.check(rc, what, msg)
         return rc
 
     @staticmethod
@@ -614,15 +611,14 @@ class Loader:
         hits, decoded and written, and a note on what opening found."""
         h = self._h
         cache = lib.detfeed_loader_cache(h)
-        stats = {k: lib.detfeed_cache_stat_get(cache, i) if cache else 0
-                 for i, k in enumerate(("images", "bytes", "budget", "on_demand"))}
+        stats = {k: lib.detfeed_cache_stat_get(cache, _lib.CACHE_STATS.index(k))
+                 if cache else 0 for k in ("images", "bytes", "budget", "on_demand")}
         disk = lib.detfeed_loader_disk_cache(h)
         stats["disk"] = None
         if disk:
-            d = {k: lib.detfeed_disk_cache_stat_get(disk, i) for i, k in enumerate(
-                ("state", "images", "bytes", "file_bytes", "hits", "decoded", "written",
-                 "expected"))}
-            d["state"] = _DISK_STATES[d["state"]]
+            d = {k: lib.detfeed_disk_cache_stat_get(disk, i)
+                 for i, k in enumerate(_lib.DISK_STATS)}
+            d["state"] = _lib.DISK_STATES[d["state"]]
             d["path"] = lib.detfeed_disk_cache_path(disk).decode()
             d["note"] = lib.detfeed_disk_cache_note(disk).decode()
             stats["disk"] = d
@@ -635,9 +631,9 @@ class Loader:
         from the record), cached (decoded by the RAM cache's fill or held by
         the disk cache), failed (left out) and a note."""
         h = self._h
-        stats = {k: lib.detfeed_loader_verify_stat(h, i) for i, k in enumerate(
-            ("record", "images", "decoded", "reused", "cached", "failed"))}
-        stats["record"] = _RECORD_STATES[stats["record"]]
+        stats = {k: lib.detfeed_loader_verify_stat(h, i)
+                 for i, k in enumerate(_lib.VERIFY_STATS)}
+        stats["record"] = _lib.RECORD_STATES[stats["record"]]
         path = lib.detfeed_loader_verify_path(h)
         stats["path"] = path.decode() if path else None
         stats["note"] = lib.detfeed_loader_verify_note(h).decode()
@@ -701,13 +697,13 @@ class Loader:
             if self.tensors == "numpy" or torch is None:
                 return cai
             t = torch.as_tensor(cai, device="cuda:%d" % self._cuda_index)
-            return t.view(torch.bfloat16) if self._dtype == 3 else t
+            return t.view(torch.bfloat16) if self._dtype == "bf16" else t
         host = lib.detfeed_batch_images(b, ctypes.byref(size))
         arr = np.asarray(_HostImages(host, shape, self._dtype, handle))
         if self.tensors == "numpy":
             return arr
         t = torch.from_numpy(arr)
-        return t.view(torch.bfloat16) if self._dtype == 3 else t
+        return t.view(torch.bfloat16) if self._dtype == "bf16" else t
 
     def _array(self, ptr, shape, dtype):
         count = int(np.prod(shape))
@@ -773,8 +769,9 @@ def _choice(name, value, accepted, note=""):
             " " + note if note else "", value))
 
 
-def _dtype_code(dtype):
-    """The library's dtype code of a name, a torch.dtype or a NumPy dtype."""
+def _dtype_name(dtype):
+    """The library's short name ("u8", "f32", "f16", "bf16") of a dtype's
+    name, a torch.dtype or a NumPy dtype (named through detfeed_dtype_parse)."""
     key = None
     if isinstance(dtype, str):
         key = dtype
@@ -785,10 +782,11 @@ def _dtype_code(dtype):
             key = np.dtype(dtype).name
         except TypeError:
             pass
-    if key not in _DTYPES:
-        raise ValueError("detfeed: dtype must be one of %s (or the torch dtype), not %r"
-                         % (", ".join(sorted(_DTYPES)), dtype))
-    return _DTYPES[key]
+    try:
+        return lib.dtype_name(lib.dtype(key if isinstance(key, str) else ""))
+    except ValueError:
+        raise ValueError("detfeed: dtype must be uint8, float32, float16 or bfloat16 (or u8, "
+                         "f32, f16, half, bf16, or the torch dtype), not %r" % (dtype,)) from None
 
 
 def _parse_device(device):
@@ -832,10 +830,6 @@ def _cache_mode(cache):
     (or none) otherwise."""
     return "disk" if isinstance(cache, str) and cache == "disk" else "ram"
 
-
-# detfeed_disk_state, in its order.
-_DISK_STATES = ("reused", "writing", "built", "waiting", "adopted", "failed")
-_RECORD_STATES = ("none", "reused", "written", "unwritten")
 
 
 def _verify_record(value):

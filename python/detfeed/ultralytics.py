@@ -25,14 +25,13 @@ Ultralytics is imported when trainer() is called, never before.
 import os
 import tempfile
 
-from ._lib import lib
+from ._lib import TASKS, lib
 from .loader import Loader
 
 # The train arguments that are detfeed hyperparameters (same names).
 HYPERPARAMETERS = ("hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale", "shear",
                    "perspective", "flipud", "fliplr", "mosaic", "mixup")
 
-_TASKS = ("detect", "segment", "pose")
 
 # Loader settings the trainer takes from the train arguments and the device.
 _FROM_TRAIN_ARGS = set(HYPERPARAMETERS) | {
@@ -77,10 +76,10 @@ def trainer(color="worker", dtype="float32", **loader_options):
 
 
 def _task_class(task):
-    if task not in _TASKS:
+    if task not in TASKS:
         raise TrainArgumentError(
             "detfeed: task=%r is not supported (detfeed trains %s); train it without "
-            "detfeed's trainer" % (task, ", ".join(_TASKS)))
+            "detfeed's trainer" % (task, ", ".join(TASKS)))
     from ultralytics.models import yolo
     base = {"detect": yolo.detect.DetectionTrainer, "segment": yolo.segment.SegmentationTrainer,
             "pose": yolo.pose.PoseTrainer}[task]
@@ -249,7 +248,7 @@ def log_loader(loader, aliases):
     from ultralytics.utils import LOGGER, colorstr
     prefix = colorstr("train: ")
     LOGGER.info("%sdetfeed %s: batches in %s memory, colour in the %s, %d worker threads, %s"
-                % (prefix, lib.detfeed_version_string().decode(), loader.device, loader.color,
+                % (prefix, lib.version(), loader.device, loader.color,
                    loader.num_workers, _cache_summary(loader.cache_stats())))
     if loader.route_note:
         LOGGER.info("%sdetfeed: %s" % (prefix, loader.route_note))

@@ -1,0 +1,93 @@
+"""detfeed._lib, the one ctypes module: the ABI check at load, one library
+per process, loading nothing at import, and its table against the library."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import detfeed
+from detfeed import _lib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = os.path.dirname(HERE)
+
+
+def test_the_library_of_this_abi_is_accepted():
+    path = _lib.library().path
+    lib = _lib.open_library(path)
+    assert lib.detfeed_abi_version() == _lib.ABI_VERSION
+    assert lib.version() == detfeed.__version__
+
+
+def test_a_library_of_another_abi_is_refused_naming_both_numbers_path_and_version():
+    path = _lib.library().path
+    with pytest.raises(_lib.LibraryError) as e:
+        _lib.open_library(path, abi=_lib.ABI_VERSION + 1)
+    text = str(e.value)
+    assert isinstance(e.value, ImportError)
+    assert "has ABI %d" % _lib.ABI_VERSION in text
+    assert "written for ABI %d" % (_lib.ABI_VERSION + 1) in text
+    assert path in text and detfeed.__version__ in text
+
+
+def test_a_library_without_an_abi_number_is_refused():
+    with pytest.raises(_lib.LibraryError, match="no detfeed_abi_version"):
+        _lib.open_library("libc.so.6")
+
+
+def test_a_second_library_is_refused():
+    loaded = _lib.library()
+    assert _lib.load(loaded.path) is loaded  # the same one again: that one
+    with pytest.raises(_lib.LibraryError, match="one libdetfeed"):
+        _lib.load("libc.so.6")
+
+
+def test_every_declared_function_is_in_the_library_and_others_are_refused():
+    lib = _lib.library()
+    for name in _lib._SIGNATURES:
+        assert callable(getattr(lib, name)), name
+    with pytest.raises(AttributeError, match="not declared"):
+        lib.detfeed_version_number  # exported, but Python does not call it
+
+
+def test_names_go_through_the_parse_functions():
+    lib = _lib.library()
+    assert lib.dtype_name(lib.dtype("bfloat16")) == "bf16"
+    assert lib.dtype_name(lib.dtype("half")) == "f16"
+    with pytest.raises(ValueError):
+        lib.dtype("int32")
+    cv = lib.cv("5.1", "avx2", 0)
+    assert (cv.version, cv.cpu, cv.ipp) == (lib.cv_version("5.1"), lib.cv_cpu("avx2"), 0)
+    assert lib.cv_version("5.0") != lib.cv_version("5.1")
+    assert lib.loader_param("imgsz") != lib.loader_param("seed")
+    with pytest.raises(ValueError):
+        lib.loader_param("no_such_setting")
+
+
+def run(code, **env):
+    e = dict(os.environ, PYTHONPATH=PYTHON, **env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e)
+
+
+def test_importing_loads_nothing_and_the_first_use_loads_the_library():
+    missing = os.path.join(HERE, "no-such-libdetfeed.so")
+    p = run("import detfeed, detfeed._lib as L, sys\n"
+            "assert not L._loaded and 'numpy' not in sys.modules\n"
+            "try:\n"
+            "    detfeed.__version__\n"
+            "except ImportError as e:\n"
+            "    print('refused:', e)\n", DETFEED_LIBRARY=missing)
+    assert p.returncode == 0, p.stderr
+    assert "refused: libdetfeed.so not found (tried %s)" % missing in p.stdout
+
+
+def test_a_given_library_is_the_one_the_package_uses():
+    path = _lib.library().path
+    p = run("import detfeed, detfeed._lib as L\n"
+            "lib = L.load(%r)\n"
+            "assert L.library() is lib and detfeed.__version__ == lib.version()\n"
+            "print(detfeed.cuda_device_count() >= 0)\n" % path,
+            DETFEED_LIBRARY=os.path.join(HERE, "no-such-libdetfeed.so"))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "True"
