@@ -1,8 +1,15 @@
-"""Shared helpers of the oracle tests: argument parsing, the cv2 reference of
-Ultralytics' RandomHSV, and a counter that prints the closing line."""
+"""Shared helpers of the oracle tests (and of the conformance suite and the
+bench scripts): argument parsing, skipping without a module, libdetfeed
+through the package's one ctypes module, the cv2 reference of Ultralytics'
+RandomHSV, and a counter that prints the closing line."""
 import argparse
+import importlib
 import os
 import sys
+
+SKIP = 77  # ctest's skip code (SKIP_RETURN_CODE in tests/CMakeLists.txt)
+# The repository's Python package, whose detfeed._lib declares libdetfeed.
+PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
 
 
 def parse_args(extra=None):
@@ -17,15 +24,33 @@ def parse_args(extra=None):
     return ap.parse_args()
 
 
+def require(modules, hint):
+    """Imports each of `modules` (names) and returns them, or exits SKIP
+    saying which import failed and `hint` (how to get it). Any exception
+    counts: a cv2 built for another NumPy raises more than ImportError."""
+    out = []
+    for name in modules:
+        try:
+            out.append(importlib.import_module(name))
+        except Exception as e:  # noqa: BLE001 - ImportError, or a broken install
+            print("SKIP: %s needed (%s: %s); %s" % (", ".join(modules), type(e).__name__, e,
+                                                     hint))
+            sys.exit(SKIP)
+    return out
+
+
 def require_cv2():
-    """Imports cv2 and numpy, or exits 77 (ctest's skip code) saying why."""
-    try:
-        import cv2  # noqa: F401
-        import numpy  # noqa: F401
-    except ImportError as e:
-        print(f"SKIP: the oracle needs cv2 and numpy ({e}); "
-              "install python3-opencv python3-numpy")
-        sys.exit(77)
+    """Imports cv2 and numpy, or exits SKIP saying why."""
+    return require(("cv2", "numpy"), "install python3-opencv python3-numpy")
+
+
+def capi():
+    """The package's ctypes module, detfeed._lib (from this repository)."""
+    path = os.path.abspath(PYTHON_DIR)
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    from detfeed import _lib
+    return _lib
 
 
 def random_hsv(img, r):
@@ -85,6 +110,12 @@ def numpy_luts(r):
 def library_path(detfeed_bin):
     """libdetfeed.so beside the detfeed binary (the build folder)."""
     return os.path.join(os.path.dirname(os.path.abspath(detfeed_bin)), "libdetfeed.so")
+
+
+def library(detfeed_bin):
+    """libdetfeed.so of the detfeed binary's build, loaded through
+    detfeed._lib (its functions as attributes; see _lib.Library)."""
+    return capi().load(library_path(detfeed_bin))
 
 
 def real_images(data_dir):

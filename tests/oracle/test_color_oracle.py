@@ -42,16 +42,10 @@ import oracle_util as ou  # noqa: E402
 
 GOLDEN_BLOCK = {"fused": "5f2643cdbdd25a04cf28db7ca8d0c83ef4b76f4a625319409ce1afd55856d2db",
                 "sse": "1481eff6d9d8fb16de3fefe19ccc575fee06aeabb9df9988232d9bbdad7a5deb"}
-CPU = {"auto": 0, "sse": 1, "avx2": 2, "avx512": 3}
-CPU_NAMES = {v: k for k, v in CPU.items()}
-VERSION = {"4": 0, "5.0": 1, "5.1": 2, "4-debian": 3}
+CPUS = ("auto", "sse", "avx2", "avx512")  # detfeed's --opencv-cpu names
+STACKS = ("4", "5.0", "5.1", "4-debian")  # detfeed's --opencv names
 WIDTHS = list(range(1, 131)) + [480, 500, 586, 613, 640, 997, 1280]
 DEFAULT_GAINS = (0.015, 0.7, 0.4)
-
-
-class Cv(ctypes.Structure):
-    """detfeed_cv."""
-    _fields_ = [("version", ctypes.c_int), ("cpu", ctypes.c_int), ("ipp", ctypes.c_int)]
 
 
 def parse_args():
@@ -97,24 +91,19 @@ def all_triples(np):
 
 
 class Lib:
-    """The ctypes functions of libdetfeed used here."""
+    """The colour functions of libdetfeed (through detfeed._lib), with the
+    reference stacks and code paths by name."""
 
-    def __init__(self, path):
-        lib = ctypes.CDLL(path)
-        img = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
-               ctypes.c_int, ctypes.c_int]
-        lib.detfeed_hsv_lut.argtypes = [ctypes.c_double] * 3 + [ctypes.c_void_p]
-        lib.detfeed_hsv_apply_cv.argtypes = img + [ctypes.c_void_p, ctypes.POINTER(Cv),
-                                                   ctypes.c_int]
-        lib.detfeed_hsv_to_bgr_cv.argtypes = img + [ctypes.POINTER(Cv)]
-        lib.detfeed_bgr_to_hsv.argtypes = img
-        lib.detfeed_isa_available.argtypes = [ctypes.c_int]
-        lib.detfeed_cv_cpu_resolve.argtypes = [ctypes.c_int]
-        self.lib = lib
-        self.isas = [i for i in (1, 2, 3) if lib.detfeed_isa_available(i)]
+    def __init__(self, detfeed_bin):
+        self.capi = ou.capi()
+        self.lib = lib = ou.library(detfeed_bin)
+        self.isas = [n for n in self.capi.ISAS
+                     if n != "auto" and lib.detfeed_isa_available(self.capi.ISAS.index(n))]
 
     def resolve(self, cpu):
-        return CPU_NAMES[self.lib.detfeed_cv_cpu_resolve(CPU[cpu])]
+        """The code path (a name) detfeed runs for `cpu` on this CPU."""
+        got = self.lib.detfeed_cv_cpu_resolve(self.lib.cv_cpu(cpu))
+        return next(n for n in CPUS if self.lib.cv_cpu(n) == got)
 
     def _call(self, fn, np, src, *extra):
         src = np.ascontiguousarray(src)
@@ -126,12 +115,12 @@ class Lib:
     def apply(self, np, img, gains, stack, cpu, isa):
         lut = np.zeros((3, 256), np.uint8)
         self.lib.detfeed_hsv_lut(*[float(g) for g in gains], lut.ctypes.data)
-        cv = Cv(VERSION[stack], CPU[cpu], 1)
+        cv = self.lib.cv(stack, cpu, 1)
         return self._call(self.lib.detfeed_hsv_apply_cv, np, img, lut.ctypes.data,
-                          ctypes.byref(cv), isa)
+                          ctypes.byref(cv), self.capi.ISAS.index(isa))
 
     def hsv_to_bgr(self, np, img, stack, cpu):
-        cv = Cv(VERSION[stack], CPU[cpu], 1)
+        cv = self.lib.cv(stack, cpu, 1)
         return self._call(self.lib.detfeed_hsv_to_bgr_cv, np, img, ctypes.byref(cv))
 
     def bgr_to_hsv(self, np, img):
@@ -319,15 +308,15 @@ def main():
     if args.expect_cv and stack != args.expect_cv:
         print(f"SKIP: cv2 {args.expect_cv} is not importable here (found "
               f"{cv2.__version__} at {os.path.dirname(cv2.__file__)})")
-        sys.exit(77)
-    if stack not in VERSION:
+        sys.exit(ou.SKIP)
+    if stack not in STACKS:
         print(f"SKIP: cv2 {cv2.__version__} is not a stack detfeed knows (4, 5.0, 5.1)")
-        sys.exit(77)
+        sys.exit(ou.SKIP)
     cv2.setNumThreads(1)
     t = ou.Counter("test_color_oracle")
     print(f"oracle: OpenCV {cv2.__version__} (detfeed --opencv {stack}), "
           f"NumPy {np.__version__}")
-    lib = None if args.no_ctypes else Lib(ou.library_path(args.detfeed))
+    lib = None if args.no_ctypes else Lib(args.detfeed)
     if lib is None:
         print("note: the checks through ctypes are skipped (sanitizer build)")
         resolved = "unknown"

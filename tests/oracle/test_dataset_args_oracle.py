@@ -32,41 +32,6 @@ import tempfile
 
 import oracle_util as ou
 
-_p, _i, _sz, _d, _s, _i64 = (ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t,
-                             ctypes.c_double, ctypes.c_char_p, ctypes.c_int64)
-_pi = ctypes.POINTER(ctypes.c_int)
-
-_SIGNATURES = {
-    "detfeed_dataset_create": (_i, [ctypes.POINTER(_p), ctypes.c_uint32]),
-    "detfeed_dataset_destroy": (None, [_p]),
-    "detfeed_dataset_last_error": (_s, [_p]),
-    "detfeed_dataset_set_int": (_i, [_p, _i, _i64]),
-    "detfeed_dataset_set_float": (_i, [_p, _i, _d]),
-    "detfeed_dataset_set_classes": (_i, [_p, _pi, _sz]),
-    "detfeed_dataset_set_split": (_i, [_p, _s]),
-    "detfeed_dataset_open": (_i, [_p, _s]),
-    "detfeed_dataset_size": (_sz, [_p]),
-    "detfeed_dataset_image_path": (_s, [_p, _sz]),
-    "detfeed_dataset_instance_count": (_i, [_p, _sz]),
-    "detfeed_dataset_labels": (_i, [_p, _sz, _p, _p, _p]),
-    "detfeed_dataset_task": (_i, [_p]),
-    "detfeed_dataset_kpt_shape": (None, [_p, _pi, _pi]),
-    "detfeed_dataset_stat_get": (_i64, [_p, _i]),
-    "detfeed_dataset_problem_count": (_sz, [_p]),
-    "detfeed_dataset_problem": (_i, [_p, _sz, ctypes.POINTER(_s), _pi, ctypes.POINTER(_s)]),
-    "detfeed_dataset_class_count": (_i, [_p]),
-    "detfeed_loader_create": (_i, [ctypes.POINTER(_p), ctypes.c_uint32]),
-    "detfeed_loader_destroy": (None, [_p]),
-    "detfeed_loader_last_error": (_s, [_p]),
-    "detfeed_loader_set": (_i, [_p, _s, _s]),
-    "detfeed_loader_set_split": (_i, [_p, _s]),
-    "detfeed_loader_open": (_i, [_p, _s]),
-    "detfeed_loader_dataset": (_p, [_p]),
-}
-
-FRACTION, SINGLE_CLS = 6, 7  # detfeed_dataset_param
-STAT_INSTANCES, STAT_BACKGROUNDS, STAT_LEFT_OUT = 7, 3, 12
-TASKS = {0: "detect", 1: "segment", 2: "pose"}
 DECODED = (".jpg", ".jpeg", ".png")
 
 
@@ -76,8 +41,8 @@ class Index:
 
     def __init__(self, lib, ds):
         import numpy as np
-        L = lib.L
-        self.task = TASKS[L.detfeed_dataset_task(ds)]
+        L, capi = lib.L, lib.capi
+        self.task = capi.TASKS[L.detfeed_dataset_task(ds)]
         k, d = ctypes.c_int(), ctypes.c_int()
         L.detfeed_dataset_kpt_shape(ds, ctypes.byref(k), ctypes.byref(d))
         self.paths, self.labels = [], []
@@ -91,14 +56,15 @@ class Index:
                                      kpts.ctypes.data if kpts is not None else None)
             self.labels.append((cls, boxes, kpts))
         self.unsupported = []
-        f, r, line = _s(), _s(), ctypes.c_int()
+        f, r, line = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_int()
         for i in range(L.detfeed_dataset_problem_count(ds)):
             L.detfeed_dataset_problem(ds, i, ctypes.byref(f), ctypes.byref(line), ctypes.byref(r))
             if r.value.startswith(b"unsupported image format"):
                 self.unsupported.append(os.fsdecode(f.value))
-        self.instances = L.detfeed_dataset_stat_get(ds, STAT_INSTANCES)
-        self.backgrounds = L.detfeed_dataset_stat_get(ds, STAT_BACKGROUNDS)
-        self.left_out = L.detfeed_dataset_stat_get(ds, STAT_LEFT_OUT)
+        stat = capi.DATASET_STATS.index
+        self.instances = L.detfeed_dataset_stat_get(ds, stat("instances"))
+        self.backgrounds = L.detfeed_dataset_stat_get(ds, stat("backgrounds"))
+        self.left_out = L.detfeed_dataset_stat_get(ds, stat("left_out"))
         self.nc = L.detfeed_dataset_class_count(ds)
 
     def same_as(self, other):
@@ -112,29 +78,27 @@ class Index:
 
 
 class Lib:
-    def __init__(self, path):
-        self.L = ctypes.CDLL(path)
-        for name, (res, argt) in _SIGNATURES.items():
-            f = getattr(self.L, name)
-            f.restype, f.argtypes = res, argt
+    def __init__(self, detfeed_bin):
+        self.capi = ou.capi()
+        self.L = ou.library(detfeed_bin)
 
     def dataset(self, source, split, fraction, classes, single_cls):
         """The index through the dataset parameters (an int fraction with
         set_int, a float with set_float, as Python's types say)."""
-        L = self.L
-        ds = _p()
+        L, param = self.L, self.capi.DATASET_PARAMS
+        ds = ctypes.c_void_p()
         assert L.detfeed_dataset_create(ctypes.byref(ds), 0) == 0
         try:
             rc = L.detfeed_dataset_set_split(ds, split.encode())
             if rc == 0 and isinstance(fraction, int):
-                rc = L.detfeed_dataset_set_int(ds, FRACTION, fraction)
+                rc = L.detfeed_dataset_set_int(ds, param["fraction"], fraction)
             elif rc == 0:
-                rc = L.detfeed_dataset_set_float(ds, FRACTION, fraction)
+                rc = L.detfeed_dataset_set_float(ds, param["fraction"], fraction)
             if rc == 0 and classes is not None:
                 ids = (ctypes.c_int * len(classes))(*classes)
                 rc = L.detfeed_dataset_set_classes(ds, ids, len(classes))
             if rc == 0:
-                rc = L.detfeed_dataset_set_int(ds, SINGLE_CLS, int(single_cls))
+                rc = L.detfeed_dataset_set_int(ds, param["single_cls"], int(single_cls))
             if rc == 0:
                 rc = L.detfeed_dataset_open(ds, os.fsencode(source))
             if rc != 0:
@@ -146,7 +110,7 @@ class Lib:
     def loader(self, source, split, fraction, classes, single_cls):
         """The index of a loader given the same arguments as text."""
         L = self.L
-        ld = _p()
+        ld = ctypes.c_void_p()
         assert L.detfeed_loader_create(ctypes.byref(ld), 0) == 0
         try:
             sets = [("fraction", repr(fraction)), ("single_cls", str(int(single_cls)))]
@@ -173,7 +137,7 @@ def copy_sets(data, tmp):
         src = os.path.join(data, name)
         if not os.path.isdir(src):
             print("SKIP: %s is missing" % src)
-            sys.exit(77)
+            sys.exit(ou.SKIP)
         dst = os.path.join(tmp, name)
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.cache", "*.npy"))
         with open(os.path.join(dst, name + ".yaml")) as f:
@@ -329,18 +293,12 @@ def main():
     args = ou.parse_args()
     if args.no_ctypes:
         print("SKIP: this oracle runs through ctypes (not under a sanitizer)")
-        sys.exit(77)
-    try:
-        import numpy  # noqa: F401
-        import yaml  # noqa: F401
-        import ultralytics  # noqa: F401
-    except ImportError as e:
-        print("SKIP: the oracle needs ultralytics (%s); scripts/oracle_env.sh installs it" % e)
-        sys.exit(77)
+        sys.exit(ou.SKIP)
+    ou.require(("numpy", "yaml", "ultralytics"), "scripts/oracle_env.sh installs them")
     import logging
     from ultralytics.utils import LOGGER
     LOGGER.setLevel(logging.ERROR)  # its scan and speed notes
-    lib = Lib(ou.library_path(args.detfeed))
+    lib = Lib(args.detfeed)
     c = ou.Counter("test_dataset_args_oracle")
     with tempfile.TemporaryDirectory(prefix="detfeed-args-") as tmp:
         sets = copy_sets(os.path.abspath(args.data), tmp)

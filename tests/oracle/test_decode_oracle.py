@@ -37,28 +37,14 @@ import zlib
 sys.path.insert(0, os.path.dirname(__file__))
 import oracle_util as ou  # noqa: E402
 
-DETFEED_ECORRUPT = -6
-DETFEED_EFORMAT = -5
-DETFEED_ENOTSUPPORTED = -8
+CAPI = ou.capi()  # the status codes (detfeed._lib)
 
 
 # ---- the library ------------------------------------------------------------
 
 class Lib:
-    def __init__(self, path):
-        lib = ctypes.CDLL(path)
-        self.lib = lib
-        P = ctypes.POINTER
-        lib.detfeed_codec_create.argtypes = [P(ctypes.c_void_p), ctypes.c_uint32]
-        lib.detfeed_codec_destroy.argtypes = [ctypes.c_void_p]
-        lib.detfeed_codec_last_error.argtypes = [ctypes.c_void_p]
-        lib.detfeed_codec_last_error.restype = ctypes.c_char_p
-        lib.detfeed_codec_decode.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
-                                             ctypes.c_char_p, P(ctypes.c_void_p),
-                                             P(ctypes.c_int), P(ctypes.c_int)]
-        lib.detfeed_codec_probe_file.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
-                                                 P(ctypes.c_int), P(ctypes.c_int)]
-        lib.detfeed_free.argtypes = [ctypes.c_void_p]
+    def __init__(self, detfeed_bin):
+        self.lib = lib = ou.library(detfeed_bin)
         self.codec = ctypes.c_void_p()
         assert lib.detfeed_codec_create(ctypes.byref(self.codec), 0) == 0
 
@@ -715,20 +701,20 @@ def check_refusals(t, cv2, np, lib):
     Image.fromarray(img).convert("CMYK").save(b, "JPEG")
     cmyk = b.getvalue()
     t.check(tl.cv2_decode(cmyk) is not None, "cv2 no longer decodes CMYK JPEGs")
-    tl.refused(cmyk, "cmyk.jpg", DETFEED_ENOTSUPPORTED, "CMYK")
-    tl.refused(splice(cmyk, exif_app1(6)), "cmyk-exif.jpg", DETFEED_ENOTSUPPORTED, "CMYK")
+    tl.refused(cmyk, "cmyk.jpg", CAPI.ENOTSUPPORTED, "CMYK")
+    tl.refused(splice(cmyk, exif_app1(6)), "cmyk-exif.jpg", CAPI.ENOTSUPPORTED, "CMYK")
     real = [p for p in ou.real_images(DATA) if p.endswith(".jpg")][:3]
     for p in real:
         raw = open(p, "rb").read()
         for frac in (0.3, 0.7, 0.99):
             cut = raw[:int(len(raw) * frac)]
             # cv2 returns the partial image (libjpeg only warns); detfeed refuses.
-            tl.refused(cut, f"{os.path.basename(p)}-cut{frac}", DETFEED_ECORRUPT, "JPEG")
+            tl.refused(cut, f"{os.path.basename(p)}-cut{frac}", CAPI.ECORRUPT, "JPEG")
     for label, data in (("text.jpg", b"hello, not an image at all"),
                         ("gif.png", b"GIF89a\x01\x00\x01\x00"),
                         ("ff-d8-only.jpg", b"\xff\xd8\x00\x00")):
         t.check(tl.cv2_decode(data) is None, f"cv2 decodes {label}")
-        tl.refused(data, label, DETFEED_EFORMAT, "not a JPEG or PNG image")
+        tl.refused(data, label, CAPI.EFORMAT, "not a JPEG or PNG image")
     tl.report()
 
 
@@ -750,7 +736,7 @@ def main():
         print("note: the decode comparisons load libdetfeed.so through ctypes; skipped "
               "(sanitizer build)")
         t.finish()
-    lib = Lib(ou.library_path(args.detfeed))
+    lib = Lib(args.detfeed)
     check_real(t, cv2, np, lib, args.data)
     with tempfile.TemporaryDirectory() as tmp:
         check_png(t, cv2, np, lib, tmp)

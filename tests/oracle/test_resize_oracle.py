@@ -31,16 +31,10 @@ IMGSZ = (640, 320, 480, 1280)
 
 
 class Lib:
-    def __init__(self, path):
-        lib = ctypes.CDLL(path)
+    def __init__(self, detfeed_bin):
+        lib = ou.library(detfeed_bin)
         self.resize = lib.detfeed_resize_linear
-        self.resize.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                                ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                                ctypes.c_int]
-        self.resize.restype = ctypes.c_int
         self.load = lib.detfeed_load_size
-        self.load.argtypes = [ctypes.c_int] * 3 + [ctypes.POINTER(ctypes.c_int)] * 2
-        self.load.restype = None
 
     def load_size(self, w, h, imgsz):
         ow, oh = ctypes.c_int(-1), ctypes.c_int(-1)
@@ -223,7 +217,7 @@ def main():
         print("note: every resize check loads libdetfeed.so through ctypes; "
               "skipped (sanitizer build)")
         t.finish()
-    lib = Lib(ou.library_path(args.detfeed))
+    lib = Lib(args.detfeed)
     paths = ou.real_images(args.data)
     t.check(len(paths) >= 100, f"only {len(paths)} real images found under {args.data}")
     check_load_size(t, lib, cv2, np, paths)

@@ -46,27 +46,19 @@ import oracle_util as ou  # noqa: E402
 from test_warp_oracle import ultralytics_matrix  # noqa: E402
 
 BORDER = (114, 114, 114)
-CV_5_0, CV_5_1 = 1, 2
-CPU_AUTO, CPU_SSE = 0, 1
 # Spec: 49 of 45 million bytes (about 1 per million) on such matrices.
 MAX_IPP_PER_MILLION = 10.0
 
 
-class Stack(ctypes.Structure):
-    """detfeed_cv: the version, the CPU code path and the IPP flag."""
-    _fields_ = [("version", ctypes.c_int), ("cpu", ctypes.c_int), ("ipp", ctypes.c_int)]
-
-
 class Lib:
-    def __init__(self, path):
-        lib = ctypes.CDLL(path)
-        vp, sz, ci = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
-        args = [vp, sz, ci, ci, vp, sz, ci, ci, vp, vp, ctypes.POINTER(Stack)]
+    def __init__(self, detfeed_bin):
+        self.lib = lib = ou.library(detfeed_bin)
         self.affine = lib.detfeed_warp_affine_cv
         self.perspective = lib.detfeed_warp_perspective_cv
-        for f in (self.affine, self.perspective):
-            f.argtypes = args
-            f.restype = ctypes.c_int
+
+    def stack(self, version, cpu, ipp):
+        """The detfeed_cv of a stack given by names ("5.1", "sse", 0)."""
+        return self.lib.cv(version, cpu, ipp)
 
 
 # ---- the cv2 configurations -----------------------------------------------------
@@ -89,12 +81,12 @@ def comparisons(version):
     """(label, cv2 configuration, detfeed stack, exact) per configuration;
     exact is False for the IPP model."""
     if version == "5.0":
-        return [("5.0 default (AVX2 build on this CPU)", "default", (CV_5_0, CPU_AUTO, 0), True),
-                ("5.0 setUseOptimized(False) (SSE build)", "no-opt", (CV_5_0, CPU_SSE, 0), True)]
-    return [("5.1 ipp.setUseIPP(False) (float kernel)", "no-ipp", (CV_5_1, CPU_AUTO, 0), True),
-            ("5.1 setUseOptimized(False) (SSE build, no IPP)", "no-opt", (CV_5_1, CPU_SSE, 0),
+        return [("5.0 default (AVX2 build on this CPU)", "default", ("5.0", "auto", 0), True),
+                ("5.0 setUseOptimized(False) (SSE build)", "no-opt", ("5.0", "sse", 0), True)]
+    return [("5.1 ipp.setUseIPP(False) (float kernel)", "no-ipp", ("5.1", "auto", 0), True),
+            ("5.1 setUseOptimized(False) (SSE build, no IPP)", "no-opt", ("5.1", "sse", 0),
              True),
-            ("5.1 default (IPP)", "default", (CV_5_1, CPU_AUTO, 1), False)]
+            ("5.1 default (IPP)", "default", ("5.1", "auto", 1), False)]
 
 
 def cv2_warp(cv2, img, M, dw, dh, border):
@@ -260,7 +252,7 @@ def run_detfeed(np, lib, case, stack):
     bd = np.array(case.border, np.uint8)
     fn = lib.affine if case.M.shape[0] == 2 else lib.perspective
     rc = fn(src.ctypes.data, sw * 3, sw, sh, out.ctypes.data, case.dw * 3, case.dw, case.dh,
-            md.ctypes.data, bd.ctypes.data, ctypes.byref(Stack(*stack)))
+            md.ctypes.data, bd.ctypes.data, ctypes.byref(lib.stack(*stack)))
     return rc, out
 
 
@@ -335,7 +327,7 @@ def main():
         print(f"SKIP: cv2 {cv2.__version__} is not OpenCV 5.0 or 5.1; run with "
               "PYTHONPATH=build-py/cv/5.0.0.93 or build-py/cv/5.1.0.95 "
               "(scripts/oracle_env.sh installs them)")
-        sys.exit(77)
+        sys.exit(ou.SKIP)
     t = ou.Counter(f"test_warp5_oracle ({version})")
     print(f"oracle: OpenCV {cv2.__version__}, NumPy {np.__version__}, "
           f"{cv2.getNumThreads()} threads")
@@ -344,7 +336,7 @@ def main():
         print("note: every warp check loads libdetfeed.so through ctypes; "
               "skipped (sanitizer build)")
         t.finish()
-    lib = Lib(ou.library_path(args.detfeed))
+    lib = Lib(args.detfeed)
     rng = np.random.default_rng(5)
     cases = big_cases(cv2, np, rng) + odd_cases(np, rng) + special_cases(np, rng)
     groups = {}

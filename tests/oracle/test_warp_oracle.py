@@ -33,7 +33,6 @@
 Under a sanitizer build (--no-ctypes) the library cannot be loaded, so only
 the cv2 build checks run.
 """
-import ctypes
 import math
 import os
 import sys
@@ -46,16 +45,10 @@ BORDER = (114, 114, 114)
 
 
 class Lib:
-    def __init__(self, path):
-        lib = ctypes.CDLL(path)
-        args = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                ctypes.c_void_p, ctypes.c_void_p]
+    def __init__(self, detfeed_bin):
+        lib = ou.library(detfeed_bin)
         self.affine = lib.detfeed_warp_affine
         self.perspective = lib.detfeed_warp_perspective
-        for f in (self.affine, self.perspective):
-            f.argtypes = args
-            f.restype = ctypes.c_int
 
 
 def cv2_warp(cv2, img, M, dw, dh, border):
@@ -489,7 +482,7 @@ def main():
         print("note: every warp check loads libdetfeed.so through ctypes; "
               "skipped (sanitizer build)")
         t.finish()
-    lib = Lib(ou.library_path(args.detfeed))
+    lib = Lib(args.detfeed)
     paths = ou.real_images(args.data)
     t.check(len(paths) >= 100, f"only {len(paths)} real images found under {args.data}")
     real = [cv2.imread(path, cv2.IMREAD_COLOR) for path in paths[:20]]
