@@ -1,76 +1,37 @@
-"""The parts of libdetfeed the conformance suite drives, through ctypes.
+"""The parts of libdetfeed the conformance suite drives, through the
+package's one ctypes module (python/detfeed/_lib.py).
 
 The suite loads the library it is given (--lib) rather than the Python
-package's copy, so that a ctest run checks the library of its own build.
-Only the functions used here are declared; each wrapper raises
-DetfeedCallError with the loader's message when a call fails.
+package's copy, so that a ctest run checks the library of its own build:
+detfeed._lib.load(path) makes it the process's library, the one the
+package's own code (ratio_pad) then uses too. Each wrapper raises
+DetfeedError with the loader's message when a call fails.
 """
 import ctypes
+import os
+import sys
 
 import numpy as np
 
-_p, _i, _u32, _u64, _sz, _d, _s = (ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32,
-                                   ctypes.c_uint64, ctypes.c_size_t, ctypes.c_double,
-                                   ctypes.c_char_p)
-_pi = ctypes.POINTER(ctypes.c_int)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oracle"))
+import oracle_util as ou  # noqa: E402
 
-_SIGNATURES = {
-    "detfeed_version_string": (_s, []),
-    "detfeed_uniform": (_d, [_u64, _u32, _u32, _u64]),
-    "detfeed_epoch_order": (_i, [_u64, _u32, _sz, ctypes.POINTER(_u64)]),
-    "detfeed_loader_create": (_i, [ctypes.POINTER(_p), _u32]),
-    "detfeed_loader_destroy": (None, [_p]),
-    "detfeed_loader_last_error": (_s, [_p]),
-    "detfeed_loader_set_split": (_i, [_p, _s]),
-    "detfeed_loader_open": (_i, [_p, _s]),
-    "detfeed_loader_dataset": (_p, [_p]),
-    "detfeed_loader_sample_size": (_i, [_p, _u64, _pi, _pi]),
-    "detfeed_loader_sample": (_i, [_p, _u32, _u64, _p, _i, _pi, _p, _p, _p]),
-    "detfeed_loader_sample_mask_data": (_i, [_p, _u32, _u64, _p, _sz, _pi, _pi, _pi]),
-    "detfeed_loader_recipe_json": (_i, [_p, _u32, _u64, _p, _sz]),
-    "detfeed_loader_batch_count": (_sz, [_p]),
-    "detfeed_loader_start": (_i, [_p, _u32]),
-    "detfeed_loader_next": (_i, [_p, ctypes.POINTER(_p)]),
-    "detfeed_loader_release": (None, [_p, _p]),
-    "detfeed_dataset_size": (_sz, [_p]),
-    "detfeed_dataset_task": (_i, [_p]),
-    "detfeed_dataset_image_path": (_s, [_p, _sz]),
-    "detfeed_dataset_kpt_shape": (None, [_p, _pi, _pi]),
-    "detfeed_batch_size": (_i, [_p, _pi, _pi]),
-    "detfeed_batch_images": (_p, [_p, ctypes.POINTER(_sz)]),
-    "detfeed_batch_instances": (_i, [_p]),
-    "detfeed_batch_cls": (_p, [_p]),
-    "detfeed_batch_bboxes": (_p, [_p]),
-    "detfeed_batch_batch_idx": (_p, [_p]),
-    "detfeed_batch_keypoints": (_p, [_p]),
-    "detfeed_batch_mask_data": (_p, [_p, _pi, _pi, _pi]),
-    "detfeed_batch_im_file": (_s, [_p, _i]),
-    "detfeed_batch_shapes": (None, [_p, _i, _pi, _pi]),
-    "detfeed_loader_set": (_i, [_p, _s, _s]),
-    "detfeed_loader_set_rect_order": (_i, [_p, ctypes.POINTER(_u64), _sz]),
-}
-
-TASKS = {0: "detect", 1: "segment", 2: "pose"}
+capi = ou.capi()
+DetfeedError = capi.DetfeedError
 # detfeed_mask_type (its value is the element size) as NumPy dtypes.
-MASK_DTYPES = {1: np.uint8, 4: np.int32}
-
-
-class DetfeedCallError(RuntimeError):
-    """A libdetfeed call returned a negative status."""
+MASK_DTYPES = {capi.MASK_U8: np.uint8, capi.MASK_I32: np.int32}
 
 
 class Library:
-    """libdetfeed at `path` with the signatures above."""
+    """libdetfeed at `path`, loaded through detfeed._lib (`lib`: its
+    functions)."""
 
     def __init__(self, path):
-        self.lib = ctypes.CDLL(path)
+        self.lib = capi.load(path)
         self.path = path
-        for name, (res, args) in _SIGNATURES.items():
-            f = getattr(self.lib, name)
-            f.restype, f.argtypes = res, args
 
     def version(self):
-        return self.lib.detfeed_version_string().decode()
+        return self.lib.version()
 
     def uniform(self, seed, slot, epoch, index):
         """The uniform double of (seed, slot, epoch, index): the value every
@@ -78,10 +39,8 @@ class Library:
         return self.lib.detfeed_uniform(seed, slot, epoch, index)
 
     def epoch_order(self, seed, epoch, n):
-        order = (_u64 * n)()
-        rc = self.lib.detfeed_epoch_order(seed, epoch, n, order)
-        if rc < 0:
-            raise DetfeedCallError("detfeed_epoch_order: status %d" % rc)
+        order = (ctypes.c_uint64 * n)()
+        self.lib.check(self.lib.detfeed_epoch_order(seed, epoch, n, order), "epoch_order")
         return [int(x) for x in order]
 
 
@@ -91,27 +50,23 @@ class Loader:
     def __init__(self, lib):
         self.L = lib
         self.lib = lib.lib
-        self.h = _p()
+        self.h = ctypes.c_void_p()
         self._check(self.lib.detfeed_loader_create(ctypes.byref(self.h), 0), "create")
         self.ds = None
 
     def close(self):
         if self.h.value:
             self.lib.detfeed_loader_destroy(self.h)
-            self.h = _p()
+            self.h = ctypes.c_void_p()
 
     def _check(self, rc, what):
-        if rc < 0:
-            msg = self.lib.detfeed_loader_last_error(self.h).decode() if self.h.value else ""
-            raise DetfeedCallError("detfeed %s: status %d: %s" % (what, rc, msg))
-        return rc
+        msg = self.lib.detfeed_loader_last_error(self.h).decode() if self.h.value else ""
+        return self.lib.check(rc, what, msg)
 
     # -- settings ------------------------------------------------------------
     def set(self, name, value):
         """Any setting by name with a text value (detfeed_loader_set)."""
-        text = str(value)
-        self._check(self.lib.detfeed_loader_set(self.h, name.encode(), text.encode()),
-                    "set %s=%s" % (name, text))
+        self.lib.loader_set(self.h, name, value)
 
     def set_split(self, split):
         self._check(self.lib.detfeed_loader_set_split(self.h, split.encode()), "split")
@@ -122,12 +77,12 @@ class Loader:
         k, d = ctypes.c_int(), ctypes.c_int()
         self.lib.detfeed_dataset_kpt_shape(self.ds, ctypes.byref(k), ctypes.byref(d))
         self.kpt = (k.value, 3) if k.value else None  # keypoints come out as (x, y, v)
-        self.task = TASKS.get(self.lib.detfeed_dataset_task(self.ds), "?")
+        self.task = capi.TASKS[self.lib.detfeed_dataset_task(self.ds)]
 
     def set_rect_order(self, order):
         """Validation: the order of the images by aspect ratio, as the
         reference sorted them."""
-        arr = (_u64 * len(order))(*order)
+        arr = (ctypes.c_uint64 * len(order))(*order)
         self._check(self.lib.detfeed_loader_set_rect_order(self.h, arr, len(order)),
                     "set_rect_order")
 
@@ -178,10 +133,8 @@ class Loader:
             mh.value, mw.value).copy()
 
     def recipe(self, epoch, index):
-        buf = ctypes.create_string_buffer(8192)
-        self._check(self.lib.detfeed_loader_recipe_json(self.h, epoch, index, buf, 8192),
-                    "recipe_json")
-        return buf.value.decode()
+        """The sample's recipe as a dict (detfeed._lib.Library.recipe)."""
+        return self.lib.recipe(self.h, epoch, index)
 
     # -- batches ---------------------------------------------------------------
     def batches(self, epoch, count=None):
@@ -190,10 +143,10 @@ class Loader:
         keypoints, masks, im_file, ori_shape, resized_shape."""
         self._check(self.lib.detfeed_loader_start(self.h, epoch), "start")
         out = []
-        b = _p()
+        b = ctypes.c_void_p()
         while count is None or len(out) < count:
             rc = self.lib.detfeed_loader_next(self.h, ctypes.byref(b))
-            if rc == 1:
+            if rc == capi.NEXT_END:
                 break
             self._check(rc, "next")
             try:

@@ -29,7 +29,6 @@ import contextlib
 import copy
 import fnmatch
 import io
-import json
 import os
 import shutil
 import sys
@@ -38,8 +37,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "oracle"))
+import oracle_util as ou  # noqa: E402
 
-SKIP = 77
+SKIP = ou.SKIP
 ULTRALYTICS_VERSION = "8.4.190"
 # OpenCV 5.1 hands 8-bit bilinear warps to IPP, whose rotated, sheared and
 # projective warps differ from detfeed's by one code on a few bytes per
@@ -395,10 +396,9 @@ def to_numpy(x):
     return np.asarray(x)
 
 
-def compare_recipe(plan_values, det_json, closed):
+def compare_recipe(plan_values, r, closed):
     """Differences between the parameters Ultralytics used and detfeed's
-    recipe (None when they agree)."""
-    r = json.loads(det_json)
+    recipe `r` (a dict, detfeed_lib.Loader.recipe; None when they agree)."""
     out = []
 
     def cmp(name, a, b):
@@ -484,11 +484,9 @@ def compare_batch(side, b, ulb, detb, img_tally, lab_tally, allowed, kinds):
 
 def add_ratio_pad(detb, imgsz, stack):
     """Validation: the ratio_pad the Python package adds to a batch (the C
-    library has no such array), from the package's own code."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    pkg = os.path.join(here, "..", "..", "python")
-    if pkg not in sys.path:
-        sys.path.insert(0, pkg)
+    library has no such array), from the package's own code (which runs on
+    the library detfeed_lib loaded)."""
+    import detfeed_lib  # noqa: F401  (the package on sys.path, its library loaded)
     from detfeed.loader import _ratio_pad
     detb["ratio_pad"] = tuple(_ratio_pad(o, r, imgsz, stack.get("ultralytics", "8.4"))
                               for o, r in zip(detb["ori_shape"], detb["resized_shape"]))
@@ -892,19 +890,8 @@ def main():
     os.environ.setdefault("YOLO_OFFLINE", "1")
     os.environ.setdefault("YOLO_VERBOSE", "False")
     try:
-        try:
-            import cv2
-            import numpy  # noqa: F401
-            import torch  # noqa: F401
-        except Exception as e:  # ImportError, or cv2 built for another NumPy
-            print("SKIP: cv2, numpy and torch are needed (%s: %s)" % (type(e).__name__, e))
-            return SKIP
-        try:
-            import ultralytics
-        except ImportError as e:
-            print("SKIP: the ultralytics package is not installed (%s); run "
-                  "scripts/oracle_env.sh" % e)
-            return SKIP
+        cv2, numpy, torch, ultralytics = ou.require(
+            ("cv2", "numpy", "torch", "ultralytics"), "scripts/oracle_env.sh installs them")
         missing = [d for d in DATASETS.values() if not os.path.isdir(os.path.join(args.data, d[0]))]
         if missing:
             print("SKIP: data missing under %s: %s" % (args.data, ", ".join(d[0] for d in missing)))
@@ -923,7 +910,6 @@ def main():
             return SKIP
         from detfeed_lib import Library
         L = Library(args.lib)
-        os.environ.setdefault("DETFEED_LIBRARY", os.path.abspath(args.lib))
         print("detfeed %s (%s); ultralytics %s; cv2 %s (%s) -> opencv=%s opencv_ipp=%s "
               "opencv_cpu=%s; numpy %s; torch %s" % (
                   L.version(), args.lib, ultralytics.__version__, v, cv2.__file__,

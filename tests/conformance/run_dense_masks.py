@@ -39,7 +39,7 @@ sys.path.insert(0, HERE)
 
 import run_conformance as rc  # noqa: E402
 
-SKIP = 77
+SKIP = rc.SKIP
 SIDE = 640  # generated images are SIDE x SIDE: loaded as they are at imgsz 640
 WHOLE_PIXELS = {"scale": 0.0, "translate": 0.0}
 
@@ -241,22 +241,14 @@ def main():
     os.environ.setdefault("YOLO_OFFLINE", "1")
     os.environ.setdefault("YOLO_VERBOSE", "False")
     try:
-        try:
-            import cv2
-            import numpy as np
-            import torch  # noqa: F401
-            import ultralytics
-        except Exception as e:  # ImportError, or cv2 built for another NumPy
-            print("SKIP: ultralytics, cv2, numpy and torch are needed (%s: %s)" % (
-                type(e).__name__, e))
-            return SKIP
+        cv2, np, _, ultralytics = rc.ou.require(
+            ("cv2", "numpy", "torch", "ultralytics"), "scripts/oracle_env.sh installs them")
         stack_, v = rc.cv_stack(cv2)
         if stack_ is None:
             print("FAIL: cv2 %s is not a stack detfeed names (4.x, 5.0, 5.1)" % v)
             return 1
         from detfeed_lib import Library
         L = Library(args.lib)
-        os.environ.setdefault("DETFEED_LIBRARY", os.path.abspath(args.lib))  # ratio_pad
         print("detfeed %s; ultralytics %s; cv2 %s -> opencv=%s; numpy %s" % (
             L.version(), ultralytics.__version__, v, stack_["opencv"], np.__version__))
         gen = os.path.join(tmp, "gen")
