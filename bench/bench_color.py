@@ -12,7 +12,6 @@ of the per-round ratios. Every output is compared byte for byte first.
         --images ../shared/data/coco128/images/train2017 --out bench/results
 """
 import argparse
-import ctypes
 import glob
 import os
 import sys
@@ -24,12 +23,12 @@ import bench_util as bu  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True, help="libdetfeed.so")
+    bu.add_lib_argument(ap)
     ap.add_argument("--images", required=True, help="folder of real images")
     ap.add_argument("--imgsz", type=int, default=640)
     ap.add_argument("--rounds", type=int, default=7, help="timed rounds (after 1 warm-up)")
     ap.add_argument("--core", type=int, default=0, help="CPU core to pin to (-1: none)")
-    ap.add_argument("--isa", default="auto", choices=["auto", "portable", "avx2", "avx512"])
+    ap.add_argument("--isa", default="auto", choices=bu.capi().ISAS)
     ap.add_argument("--out", help="folder for the JSON and Markdown result")
     ap.add_argument("--tag", default="", help="name part of the result files")
     args = ap.parse_args()
@@ -42,14 +41,10 @@ def main():
     if args.core >= 0:
         os.sched_setaffinity(0, {args.core})
     cv2.setNumThreads(1)
-    lib = ctypes.CDLL(args.lib)
-    lib.detfeed_hsv_lut.argtypes = [ctypes.c_double] * 3 + [ctypes.c_void_p]
-    lib.detfeed_hsv_apply.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
-                                      ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                                      ctypes.c_void_p, ctypes.c_int]
-    isa = {"auto": 0, "portable": 1, "avx2": 2, "avx512": 3}[args.isa]
-    names = ["auto", "portable", "avx2", "avx512"]
-    resolved = names[lib.detfeed_isa_best()] if isa == 0 else args.isa
+    lib = bu.load_library(args.lib)
+    isas = bu.capi().ISAS
+    isa = isas.index(args.isa)
+    resolved = isas[lib.detfeed_isa_best()] if args.isa == "auto" else args.isa
     lut = np.zeros((3, 256), np.uint8)
 
     def detfeed_hsv(img, r):

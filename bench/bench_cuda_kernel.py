@@ -22,17 +22,11 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_util import finish, machine_info, median  # noqa: E402
+from bench_util import (add_lib_argument, capi, finish, load_library,  # noqa: E402
+                        machine_info, median)
 
-DTYPES = {"u8": (0, torch.uint8), "f32": (1, torch.float32), "f16": (2, torch.float16),
-          "bf16": (3, torch.bfloat16)}
-PARAM_STRIDE, PARAM_FLAG = 1024, 768
-CV_STACKS = {"4": (0,), "5.0": (1,), "5.1": (2,)}  # detfeed_cv_version values
-
-
-class CvStack(ctypes.Structure):
-    """detfeed_cv: version, cpu (0 = as OpenCV picks on this CPU), ipp."""
-    _fields_ = [("version", ctypes.c_int), ("cpu", ctypes.c_int), ("ipp", ctypes.c_int)]
+# The dtypes by the library's names (detfeed_dtype_parse gives their codes).
+DTYPES = {"u8": torch.uint8, "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
 def event_times(fn, warmup, runs):
@@ -106,22 +100,19 @@ def load_photos(folder, size):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lib", required=True, help="path to libdetfeed.so")
+    add_lib_argument(ap)
     ap.add_argument("--size", type=int, default=640)
-    ap.add_argument("--opencv", choices=sorted(CV_STACKS), default="5.1",
+    ap.add_argument("--opencv", choices=("4", "5.0", "5.1"), default="5.1",
                     help="the OpenCV whose colour arithmetic the kernel follows")
     ap.add_argument("--batches", default="8,64")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--images", help="a folder of photos for the real-image rows")
     ap.add_argument("--out", help="folder for the JSON result")
     a = ap.parse_args()
-    lib = ctypes.CDLL(a.lib)
-    lib.detfeed_cuda_color_convert.argtypes = [
-        ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
-        ctypes.POINTER(CvStack), ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
-        ctypes.c_void_p]
-    cv = CvStack(*CV_STACKS[a.opencv], 0, 1)  # cpu auto, IPP on (no part in colour)
-    lib.detfeed_hsv_lut.argtypes = [ctypes.c_double] * 3 + [ctypes.c_void_p]
+    lib = load_library(a.lib)
+    cv = lib.cv(a.opencv, "auto", 1)  # IPP on (no part in colour)
+    stride, flag = capi().CUDA_PARAM_STRIDE, capi().CUDA_PARAM_FLAG
+    quotient = capi().SCALES.index("quotient")
     torch.manual_seed(0)
     bw = copy_bandwidth(20)
     print(f"device copy bandwidth: {bw:.0f} GB/s (read + write)")
@@ -137,19 +128,20 @@ def main():
             img = photos[torch.arange(B) % len(photos)].contiguous().cuda()
         gains = (torch.rand(B, 3, dtype=torch.float64) * 2 - 1) * torch.tensor(
             [0.015, 0.7, 0.4], dtype=torch.float64)
-        params = torch.zeros(B, PARAM_STRIDE, dtype=torch.uint8)
+        params = torch.zeros(B, stride, dtype=torch.uint8)
         for i in range(B):
             lib.detfeed_hsv_lut(*[float(g) for g in gains[i]], params[i].data_ptr())
-            params[i, PARAM_FLAG] = 1
+            params[i, flag] = 1
         params = params.cuda()
         stream = torch.cuda.current_stream().cuda_stream
-        for name, (code, tdt) in DTYPES.items():
+        for name, tdt in DTYPES.items():
+            code = lib.dtype(name)
             out = torch.empty(B, 3, s, s, dtype=tdt, device="cuda")
 
             def run():
                 rc = lib.detfeed_cuda_color_convert(img.data_ptr(), B, s, s, params.data_ptr(),
-                                                    ctypes.byref(cv), out.data_ptr(), code, 0,
-                                                    stream)
+                                                    ctypes.byref(cv), out.data_ptr(), code,
+                                                    quotient, stream)
                 assert rc == 0, rc
 
             times = event_times(run, 10, a.runs)

@@ -37,7 +37,7 @@ def package_version(name):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True, help="libdetfeed.so")
+    bu.add_lib_argument(ap)
     ap.add_argument("--images", required=True, help="folder of JPEG images")
     ap.add_argument("--rounds", type=int, default=9, help="timed rounds (after 1 warm-up)")
     ap.add_argument("--core", type=int, default=0, help="CPU core to pin to (-1: none)")
@@ -51,15 +51,7 @@ def main():
     if args.core >= 0:
         os.sched_setaffinity(0, {args.core})
     cv2.setNumThreads(1)
-    lib = ctypes.CDLL(args.lib)
-    P = ctypes.POINTER
-    lib.detfeed_codec_create.argtypes = [P(ctypes.c_void_p), ctypes.c_uint32]
-    lib.detfeed_codec_decode.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
-                                         ctypes.c_char_p, P(ctypes.c_void_p), P(ctypes.c_int),
-                                         P(ctypes.c_int)]
-    lib.detfeed_codec_last_error.argtypes = [ctypes.c_void_p]
-    lib.detfeed_codec_last_error.restype = ctypes.c_char_p
-    lib.detfeed_free.argtypes = [ctypes.c_void_p]
+    lib = bu.load_library(args.lib)
     codec = ctypes.c_void_p()
     assert lib.detfeed_codec_create(ctypes.byref(codec), 0) == 0
     px, w, h = ctypes.c_void_p(), ctypes.c_int(), ctypes.c_int()

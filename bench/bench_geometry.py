@@ -6,7 +6,7 @@ same matrix, np.fliplr) on the same images, on one core, in one process.
 detfeed runs detfeed_loader_sample with colour off (hsv gains 0) and every
 image in its RAM cache, so it does exactly the geometry (plus its label
 work, which the cv2 arm leaves out). Both arms use the same recipes: the
-cv2 arm reads them from detfeed_loader_recipe_json. The outputs are
+cv2 arm reads them from detfeed's recipe of each sample. The outputs are
 compared first (the images must be identical). Rounds alternate the arms;
 the first is a warm-up; medians are reported.
 
@@ -15,7 +15,6 @@ the first is a warm-up; medians are reported.
 """
 import argparse
 import ctypes
-import json
 import math
 import os
 import sys
@@ -29,7 +28,7 @@ import oracle_util as ou  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
+    bu.add_lib_argument(ap)
     ap.add_argument("--data", required=True, help="a dataset folder (images/ and labels/)")
     ap.add_argument("--samples", type=int, default=128)
     ap.add_argument("--rounds", type=int, default=7)
@@ -38,31 +37,13 @@ def main():
     import cv2
     import numpy as np
     cv2.setNumThreads(1)
-    lib = ctypes.CDLL(args.lib)
-    lib.detfeed_loader_create.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32]
-    vp = ctypes.c_void_p
-    lib.detfeed_loader_set_int.argtypes = [vp, ctypes.c_int, ctypes.c_int64]
-    lib.detfeed_loader_set_float.argtypes = [vp, ctypes.c_int, ctypes.c_double]
-    lib.detfeed_loader_open.argtypes = [vp, ctypes.c_char_p]
-    lib.detfeed_loader_last_error.restype = ctypes.c_char_p
-    lib.detfeed_loader_last_error.argtypes = [vp]
-    lib.detfeed_loader_sample.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint64, vp, ctypes.c_int,
-                                          ctypes.POINTER(ctypes.c_int), vp, vp, vp]
-    lib.detfeed_loader_recipe_json.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint64,
-                                               ctypes.c_char_p, ctypes.c_size_t]
-    lib.detfeed_loader_dataset.restype = vp
-    lib.detfeed_loader_dataset.argtypes = [vp]
-    lib.detfeed_dataset_size.restype = ctypes.c_size_t
-    lib.detfeed_dataset_size.argtypes = [vp]
-    lib.detfeed_dataset_image_path.restype = ctypes.c_char_p
-    lib.detfeed_dataset_image_path.argtypes = [vp, ctypes.c_size_t]
-
-    loader = vp()
+    lib = bu.load_library(args.lib)
+    loader = ctypes.c_void_p()
     assert lib.detfeed_loader_create(ctypes.byref(loader), 0) == 0
-    lib.detfeed_loader_set_int(loader, 4, 1 << 31)  # CACHE_BYTES: everything
-    lib.detfeed_loader_set_int(loader, 1, 7)  # SEED
-    for key in (100, 101, 102):  # HSV gains off: geometry only
-        lib.detfeed_loader_set_float(loader, key, 0.0)
+    lib.loader_set(loader, "cache_bytes", 1 << 31)  # everything
+    lib.loader_set(loader, "seed", 7)
+    for name in ("hsv_h", "hsv_s", "hsv_v"):  # HSV gains off: geometry only
+        lib.loader_set(loader, name, 0.0)
     if lib.detfeed_loader_open(loader, args.data.encode()) != 0:
         sys.exit(lib.detfeed_loader_last_error(loader).decode())
     ds = lib.detfeed_loader_dataset(loader)
@@ -78,11 +59,7 @@ def main():
             im = cv2.resize(im, (min(math.ceil(w0 * r), s), min(math.ceil(h0 * r), s)),
                             interpolation=cv2.INTER_LINEAR)
         tiles.append(im)
-    recipes = []
-    buf = ctypes.create_string_buffer(4096)
-    for k in range(args.samples):
-        lib.detfeed_loader_recipe_json(loader, 0, k % n, buf, 4096)
-        recipes.append(json.loads(buf.value.decode()))
+    recipes = [lib.recipe(loader, 0, k % n) for k in range(args.samples)]
 
     def cv2_sample(rec):
         idx = [rec["index"]] + rec["partners"]

@@ -18,7 +18,6 @@ a warm-up; medians of images/s are reported, and the ratio.
 """
 import argparse
 import ctypes
-import json
 import multiprocessing as mp
 import os
 import sys
@@ -62,30 +61,13 @@ def _python_batch(recipes):
 
 class Detfeed:
     def __init__(self, lib, data, imgsz, batch, workers, seed):
-        vp = ctypes.c_void_p
-        self.lib = lib = ctypes.CDLL(lib)
-        lib.detfeed_loader_create.argtypes = [ctypes.POINTER(vp), ctypes.c_uint32]
-        lib.detfeed_loader_set_int.argtypes = [vp, ctypes.c_int, ctypes.c_int64]
-        lib.detfeed_loader_open.argtypes = [vp, ctypes.c_char_p]
-        lib.detfeed_loader_start.argtypes = [vp, ctypes.c_uint32]
-        lib.detfeed_loader_next.argtypes = [vp, ctypes.POINTER(vp)]
-        lib.detfeed_loader_release.argtypes = [vp, vp]
-        lib.detfeed_batch_size.argtypes = [vp, vp, vp]
-        lib.detfeed_loader_recipe_json.argtypes = [vp, ctypes.c_uint32, ctypes.c_uint64,
-                                                   ctypes.c_char_p, ctypes.c_size_t]
-        lib.detfeed_loader_dataset.restype = vp
-        lib.detfeed_loader_dataset.argtypes = [vp]
-        lib.detfeed_dataset_size.restype = ctypes.c_size_t
-        lib.detfeed_dataset_size.argtypes = [vp]
-        lib.detfeed_dataset_image_path.restype = ctypes.c_char_p
-        lib.detfeed_dataset_image_path.argtypes = [vp, ctypes.c_size_t]
-        lib.detfeed_epoch_order.argtypes = [ctypes.c_uint64, ctypes.c_uint32, ctypes.c_size_t,
-                                            ctypes.POINTER(ctypes.c_uint64)]
-        self.l = vp()
+        self.lib = lib = bu.load_library(lib)
+        self.l = ctypes.c_void_p()
         lib.detfeed_loader_create(ctypes.byref(self.l), 0)
-        for key, v in ((0, imgsz), (1, seed), (2, 100), (4, 1 << 40), (6, workers),
-                       (7, batch), (12, 1)):  # imgsz seed epochs cache workers batch f32
-            assert lib.detfeed_loader_set_int(self.l, key, v) == 0
+        for name, v in (("imgsz", imgsz), ("seed", seed), ("epochs", 100),
+                        ("cache_bytes", 1 << 40), ("workers", workers), ("batch", batch),
+                        ("dtype", "f32")):
+            lib.loader_set(self.l, name, v)
         assert lib.detfeed_loader_open(self.l, data.encode()) == 0
         ds = lib.detfeed_loader_dataset(self.l)
         self.n = lib.detfeed_dataset_size(ds)
@@ -104,17 +86,12 @@ class Detfeed:
     def recipes(self, e):
         order = (ctypes.c_uint64 * self.n)()
         self.lib.detfeed_epoch_order(self.seed, e, self.n, order)
-        buf = ctypes.create_string_buffer(4096)
-        out = []
-        for i in order:
-            self.lib.detfeed_loader_recipe_json(self.l, e, i, buf, 4096)
-            out.append(json.loads(buf.value.decode()))
-        return out
+        return [self.lib.recipe(self.l, e, i) for i in order]
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
+    bu.add_lib_argument(ap)
     ap.add_argument("--data", required=True)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--batch", type=int, default=16)

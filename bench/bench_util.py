@@ -1,11 +1,41 @@
-"""Shared pieces of the benchmark scripts: the machine description recorded
-with every result, letterboxing real images, the median helper, and printing
-and saving a result."""
+"""Shared pieces of the benchmark scripts: the library they measure (--lib,
+loaded through the package's one ctypes module), the machine description
+recorded with every result, letterboxing real images, the median helper,
+and printing and saving a result."""
 import datetime
 import json
 import os
 import platform
 import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The repository's Python package, whose detfeed._lib declares libdetfeed.
+PYTHON_DIR = os.path.join(TOP, "python")
+
+
+def add_lib_argument(ap):
+    """--lib: the libdetfeed.so to measure; default DETFEED_LIBRARY, else the
+    repository's build/libdetfeed.so."""
+    default = os.environ.get("DETFEED_LIBRARY") or os.path.join(TOP, "build", "libdetfeed.so")
+    ap.add_argument("--lib", default=default,
+                    help="libdetfeed.so (default: DETFEED_LIBRARY, else build/libdetfeed.so; "
+                         "now %(default)s)")
+
+
+def capi():
+    """The package's ctypes module, detfeed._lib (from this repository):
+    its enum values and names; importing it loads nothing."""
+    if PYTHON_DIR not in sys.path:
+        sys.path.insert(0, PYTHON_DIR)
+    from detfeed import _lib
+    return _lib
+
+
+def load_library(path):
+    """libdetfeed at `path` through detfeed._lib: its C functions as
+    attributes, the names through its parse functions (_lib.Library)."""
+    return capi().load(path)
 
 
 def machine_info(extra=None):
@@ -24,8 +54,7 @@ def machine_info(extra=None):
         "python": platform.python_version(),
     }
     try:
-        top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        info["git_commit"] = subprocess.run(["git", "-C", top, "rev-parse", "--short", "HEAD"],
+        info["git_commit"] = subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"],
                                             capture_output=True, text=True).stdout.strip()
     except OSError:
         pass

@@ -29,12 +29,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 import bench_util as bu  # noqa: E402
 
 
-class CV(ctypes.Structure):
-    """detfeed_cv: three ints (two enums and the ipp flag)."""
-    _fields_ = [("version", ctypes.c_int), ("cpu", ctypes.c_int), ("ipp", ctypes.c_int)]
-
-
-STACKS = {"5.0 avx2": CV(1, 2, 0), "5.0 sse": CV(1, 1, 0), "5.1 ipp": CV(2, 2, 1)}
+# The arms' stacks: OpenCV version, code path and IPP flag, by name.
+STACKS = {"5.0 avx2": ("5.0", "avx2", 0), "5.0 sse": ("5.0", "sse", 0),
+          "5.1 ipp": ("5.1", "avx2", 1)}
 
 
 def matrices(np):
@@ -56,18 +53,14 @@ def matrices(np):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
+    bu.add_lib_argument(ap)
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--reps", type=int, default=20, help="warps per arm per round")
     ap.add_argument("--cv2", action="store_true", help="also time cv2.warpAffine")
     ap.add_argument("--out")
     args = ap.parse_args()
     import numpy as np
-    lib = ctypes.CDLL(args.lib)
-    vp, sz, ci = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
-    base = [vp, sz, ci, ci, vp, sz, ci, ci, vp, vp]
-    lib.detfeed_warp_affine.argtypes = base
-    lib.detfeed_warp_affine_cv.argtypes = base + [ctypes.POINTER(CV)]
+    lib = bu.load_library(args.lib)
     cv2 = None
     if args.cv2:
         import cv2
@@ -85,7 +78,7 @@ def main():
         if name == "cv2":
             return lambda: cv2.warpAffine(canvas, m32, (640, 640), dst=out,
                                           borderValue=(114, 114, 114))
-        cv = STACKS[name]
+        cv = lib.cv(*STACKS[name])
         return lambda: lib.detfeed_warp_affine_cv(canvas.ctypes.data, 3840, 1280, 1280,
                                                   out.ctypes.data, 1920, 640, 640,
                                                   md.ctypes.data, border.ctypes.data,

@@ -75,6 +75,12 @@ TASKS = (
     "pose",          # DETFEED_TASK_POSE = 2
 )
 
+# detfeed_scale by value (the loader takes it by name: "value_scale").
+SCALES = (
+    "quotient",      # DETFEED_SCALE_QUOTIENT = 0
+    "reciprocal",    # DETFEED_SCALE_RECIPROCAL = 1
+)
+
 # detfeed_isa by value: ISAS.index("avx2") is DETFEED_ISA_AVX2.
 ISAS = (
     "auto",          # DETFEED_ISA_AUTO = 0
