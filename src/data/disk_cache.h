@@ -1,6 +1,7 @@
 /*
  * disk_cache.h - the disk cache as the RAM cache uses it (internal): look
- * an image up in the file, offer it what was decoded.
+ * an image up in the file, offer it what was decoded. The loader's call
+ * (detfeed__disk_sync) is in dataset_access.h.
  */
 #ifndef DETFEED_DISK_CACHE_H
 #define DETFEED_DISK_CACHE_H
@@ -28,12 +29,5 @@ void detfeed__disk_offer(detfeed_disk_cache *dc, size_t i, const uint8_t *pixels
 /* Image i failed to decode with status rc: a file being written leaves it
  * out (except for ENOMEM, which may pass). */
 void detfeed__disk_failed(detfeed_disk_cache *dc, size_t i, int rc);
-
-/* After the dataset lost images (detfeed__dataset_drop, in order), before
- * any thread uses the cache: dataset indices map to the file's records by
- * path, and a file being written leaves the lost images out. The file
- * still describes the dataset as indexed, so that the next open, which
- * indexes the same images, finds it valid. */
-int detfeed__disk_sync(detfeed_disk_cache *dc);
 
 #endif /* DETFEED_DISK_CACHE_H */

@@ -1,11 +1,22 @@
 /*
- * load.c - one image at its load size: decode, then resize (INTER_LINEAR)
- * to the long side imgsz, with the decode and resize times.
+ * load.c - one image of a dataset: decoded under the dataset's limits
+ * (detfeed__decode_image), and at its load size: decode, then resize
+ * (INTER_LINEAR) to the long side imgsz, with the decode and resize times.
  */
 #include "load.h"
 
+#include "dataset_internal.h"
+
 #include <stdlib.h>
 #include <string.h>
+
+int detfeed__decode_image(const detfeed_dataset *ds, size_t i, detfeed_codec *codec,
+                          uint8_t **pixels, int *width, int *height)
+{
+    return detfeed__decode_file_limited(codec, detfeed__dataset_limits(ds),
+                                        detfeed__dataset_image(ds, i)->path, pixels,
+                                        width, height);
+}
 
 int detfeed__load_image(detfeed_codec *codec, const char *path, int imgsz, uint8_t *dst,
                         int want_w, int want_h, uint8_t **out, int *w, int *h, int *ow,

@@ -6,8 +6,7 @@
  */
 #include "loader_internal.h"
 
-#include "data/dataset_internal.h"
-#include "data/disk_cache.h"
+#include "data/dataset_access.h"
 
 #include <math.h>
 #include <stdatomic.h>

@@ -23,7 +23,7 @@
  */
 #include "loader_internal.h"
 
-#include "data/dataset_internal.h"
+#include "data/dataset_access.h"
 #include "data/verify_record.h"
 
 #include <stdatomic.h>
@@ -59,9 +59,7 @@ static void verify_one(verifier *v, detfeed_codec *codec, size_t i)
         const uint8_t *pixels;
         rc = detfeed_cache_get(v->cache, i, codec, &pixels, &w, &h, NULL, NULL, &px);
     } else {
-        rc = detfeed__decode_file_limited(codec, detfeed__dataset_limits(v->ds),
-                                          detfeed_dataset_image_path(v->ds, i), &px, &w,
-                                          &h);
+        rc = detfeed__decode_image(v->ds, i, codec, &px, &w, &h);
     }
     detfeed_free(px);
     if (rc == DETFEED_OK)
