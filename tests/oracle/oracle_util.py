@@ -40,8 +40,18 @@ def require(modules, hint):
 
 
 def require_cv2():
-    """Imports cv2 and numpy, or exits SKIP saying why."""
+    """cv2 and numpy (imported), or exits SKIP saying why."""
     return require(("cv2", "numpy"), "install python3-opencv python3-numpy")
+
+
+def finish_if_no_ctypes(args, counter, what):
+    """Under a sanitizer build (--no-ctypes) libdetfeed cannot be loaded
+    into Python: says that `what` (the checks through ctypes) are skipped
+    and ends the test with what it checked so far (counter.finish())."""
+    if args.no_ctypes:
+        print(f"note: {what} (through ctypes) are skipped: a sanitizer build's "
+              "libdetfeed.so cannot be loaded into Python")
+        counter.finish()
 
 
 def capi():

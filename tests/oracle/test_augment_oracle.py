@@ -438,9 +438,7 @@ def run_case(t, d, ref, np, cv2, source, paths, index, seed, epoch, imgsz, sets,
 
 def main():
     args = ou.parse_args()
-    ou.require_cv2()
-    import cv2
-    import numpy as np
+    cv2, np = ou.require_cv2()
     cv2.setNumThreads(1)
     t = ou.Counter("test_augment_oracle")
     d, data = args.detfeed, args.data

@@ -186,9 +186,7 @@ def check_replay(t, d, data):
 
 def main():
     args = ou.parse_args()
-    ou.require_cv2()
-    import cv2
-    import numpy as np
+    cv2, np = ou.require_cv2()
     t = ou.Counter("test_cli")
     d = args.detfeed
     with tempfile.TemporaryDirectory() as tmp:

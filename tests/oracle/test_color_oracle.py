@@ -301,9 +301,7 @@ def check_captured_rows(t, cv2, np, stack, path):
 
 def main():
     args = parse_args()
-    ou.require_cv2()
-    import cv2
-    import numpy as np
+    cv2, np = ou.require_cv2()
     stack = stack_name(cv2)
     if args.expect_cv and stack != args.expect_cv:
         print(f"SKIP: cv2 {args.expect_cv} is not importable here (found "

@@ -724,18 +724,13 @@ DATA = ""
 def main():
     global DATA
     args = ou.parse_args()
-    ou.require_cv2()
-    import cv2
-    import numpy as np
+    cv2, np = ou.require_cv2()
     DATA = args.data
     cv2.setNumThreads(1)
     t = ou.Counter("test_decode_oracle")
     print(f"oracle: OpenCV {cv2.__version__}, NumPy {np.__version__}")
     check_cv2_facts(t, cv2, np)
-    if args.no_ctypes:
-        print("note: the decode comparisons load libdetfeed.so through ctypes; skipped "
-              "(sanitizer build)")
-        t.finish()
+    ou.finish_if_no_ctypes(args, t, "the decode comparisons")
     lib = Lib(args.detfeed)
     check_real(t, cv2, np, lib, args.data)
     with tempfile.TemporaryDirectory() as tmp:

@@ -319,9 +319,7 @@ def report(t, tot, comps):
 
 def main():
     args = ou.parse_args()
-    ou.require_cv2()
-    import cv2
-    import numpy as np
+    cv2, np = ou.require_cv2()
     version = ".".join(cv2.__version__.split(".")[:2])
     if version not in ("5.0", "5.1"):
         print(f"SKIP: cv2 {cv2.__version__} is not OpenCV 5.0 or 5.1; run with "
@@ -332,10 +330,7 @@ def main():
     print(f"oracle: OpenCV {cv2.__version__}, NumPy {np.__version__}, "
           f"{cv2.getNumThreads()} threads")
     check_oracle_build(t, cv2, np, version)
-    if args.no_ctypes:
-        print("note: every warp check loads libdetfeed.so through ctypes; "
-              "skipped (sanitizer build)")
-        t.finish()
+    ou.finish_if_no_ctypes(args, t, "the warp checks")
     lib = Lib(args.detfeed)
     rng = np.random.default_rng(5)
     cases = big_cases(cv2, np, rng) + odd_cases(np, rng) + special_cases(np, rng)

@@ -470,18 +470,13 @@ def speed(cv2, np, lib, real):
 
 def main():
     args = ou.parse_args()
-    ou.require_cv2()
-    import cv2
-    import numpy as np
+    cv2, np = ou.require_cv2()
     cv2.setNumThreads(1)
     t = ou.Counter("test_warp_oracle")
     print(f"oracle: OpenCV {cv2.__version__}, NumPy {np.__version__}")
     check_oracle_build(t, cv2, np)
     check_blocks(t, cv2, np)
-    if args.no_ctypes:
-        print("note: every warp check loads libdetfeed.so through ctypes; "
-              "skipped (sanitizer build)")
-        t.finish()
+    ou.finish_if_no_ctypes(args, t, "the warp checks")
     lib = Lib(args.detfeed)
     paths = ou.real_images(args.data)
     t.check(len(paths) >= 100, f"only {len(paths)} real images found under {args.data}")
