@@ -8,15 +8,7 @@
 
 #include "data/dataset_access.h"
 
-#include <stdatomic.h>
 #include <string.h>
-
-void detfeed__stage_add(detfeed__scratch *s, detfeed_stage stage, uint64_t *t0)
-{
-    uint64_t now = detfeed__now_ns();
-    atomic_fetch_add_explicit(&s->ns[stage], now - *t0, memory_order_relaxed);
-    *t0 = now;
-}
 
 int detfeed__scratch_init(detfeed__scratch *s)
 {
@@ -38,15 +30,14 @@ static void release_owned(detfeed__scratch *s)
 /* Image `index` from the store of recent images, or decoded (and then
  * given to the store) when it is neither there nor in the cache. */
 static int load(const detfeed__augmenter *a, detfeed__scratch *s, int slot,
-                uint64_t index, detfeed__held *img, uint64_t ns[2])
+                uint64_t index, detfeed__held *img, detfeed__clock *clock)
 {
     if (a->recent && detfeed__recent_get(a->recent, index, img)) {
         s->held[slot] = img->px, s->held_in = a->recent;
         return DETFEED_OK;
     }
-    int rc =
-        detfeed__cache_get_timed(a->cache, (size_t)index, s->codec, &img->px, &img->w,
-                                 &img->h, &img->ow, &img->oh, &s->owned[slot], ns);
+    int rc = detfeed__cache_get(a->cache, (size_t)index, s->codec, &img->px, &img->w,
+                                &img->h, &img->ow, &img->oh, &s->owned[slot], clock);
     if (rc == DETFEED_OK && a->recent && s->owned[slot] &&
         detfeed__recent_add(a->recent, index, s->owned[slot], img)) {
         s->held[slot] = s->owned[slot], s->held_in = a->recent;
@@ -69,21 +60,17 @@ void detfeed__scratch_free(detfeed__scratch *s)
 
 /* Image `index` at its load size and its labels, as a mosaic tile. */
 static int tile(const detfeed__augmenter *a, detfeed__scratch *s, int slot,
-                uint64_t index, detfeed__tile *t, int *ow, int *oh)
+                uint64_t index, detfeed__tile *t, int *ow, int *oh,
+                detfeed__clock *clock)
 {
     detfeed__label_view l = detfeed__dataset_label_view(a->ds, (size_t)index);
-    uint64_t ns[2] = {0, 0};
     detfeed__held img = {0};
-    int rc = load(a, s, slot, index, &img, ns);
+    int rc = load(a, s, slot, index, &img, clock);
     t->px = img.px, t->w = img.w, t->h = img.h;
     if (ow)
         *ow = img.ow;
     if (oh)
         *oh = img.oh;
-    atomic_fetch_add_explicit(&s->ns[DETFEED_STAGE_DECODE], ns[0],
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->ns[DETFEED_STAGE_RESIZE], ns[1],
-                              memory_order_relaxed);
     t->lab = (detfeed__src_labels){.n = l.n,
                                    .nkpt = l.nkpt,
                                    .cls = l.cls,
@@ -99,16 +86,16 @@ static int tile(const detfeed__augmenter *a, detfeed__scratch *s, int slot,
 static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
                           uint64_t index, const detfeed__recipe *r, int out_w,
                           int out_h, detfeed__img *out, detfeed__inst *inst, int *ori_w,
-                          int *ori_h)
+                          int *ori_h, detfeed__clock *clock)
 {
     int rc;
     detfeed__img loaded;
     const detfeed__img *in = &s->canvas; /* what RandomPerspective warps */
     if (r->mosaic) {
         detfeed__tile t[4];
-        rc = tile(a, s, 0, index, &t[0], ori_w, ori_h);
+        rc = tile(a, s, 0, index, &t[0], ori_w, ori_h, clock);
         for (int k = 1; k < 4 && rc == DETFEED_OK; k++)
-            rc = tile(a, s, k, r->partners[k - 1], &t[k], NULL, NULL);
+            rc = tile(a, s, k, r->partners[k - 1], &t[k], NULL, NULL, clock);
         if (rc == DETFEED_OK) { /* the canvas only where the warp reads */
             int S = 2 * a->hyp.imgsz;
             float M[9];
@@ -121,7 +108,7 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
     } else if (a->stack.ultralytics >= 804) {
         /* 8.4 warps the loaded image itself (released after the warp). */
         detfeed__tile t;
-        rc = tile(a, s, 0, index, &t, ori_w, ori_h);
+        rc = tile(a, s, 0, index, &t, ori_w, ori_h, clock);
         if (rc == DETFEED_OK) {
             rc = detfeed__inst_from_labels(inst, &t.lab, t.w, t.h);
             loaded = (detfeed__img){.px = (uint8_t *)t.px, .w = t.w, .h = t.h};
@@ -129,7 +116,7 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
         }
     } else {
         detfeed__tile t;
-        rc = tile(a, s, 0, index, &t, ori_w, ori_h);
+        rc = tile(a, s, 0, index, &t, ori_w, ori_h, clock);
         if (rc == DETFEED_OK)
             rc = detfeed__letterbox(t.px, t.w, t.h, &t.lab, out_w, out_h, true,
                                     &s->canvas, inst, NULL, NULL);
@@ -166,13 +153,13 @@ static int concat(detfeed__inst *dst, const detfeed__inst *src)
  * img * r + partner * (1 - r) in double, truncated, and the labels joined. */
 static int mixup(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
                  uint64_t index, const detfeed__place *place, bool mosaic_on, int out_w,
-                 int out_h, const detfeed__recipe *r)
+                 int out_h, const detfeed__recipe *r, detfeed__clock *clock)
 {
     detfeed__recipe pr;
     detfeed__recipe_make(&a->hyp, a->seed, epoch, index, detfeed_dataset_size(a->ds),
                          mosaic_on, DETFEED__SLOT_PARTNER_BASE, place, &pr);
     int rc = train_geometry(a, s, r->mix_partner, &pr, out_w, out_h, &s->mix_out,
-                            &s->mix_inst, NULL, NULL);
+                            &s->mix_inst, NULL, NULL, clock);
     if (rc != DETFEED_OK)
         return rc;
     double w0 = r->mix_ratio, w1 = 1 - r->mix_ratio;
@@ -182,23 +169,9 @@ static int mixup(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoc
     return concat(&s->inst, &s->mix_inst);
 }
 
-/* The geometry's time: what passed since *t0 less the image loads (decode
- * and resize) that happened inside it, which have their own stages. */
-static void geometry_time(detfeed__scratch *s, uint64_t *t0, uint64_t loads_before)
-{
-    uint64_t loads =
-        atomic_load_explicit(&s->ns[DETFEED_STAGE_DECODE], memory_order_relaxed) +
-        atomic_load_explicit(&s->ns[DETFEED_STAGE_RESIZE], memory_order_relaxed) -
-        loads_before;
-    uint64_t now = detfeed__now_ns(), spent = now - *t0;
-    atomic_fetch_add_explicit(&s->ns[DETFEED_STAGE_GEOMETRY],
-                              spent > loads ? spent - loads : 0, memory_order_relaxed);
-    *t0 = now;
-}
-
 int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
                      uint64_t index, const detfeed__place *place, bool mosaic_on,
-                     int out_w, int out_h, detfeed__sample *out)
+                     int out_w, int out_h, detfeed__clock *clock, detfeed__sample *out)
 {
     uint64_t n = detfeed_dataset_size(a->ds);
     memset(out, 0, sizeof *out);
@@ -206,26 +179,23 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t 
                          &out->recipe);
     const detfeed__recipe *r = &out->recipe;
     int rc;
-    uint64_t t0 = detfeed__now_ns();
-    uint64_t loads =
-        atomic_load_explicit(&s->ns[DETFEED_STAGE_DECODE], memory_order_relaxed) +
-        atomic_load_explicit(&s->ns[DETFEED_STAGE_RESIZE], memory_order_relaxed);
+    /* the image loads inside the geometry time themselves (decode, resize) */
+    detfeed__clock_enter(clock, DETFEED_STAGE_GEOMETRY);
     if (!a->train) {
         detfeed__tile t;
-        rc = tile(a, s, 0, index, &t, &out->ori_w, &out->ori_h);
+        rc = tile(a, s, 0, index, &t, &out->ori_w, &out->ori_h, clock);
         if (rc == DETFEED_OK)
             rc = detfeed__letterbox(t.px, t.w, t.h, &t.lab, out_w, out_h, false,
                                     &s->out, &s->inst, NULL, NULL);
         release_owned(s);
         if (rc == DETFEED_OK)
             detfeed__inst_to_xywh(&s->inst); /* no RandomFlip: Format's form */
-        geometry_time(s, &t0, loads);
     } else {
         rc = train_geometry(a, s, index, r, out_w, out_h, &s->out, &s->inst,
-                            &out->ori_w, &out->ori_h);
+                            &out->ori_w, &out->ori_h, clock);
         if (rc == DETFEED_OK && r->mixup)
-            rc = mixup(a, s, epoch, index, place, mosaic_on, out_w, out_h, r);
-        geometry_time(s, &t0, loads);
+            rc = mixup(a, s, epoch, index, place, mosaic_on, out_w, out_h, r, clock);
+        detfeed__clock_enter(clock, DETFEED_STAGE_COLOUR);
         if (rc == DETFEED_OK && r->hsv && !s->defer_colour) {
             uint8_t lut[3][256];
             rc = detfeed_hsv_lut(r->gains[0], r->gains[1], r->gains[2], lut);
@@ -235,14 +205,14 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t 
                     detfeed_hsv_apply_cv(s->out.px, stride, s->out.px, stride, s->out.w,
                                          s->out.h, lut, &a->stack.cv, DETFEED_ISA_AUTO);
         }
-        detfeed__stage_add(s, DETFEED_STAGE_COLOUR, &t0);
+        detfeed__clock_enter(clock, DETFEED_STAGE_FLIP);
         if (rc == DETFEED_OK) {
             detfeed__inst_to_xywh(&s->inst);
             detfeed__flip(&s->out, &s->inst, r->flipud, r->fliplr,
                           detfeed_dataset_flip_idx(a->ds));
         }
-        detfeed__stage_add(s, DETFEED_STAGE_FLIP, &t0);
     }
+    detfeed__clock_enter(clock, -1);
     out->img = &s->out;
     out->inst = &s->inst;
     return rc;

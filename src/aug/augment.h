@@ -6,6 +6,7 @@
 #ifndef DETFEED_AUGMENT_H
 #define DETFEED_AUGMENT_H
 
+#include "core/clock.h"
 #include "geometry.h"
 #include "recent.h"
 
@@ -34,13 +35,7 @@ typedef struct detfeed__scratch {
     /* Device colour route: leave the colour to the CUDA kernel (the recipe
      * carries the gains); false colours the pixels here. */
     bool defer_colour;
-    /* Nanoseconds per detfeed_stage, written by the owning thread only and
-     * read by others (hence atomic, with relaxed order). */
-    _Atomic uint64_t ns[DETFEED_STAGE_COUNT];
 } detfeed__scratch;
-
-/* Adds the time since *t0 to stage `stage` of the scratch; *t0 becomes now. */
-void detfeed__stage_add(detfeed__scratch *s, detfeed_stage stage, uint64_t *t0);
 
 int detfeed__scratch_init(detfeed__scratch *s);
 void detfeed__scratch_free(detfeed__scratch *s);
@@ -59,10 +54,11 @@ typedef struct detfeed__sample {
  * epoch when partners come from a window (NULL: uniform partners).
  * `mosaic_on` is false in the close_mosaic epochs. `out_w`, `out_h` are the
  * output size (imgsz square in training; the batch's rect shape in
- * validation). Errors carry the codec's message.
+ * validation). The stages are timed on `clock` (NULL: not timed), which
+ * is stopped on return. Errors carry the codec's message.
  */
 int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
                      uint64_t index, const detfeed__place *place, bool mosaic_on,
-                     int out_w, int out_h, detfeed__sample *out);
+                     int out_w, int out_h, detfeed__clock *clock, detfeed__sample *out);
 
 #endif /* DETFEED_AUGMENT_H */

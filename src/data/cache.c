@@ -194,9 +194,8 @@ static int fill_one(detfeed_cache *c, detfeed_codec *codec, size_t i, const slot
         return DETFEED_OK;
     }
     uint8_t *unused = NULL;
-    int rc = detfeed__load_image(codec, detfeed__dataset_image(c->ds, i)->path,
-                                 c->imgsz, c->arena + s->offset, s->width, s->height,
-                                 &unused, &w, &h, &ow, &oh, NULL);
+    int rc = detfeed__load_image(codec, c->ds, i, c->imgsz, c->arena + s->offset,
+                                 s->width, s->height, &unused, &w, &h, &ow, &oh, NULL);
     if (c->disk && rc == DETFEED_OK)
         detfeed__disk_offer(c->disk, i, c->arena + s->offset, w, h, ow, oh);
     else if (c->disk)
@@ -211,7 +210,6 @@ static void *fill_thread(void *arg)
     detfeed_codec *codec;
     if (detfeed_codec_create(&codec, 0) != DETFEED_OK)
         return NULL; /* the images this thread would have taken go to others */
-    codec->limits = *detfeed__dataset_limits(c->ds);
     for (size_t i; (i = atomic_fetch_add(&f->next, 1)) < c->n;) {
         slot *s = &c->slots[i];
         if (s->state != SLOT_ADMITTED)
@@ -264,14 +262,13 @@ int detfeed_cache_get(const detfeed_cache *cache, size_t i, detfeed_codec *codec
                       const uint8_t **pixels, int *width, int *height, int *orig_width,
                       int *orig_height, uint8_t **owned)
 {
-    return detfeed__cache_get_timed(cache, i, codec, pixels, width, height, orig_width,
-                                    orig_height, owned, NULL);
+    return detfeed__cache_get(cache, i, codec, pixels, width, height, orig_width,
+                              orig_height, owned, NULL);
 }
 
-int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec *codec,
-                             const uint8_t **pixels, int *width, int *height,
-                             int *orig_width, int *orig_height, uint8_t **owned,
-                             uint64_t ns[2])
+int detfeed__cache_get(const detfeed_cache *cache, size_t i, detfeed_codec *codec,
+                       const uint8_t **pixels, int *width, int *height, int *orig_width,
+                       int *orig_height, uint8_t **owned, detfeed__clock *clock)
 {
     if (cache == NULL || codec == NULL || pixels == NULL || width == NULL ||
         height == NULL || owned == NULL || i >= cache->n)
@@ -289,12 +286,8 @@ int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec
                detfeed__disk_lookup(cache->disk, i, pixels, width, height, &ow, &oh)) {
         /* from the file */
     } else {
-        detfeed__limits own = codec->limits; /* decoded under the dataset's */
-        codec->limits = *detfeed__dataset_limits(cache->ds);
-        int rc = detfeed__load_image(codec, detfeed__dataset_image(cache->ds, i)->path,
-                                     cache->imgsz, NULL, 0, 0, owned, width, height,
-                                     &ow, &oh, ns);
-        codec->limits = own;
+        int rc = detfeed__load_image(codec, cache->ds, i, cache->imgsz, NULL, 0, 0,
+                                     owned, width, height, &ow, &oh, clock);
         if (cache->disk && rc != DETFEED_OK)
             detfeed__disk_failed(cache->disk, i, rc);
         if (rc != DETFEED_OK)

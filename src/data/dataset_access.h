@@ -9,6 +9,7 @@
 #ifndef DETFEED_DATASET_ACCESS_H
 #define DETFEED_DATASET_ACCESS_H
 
+#include "core/clock.h"
 #include "core/internal.h"
 
 /* ---- an image's labels and pixels (aug) ---- */
@@ -25,12 +26,11 @@ typedef struct detfeed__label_view {
 /* Image i's labels (i < detfeed_dataset_size; else all zero). */
 detfeed__label_view detfeed__dataset_label_view(const detfeed_dataset *ds, size_t i);
 
-/* detfeed_cache_get that also adds the nanoseconds spent decoding and
- * resizing an image loaded on demand to ns[0] and ns[1] (ns may be NULL). */
-int detfeed__cache_get_timed(const detfeed_cache *cache, size_t i, detfeed_codec *codec,
-                             const uint8_t **pixels, int *width, int *height,
-                             int *orig_width, int *orig_height, uint8_t **owned,
-                             uint64_t ns[2]);
+/* detfeed_cache_get with an image loaded on demand timed on `clock`
+ * (DETFEED_STAGE_DECODE and DETFEED_STAGE_RESIZE; NULL: not timed). */
+int detfeed__cache_get(const detfeed_cache *cache, size_t i, detfeed_codec *codec,
+                       const uint8_t **pixels, int *width, int *height, int *orig_width,
+                       int *orig_height, uint8_t **owned, detfeed__clock *clock);
 
 /* ---- the RAM cache's budget (the loader's open) ---- */
 

@@ -1,7 +1,7 @@
 /*
- * load.c - one image of a dataset: decoded under the dataset's limits
- * (detfeed__decode_image), and at its load size: decode, then resize
- * (INTER_LINEAR) to the long side imgsz, with the decode and resize times.
+ * load.c - one image of a dataset: decoded under the dataset's limits, and
+ * at its load size (resized with INTER_LINEAR to the long side imgsz), the
+ * decode and the resize timed on the caller's stage clock.
  */
 #include "load.h"
 
@@ -18,49 +18,54 @@ int detfeed__decode_image(const detfeed_dataset *ds, size_t i, detfeed_codec *co
                                         width, height);
 }
 
-int detfeed__load_image(detfeed_codec *codec, const char *path, int imgsz, uint8_t *dst,
-                        int want_w, int want_h, uint8_t **out, int *w, int *h, int *ow,
-                        int *oh, uint64_t ns[2])
+/* px (ow x oh, decoded) at its load size w x h: into dst, else a new buffer
+ * in *out; px is freed. */
+static int resize(detfeed_codec *codec, const char *path, uint8_t *px, int ow, int oh,
+                  uint8_t *dst, int w, int h, uint8_t **out)
 {
-    uint8_t *px;
-    uint64_t t0 = ns ? detfeed__now_ns() : 0;
-    int rc = detfeed_codec_decode_file(codec, path, &px, ow, oh);
-    uint64_t t1 = ns ? detfeed__now_ns() : 0;
-    if (ns)
-        ns[0] += t1 - t0;
-    if (rc != DETFEED_OK)
-        return rc;
-    detfeed_load_size(*ow, *oh, imgsz, w, h);
-    if (dst && (*w != want_w || *h != want_h)) {
-        detfeed_free(px);
-        return detfeed__fail(&codec->msg, DETFEED_ECORRUPT,
-                             "%s: image changed since the dataset was indexed", path);
-    }
-    if (*w == *ow && *h == *oh && dst == NULL) {
+    if (w == ow && h == oh && dst == NULL) {
         *out = px;
         return DETFEED_OK;
     }
-    size_t bytes = (size_t)*w * (size_t)*h * 3;
+    size_t bytes = (size_t)w * (size_t)h * 3;
     uint8_t *target = dst ? dst : malloc(bytes);
-    if (target == NULL) {
-        detfeed_free(px);
-        return detfeed__fail(&codec->msg, DETFEED_ENOMEM, "%s: out of memory", path);
-    }
-    if (*w == *ow && *h == *oh)
+    int rc = DETFEED_OK;
+    if (target == NULL)
+        rc = detfeed__fail(&codec->msg, DETFEED_ENOMEM, "%s: out of memory", path);
+    else if (w == ow && h == oh)
         memcpy(target, px, bytes);
-    else
-        rc = detfeed_resize_linear(px, (size_t)*ow * 3, *ow, *oh, target,
-                                   (size_t)*w * 3, *w, *h, 3);
-    if (ns)
-        ns[1] += detfeed__now_ns() - t1;
+    else if ((rc = detfeed_resize_linear(px, (size_t)ow * 3, ow, oh, target,
+                                         (size_t)w * 3, w, h, 3)) != DETFEED_OK)
+        detfeed__fail(&codec->msg, rc, "%s: resize failed: %s", path,
+                      detfeed_strerror(rc));
     detfeed_free(px);
-    if (rc != DETFEED_OK) {
-        if (dst == NULL)
-            free(target);
-        return detfeed__fail(&codec->msg, rc, "%s: resize failed: %s", path,
-                             detfeed_strerror(rc));
-    }
-    if (dst == NULL)
+    if (rc != DETFEED_OK && dst == NULL)
+        free(target);
+    if (rc == DETFEED_OK && dst == NULL)
         *out = target;
-    return DETFEED_OK;
+    return rc;
+}
+
+int detfeed__load_image(detfeed_codec *codec, const detfeed_dataset *ds, size_t i,
+                        int imgsz, uint8_t *dst, int want_w, int want_h, uint8_t **out,
+                        int *w, int *h, int *ow, int *oh, detfeed__clock *clock)
+{
+    const char *path = detfeed__dataset_image(ds, i)->path;
+    uint8_t *px;
+    int was = detfeed__clock_enter(clock, DETFEED_STAGE_DECODE);
+    int rc = detfeed__decode_image(ds, i, codec, &px, ow, oh);
+    if (rc == DETFEED_OK) {
+        detfeed_load_size(*ow, *oh, imgsz, w, h);
+        if (dst && (*w != want_w || *h != want_h)) {
+            detfeed_free(px);
+            rc = detfeed__fail(&codec->msg, DETFEED_ECORRUPT,
+                               "%s: image changed since the dataset was indexed", path);
+        }
+    }
+    if (rc == DETFEED_OK) {
+        detfeed__clock_enter(clock, DETFEED_STAGE_RESIZE);
+        rc = resize(codec, path, px, *ow, *oh, dst, *w, *h, out);
+    }
+    detfeed__clock_enter(clock, was);
+    return rc;
 }

@@ -178,19 +178,19 @@ static int pack_masks(detfeed_batch *bt, detfeed__inst *inst, int pos, int w, in
 }
 
 int detfeed__batch_put(detfeed_batch *bt, int pos, const detfeed__sample *s,
-                       detfeed__inst *inst, uint64_t index, detfeed__scratch *sc)
+                       detfeed__inst *inst, uint64_t index, detfeed__clock *clock)
 {
     const detfeed__slot_spec *spec = bt->spec;
     int w = s->img->w, h = s->img->h;
-    uint64_t t0 = detfeed__now_ns();
+    detfeed__clock_enter(clock, DETFEED_STAGE_CONVERT);
     int rc = detfeed__route_put(spec->route, bt->images, pos, s);
-    detfeed__stage_add(sc, DETFEED_STAGE_CONVERT, &t0);
+    detfeed__clock_enter(clock, DETFEED_STAGE_PACK);
     sample_rec *r = &bt->s[pos];
     if (rc == DETFEED_OK && bt->masks) /* Format: masks, instances in their order */
         rc = pack_masks(bt, inst, pos, w, h);
     if (rc == DETFEED_OK)
         rc = record_labels(r, s, spec->stack, spec->nkpt);
-    detfeed__stage_add(sc, DETFEED_STAGE_PACK, &t0);
+    detfeed__clock_enter(clock, -1);
     if (rc != DETFEED_OK)
         return rc;
     /* resized_shape: the augmented image in training (RandomPerspective

@@ -37,10 +37,10 @@ bool detfeed__batch_pinned(const detfeed_batch *bt);
 
 /* On a worker thread: sample `s` of dataset image `index` at position `pos`
  * of the slot: its image (through the route), its overlap mask from the
- * instances `inst` (reordered by area), its labels and shapes. Adds the
- * time to `sc`'s CONVERT and PACK stages. */
+ * instances `inst` (reordered by area), its labels and shapes. Timed as
+ * the CONVERT and PACK stages on `clock` (stopped on return). */
 int detfeed__batch_put(detfeed_batch *bt, int pos, const detfeed__sample *s,
-                       detfeed__inst *inst, uint64_t index, detfeed__scratch *sc);
+                       detfeed__inst *inst, uint64_t index, detfeed__clock *clock);
 
 /* On the consumer's thread, once the slot holds `count` samples of h x w
  * (batch `index` of the epoch): the label arrays and masks assembled and,

@@ -83,6 +83,7 @@ struct detfeed__epochs {
     detfeed__ring *ring;
     detfeed_batch *slots;
     detfeed__scratch *scratch; /* one per worker */
+    detfeed__clock *clocks;    /* one per worker: its stage times */
     const char *pinned_why;    /* why the slots are not page-locked */
     uint64_t n;                /* images in the dataset */
     /* the epoch in progress: its order, this rank's shard of it, samples */
@@ -123,8 +124,9 @@ static void note_skip(detfeed__epochs *e, const detfeed__scratch *sc)
 /* The sample at *index; under the skip policy an image that cannot be read
  * (its own or a mosaic or mixup partner's) makes the sample the next
  * dataset image that can, in dataset order, and is counted. */
-static int augment_or_skip(detfeed__epochs *e, detfeed__scratch *sc, uint64_t seq,
-                           uint64_t *index, int w, int h, detfeed__sample *s)
+static int augment_or_skip(detfeed__epochs *e, detfeed__scratch *sc,
+                           detfeed__clock *clock, uint64_t seq, uint64_t *index, int w,
+                           int h, detfeed__sample *s)
 {
     const detfeed__plan *p = e->plan;
     uint64_t n = e->n;
@@ -135,8 +137,8 @@ static int augment_or_skip(detfeed__epochs *e, detfeed__scratch *sc, uint64_t se
         p, e->epoch_order, ((uint64_t)p->rank + seq * (uint64_t)p->world_size) % n,
         &place);
     for (uint64_t tries = 0;; tries++) {
-        int rc =
-            detfeed__augment(e->aug, sc, e->epoch, *index, pl, e->mosaic_on, w, h, s);
+        int rc = detfeed__augment(e->aug, sc, e->epoch, *index, pl, e->mosaic_on, w, h,
+                                  clock, s);
         if (rc == DETFEED_OK || p->policy != DETFEED_POLICY_SKIP || !skippable(rc) ||
             tries + 1 >= n)
             return rc;
@@ -153,13 +155,14 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
     int h, w;
     detfeed__plan_size(e->plan, e->order[seq - (uint64_t)pos], &w, &h);
     detfeed__scratch *sc = &e->scratch[worker];
+    detfeed__clock *clock = &e->clocks[worker];
     detfeed__sample s;
-    int rc = augment_or_skip(e, sc, seq, &index, w, h, &s);
+    int rc = augment_or_skip(e, sc, clock, seq, &index, w, h, &s);
     if (rc == DETFEED_OK && (s.img->w != w || s.img->h != h))
         rc = DETFEED_EBADSTATE; /* a batch mixes shapes: cannot happen by design */
     if (rc == DETFEED_OK)
         rc = detfeed__batch_put(detfeed__slot_at(e->slots, slot), pos, &s, &sc->inst,
-                                index, sc);
+                                index, clock);
     if (rc == DETFEED_OK)
         return DETFEED_OK;
     int none = -1;
@@ -195,9 +198,11 @@ static int init_workers(detfeed__epochs *e)
 {
     const detfeed__plan *p = e->plan;
     e->scratch = calloc((size_t)p->workers, sizeof *e->scratch);
-    if (e->scratch == NULL)
+    e->clocks = malloc((size_t)p->workers * sizeof *e->clocks);
+    if (e->scratch == NULL || e->clocks == NULL)
         return DETFEED_ENOMEM;
     for (int i = 0; i < p->workers; i++) {
+        detfeed__clock_init(&e->clocks[i]);
         int rc = detfeed__scratch_init(&e->scratch[i]);
         e->scratch[i].defer_colour =
             detfeed__route_colour(e->route) == DETFEED_ROUTE_DEVICE;
@@ -244,6 +249,7 @@ void detfeed__epochs_destroy(detfeed__epochs *e)
     for (int i = 0; e->scratch && i < e->plan->workers; i++)
         detfeed__scratch_free(&e->scratch[i]);
     free(e->scratch);
+    free(e->clocks);
     free(e->order);
     free(e->epoch_order);
     free(e);
@@ -327,7 +333,7 @@ uint64_t detfeed__epochs_stage_ns(const detfeed__epochs *e, detfeed_stage stage)
         return atomic_load_explicit(&e->wait_ns, memory_order_relaxed);
     uint64_t ns = 0;
     for (int i = 0; i < e->plan->workers; i++)
-        ns += atomic_load_explicit(&e->scratch[i].ns[stage], memory_order_relaxed);
+        ns += detfeed__clock_ns(&e->clocks[i], (int)stage);
     return ns;
 }
 

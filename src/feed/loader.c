@@ -9,7 +9,6 @@
 #include "data/dataset_access.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +25,7 @@ int detfeed_loader_create(detfeed_loader **out, uint32_t flags)
     if (l == NULL)
         return DETFEED_ENOMEM;
     l->hyp = detfeed__hyp_defaults();
+    detfeed__clock_init(&l->clock);
     l->imgsz = 640;
     l->epochs = 100;
     l->close_mosaic = 10;
@@ -883,7 +883,7 @@ double detfeed_loader_stage_seconds(const detfeed_loader *l, detfeed_stage stage
         return 0.0;
     uint64_t ns = detfeed__epochs_stage_ns(l->batches, stage);
     if (stage != DETFEED_STAGE_WAIT)
-        ns += atomic_load_explicit(&l->scratch.ns[stage], memory_order_relaxed);
+        ns += detfeed__clock_ns(&l->clock, (int)stage);
     return (double)ns * 1e-9;
 }
 

@@ -60,7 +60,9 @@ struct detfeed_loader {
     char *verify_used; /* the record's file, or NULL */
     char verify_note[DETFEED__MSG_SIZE];
     detfeed__augmenter aug;
+    /* the single-sample path's buffers and stage times (sample.c) */
     detfeed__scratch scratch;
+    detfeed__clock clock;
     /* validation (rect mode): each image's batch shape, height and width */
     int (*rect)[2];
     uint64_t *rect_order; /* validation: dataset indices by aspect ratio */

@@ -56,7 +56,8 @@ static int sample_alone(detfeed_loader *l, uint32_t epoch, uint64_t index, bool 
     rc = detfeed__plan_place_of(&l->plan, epoch, index, &place, &order, &pl);
     if (rc == DETFEED_OK)
         rc = detfeed__augment(&l->aug, &l->scratch, epoch, index, pl,
-                              detfeed__plan_mosaic_on(&l->plan, epoch), w, h, s);
+                              detfeed__plan_mosaic_on(&l->plan, epoch), w, h, &l->clock,
+                              s);
     free(order);
     if (rc != DETFEED_OK)
         return detfeed__fail(&l->msg, rc, "%s",
