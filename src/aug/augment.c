@@ -1,13 +1,16 @@
 /*
  * augment.c - one sample through the transforms, in Ultralytics' order:
  * Mosaic (or LetterBox) -> RandomPerspective -> RandomHSV -> RandomFlip
- * (vertical, horizontal). Format's label conversion happens when a batch is
- * packed.
+ * (vertical, horizontal) -> Format (the overlap mask, which orders the
+ * instances; the label arrays; the image), into the caller's places.
  */
 #include "augment.h"
 
+#include "masks.h"
+
 #include "data/dataset_access.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int detfeed__scratch_init(detfeed__scratch *s)
@@ -151,69 +154,186 @@ static int concat(detfeed__inst *dst, const detfeed__inst *src)
 
 /* MixUp: the partner through its own pre-chain (slots + 32), then
  * img * r + partner * (1 - r) in double, truncated, and the labels joined. */
-static int mixup(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
-                 uint64_t index, const detfeed__place *place, bool mosaic_on, int out_w,
-                 int out_h, const detfeed__recipe *r, detfeed__clock *clock)
+static int mixup(const detfeed__augmenter *a, detfeed__scratch *s,
+                 const detfeed__sample_ask *ask, const detfeed__recipe *r,
+                 detfeed__clock *clock)
 {
     detfeed__recipe pr;
-    detfeed__recipe_make(&a->hyp, a->seed, epoch, index, detfeed_dataset_size(a->ds),
-                         mosaic_on, DETFEED__SLOT_PARTNER_BASE, place, &pr);
-    int rc = train_geometry(a, s, r->mix_partner, &pr, out_w, out_h, &s->mix_out,
-                            &s->mix_inst, NULL, NULL, clock);
+    detfeed__recipe_make(&a->hyp, a->seed, ask->epoch, ask->index,
+                         detfeed_dataset_size(a->ds), ask->mosaic_on,
+                         DETFEED__SLOT_PARTNER_BASE, ask->place, &pr);
+    int rc = train_geometry(a, s, r->mix_partner, &pr, ask->out_w, ask->out_h,
+                            &s->mix_out, &s->mix_inst, NULL, NULL, clock);
     if (rc != DETFEED_OK)
         return rc;
     double w0 = r->mix_ratio, w1 = 1 - r->mix_ratio;
-    size_t n = (size_t)out_w * out_h * 3;
+    size_t n = (size_t)ask->out_w * ask->out_h * 3;
     for (size_t i = 0; i < n; i++)
         s->out.px[i] = (uint8_t)(s->out.px[i] * w0 + s->mix_out.px[i] * w1);
     return concat(&s->inst, &s->mix_inst);
 }
 
-int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s, uint32_t epoch,
-                     uint64_t index, const detfeed__place *place, bool mosaic_on,
-                     int out_w, int out_h, detfeed__clock *clock, detfeed__sample *out)
+/* Validation: LetterBox only, boxes into Format's form (no RandomFlip). */
+static int validation(const detfeed__augmenter *a, detfeed__scratch *s,
+                      const detfeed__sample_ask *ask, detfeed__sample *out,
+                      detfeed__clock *clock)
 {
-    uint64_t n = detfeed_dataset_size(a->ds);
-    memset(out, 0, sizeof *out);
-    detfeed__recipe_make(&a->hyp, a->seed, epoch, index, n, mosaic_on, 0, place,
-                         &out->recipe);
+    detfeed__tile t;
+    int rc = tile(a, s, 0, ask->index, &t, &out->ori_w, &out->ori_h, clock);
+    if (rc == DETFEED_OK)
+        rc = detfeed__letterbox(t.px, t.w, t.h, &t.lab, ask->out_w, ask->out_h, false,
+                                &s->out, &s->inst, NULL, NULL);
+    release_owned(s);
+    if (rc == DETFEED_OK)
+        detfeed__inst_to_xywh(&s->inst);
+    return rc;
+}
+
+/* Training: the geometry (and MixUp), RandomHSV unless the device colours,
+ * the boxes into centre form, RandomFlip. */
+static int training(const detfeed__augmenter *a, detfeed__scratch *s,
+                    const detfeed__sample_ask *ask, bool defer_colour,
+                    detfeed__sample *out, detfeed__clock *clock)
+{
     const detfeed__recipe *r = &out->recipe;
-    int rc;
-    /* the image loads inside the geometry time themselves (decode, resize) */
-    detfeed__clock_enter(clock, DETFEED_STAGE_GEOMETRY);
-    if (!a->train) {
-        detfeed__tile t;
-        rc = tile(a, s, 0, index, &t, &out->ori_w, &out->ori_h, clock);
+    int rc = train_geometry(a, s, ask->index, r, ask->out_w, ask->out_h, &s->out,
+                            &s->inst, &out->ori_w, &out->ori_h, clock);
+    if (rc == DETFEED_OK && r->mixup)
+        rc = mixup(a, s, ask, r, clock);
+    detfeed__clock_enter(clock, DETFEED_STAGE_COLOUR);
+    if (rc == DETFEED_OK && r->hsv && !defer_colour) {
+        uint8_t lut[3][256];
+        rc = detfeed_hsv_lut(r->gains[0], r->gains[1], r->gains[2], lut);
+        size_t stride = (size_t)s->out.w * 3;
         if (rc == DETFEED_OK)
-            rc = detfeed__letterbox(t.px, t.w, t.h, &t.lab, out_w, out_h, false,
-                                    &s->out, &s->inst, NULL, NULL);
-        release_owned(s);
-        if (rc == DETFEED_OK)
-            detfeed__inst_to_xywh(&s->inst); /* no RandomFlip: Format's form */
-    } else {
-        rc = train_geometry(a, s, index, r, out_w, out_h, &s->out, &s->inst,
-                            &out->ori_w, &out->ori_h, clock);
-        if (rc == DETFEED_OK && r->mixup)
-            rc = mixup(a, s, epoch, index, place, mosaic_on, out_w, out_h, r, clock);
-        detfeed__clock_enter(clock, DETFEED_STAGE_COLOUR);
-        if (rc == DETFEED_OK && r->hsv && !s->defer_colour) {
-            uint8_t lut[3][256];
-            rc = detfeed_hsv_lut(r->gains[0], r->gains[1], r->gains[2], lut);
-            size_t stride = (size_t)s->out.w * 3;
-            if (rc == DETFEED_OK)
-                rc =
-                    detfeed_hsv_apply_cv(s->out.px, stride, s->out.px, stride, s->out.w,
-                                         s->out.h, lut, &a->stack.cv, DETFEED_ISA_AUTO);
-        }
-        detfeed__clock_enter(clock, DETFEED_STAGE_FLIP);
-        if (rc == DETFEED_OK) {
-            detfeed__inst_to_xywh(&s->inst);
-            detfeed__flip(&s->out, &s->inst, r->flipud, r->fliplr,
-                          detfeed_dataset_flip_idx(a->ds));
-        }
+            rc = detfeed_hsv_apply_cv(s->out.px, stride, s->out.px, stride, s->out.w,
+                                      s->out.h, lut, &a->stack.cv, DETFEED_ISA_AUTO);
     }
+    detfeed__clock_enter(clock, DETFEED_STAGE_FLIP);
+    if (rc == DETFEED_OK) {
+        detfeed__inst_to_xywh(&s->inst);
+        detfeed__flip(&s->out, &s->inst, r->flipud, r->fliplr,
+                      detfeed_dataset_flip_idx(a->ds));
+    }
+    return rc;
+}
+
+/* ---- Format, into the caller's places ---- */
+
+static int grow_floats(float **p, size_t n)
+{
+    float *g = realloc(*p, (n ? n : 1) * sizeof **p);
+    if (g == NULL)
+        return DETFEED_ENOMEM;
+    *p = g;
+    return DETFEED_OK;
+}
+
+/* Room for n instances of nkpt keypoints in l. */
+static int labels_room(detfeed__label_arrays *l, int n, int nkpt)
+{
+    if (n <= l->cap)
+        return DETFEED_OK;
+    if (!l->grow)
+        return DETFEED_ELIMIT;
+    int cap = n + n / 2 + 8;
+    if (grow_floats(&l->cls, (size_t)cap) || grow_floats(&l->box, (size_t)cap * 4) ||
+        (nkpt && grow_floats(&l->kpt, (size_t)cap * nkpt * 3)))
+        return DETFEED_ENOMEM;
+    l->cap = cap;
+    return DETFEED_OK;
+}
+
+/* Room for `bytes` in b. */
+static int buf_room(detfeed__buf *b, size_t bytes)
+{
+    if (bytes <= b->bytes)
+        return DETFEED_OK;
+    if (!b->grow)
+        return DETFEED_ELIMIT;
+    void *g = realloc(b->p, bytes);
+    if (g == NULL)
+        return DETFEED_ENOMEM;
+    b->p = g;
+    b->bytes = bytes;
+    return DETFEED_OK;
+}
+
+/* The mask's place for this sample (NULL: none), and what it needs. */
+static detfeed__buf *mask_place(const detfeed__augmenter *a, const detfeed__dest *d,
+                                const detfeed__scratch *s, detfeed__sample *out)
+{
+    out->mask_type = DETFEED_MASK_NONE;
+    out->mask_bytes = 0;
+    if (detfeed_dataset_task(a->ds) != DETFEED_TASK_SEGMENT)
+        return NULL;
+    out->mask_type = detfeed__mask_type(s->inst.n);
+    out->mask_bytes =
+        (size_t)(s->out.w / 4) * (size_t)(s->out.h / 4) * (size_t)out->mask_type;
+    return out->mask_type == DETFEED_MASK_I32 ? d->mask_i32 : d->mask_u8;
+}
+
+/* The image into its place in the form asked for. */
+static int put_image(const detfeed__pixels *p, const detfeed__img *im)
+{
+    if (p->px == NULL)
+        return DETFEED_OK;
+    if (!p->tensor) {
+        memcpy(p->px, im->px, (size_t)im->w * im->h * 3);
+        return DETFEED_OK;
+    }
+    size_t plane = (size_t)im->w * im->h * detfeed_dtype_size(p->dtype);
+    return detfeed_convert_chw(im->px, (size_t)im->w * 3, im->w, im->h, p->px, plane,
+                               p->dtype, p->scale);
+}
+
+/* Format: the places checked (nothing written when one is short), the
+ * overlap mask (which orders the instances), the label arrays normalized,
+ * then the image. */
+static int format_sample(const detfeed__augmenter *a, detfeed__scratch *s,
+                         const detfeed__sample_ask *ask, const detfeed__dest *d,
+                         detfeed__sample *out, detfeed__clock *clock)
+{
+    detfeed__clock_enter(clock, DETFEED_STAGE_PACK);
+    int w = s->out.w, h = s->out.h, nkpt;
+    if (w != ask->out_w || h != ask->out_h)
+        return DETFEED_EBADSTATE; /* the places are for out_w x out_h: by design */
+    detfeed_dataset_kpt_shape(a->ds, &nkpt, NULL);
+    out->n = s->inst.n;
+    detfeed__buf *mask = mask_place(a, d, s, out);
+    int rc = mask ? buf_room(mask, out->mask_bytes) : DETFEED_OK;
+    if (rc == DETFEED_OK && d->labels)
+        rc = labels_room(d->labels, out->n, nkpt);
+    if (rc == DETFEED_OK && out->mask_type != DETFEED_MASK_NONE)
+        rc = detfeed__format_masks(&s->inst, w, h, a->stack.ultralytics,
+                                   mask ? mask->p : NULL);
+    if (rc != DETFEED_OK)
+        return rc;
+    if (d->labels)
+        detfeed__format(&s->inst, w, h, &a->stack, d->labels->cls, d->labels->box,
+                        d->labels->kpt);
+    detfeed__clock_enter(clock, DETFEED_STAGE_CONVERT);
+    return put_image(&d->image, &s->out);
+}
+
+int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s,
+                     const detfeed__sample_ask *ask, const detfeed__dest *dest,
+                     detfeed__clock *clock, detfeed__sample *out)
+{
+    memset(out, 0, sizeof *out);
+    detfeed__recipe_make(&a->hyp, a->seed, ask->epoch, ask->index,
+                         detfeed_dataset_size(a->ds), ask->mosaic_on, 0, ask->place,
+                         &out->recipe);
+    detfeed__clock_enter(clock, DETFEED_STAGE_GEOMETRY);
+    int rc = a->train ? training(a, s, ask, dest->image.defer_colour, out, clock)
+                      : validation(a, s, ask, out, clock);
+    if (rc == DETFEED_OK)
+        rc = format_sample(a, s, ask, dest, out, clock);
     detfeed__clock_enter(clock, -1);
     out->img = &s->out;
-    out->inst = &s->inst;
+    out->res_w = ask->out_w, out->res_h = ask->out_h;
+    if (!a->train && a->stack.ultralytics < 804) /* load_image's size */
+        detfeed_load_size(out->ori_w, out->ori_h, a->hyp.imgsz, &out->res_w,
+                          &out->res_h);
     return rc;
 }

@@ -1,27 +1,25 @@
 /*
  * batch.c - batch slots: made once for the largest batch, filled sample by
- * sample on the worker threads (the image converted to the consumer's
- * layout and dtype in the same pass, or staged for the device), and
- * finished on the consumer's thread, where each sample's labels are
- * gathered into the Ultralytics label arrays; then the accessors of the
- * detfeed_batch the consumer holds.
+ * sample on the worker threads (each sample made by aug straight into its
+ * places: the image into the consumer's tensor, or staged for the device;
+ * its label arrays; its overlap mask), and finished on the consumer's
+ * thread, where each sample's labels are gathered into the Ultralytics
+ * label arrays; then the accessors of the detfeed_batch the consumer holds.
  */
 #include "batch.h"
-
-#include "aug/masks.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* One sample's labels and shapes in its batch slot. */
+/* One sample's places and record in its batch slot. */
 typedef struct sample_rec {
     uint64_t ds_index;
     int ori_h, ori_w, res_h, res_w;
-    int n, cap;
-    float *cls, *box, *kpt;
+    int n;
+    detfeed__label_arrays lab;   /* its label arrays (grown by aug) */
     detfeed_mask_type mask_type; /* segment datasets: its mask's element type */
-    int32_t *wide;               /* its int32 mask (more than 255 instances) */
-    size_t wide_cap;             /* elements allocated at wide */
+    detfeed__buf narrow;         /* its place in the slot's 8-bit masks */
+    detfeed__buf wide;           /* its int32 mask (more than 255 instances) */
 } sample_rec;
 
 struct detfeed_batch {
@@ -61,10 +59,10 @@ static int grow(float **p, size_t n)
 static void free_slot(detfeed_batch *bt, int batch)
 {
     for (int i = 0; bt->s && i < batch; i++) {
-        free(bt->s[i].cls);
-        free(bt->s[i].box);
-        free(bt->s[i].kpt);
-        free(bt->s[i].wide);
+        free(bt->s[i].lab.cls);
+        free(bt->s[i].lab.box);
+        free(bt->s[i].lab.kpt);
+        free(bt->s[i].wide.p);
     }
     free(bt->s);
     detfeed__route_host_free(bt->images, bt->pinned);
@@ -88,6 +86,8 @@ static int init_slot(detfeed_batch *bt, int i, const detfeed__slot_spec *spec,
      * pageable; the loader reports which (detfeed_loader_pinned). */
     bt->images = detfeed__route_host_alloc(bt->image_cap, &bt->pinned, pinned_why);
     bt->s = calloc((size_t)spec->batch, sizeof *bt->s);
+    for (int k = 0; bt->s && k < spec->batch; k++)
+        bt->s[k].lab.grow = bt->s[k].wide.grow = true;
     if (spec->masks)
         bt->masks = malloc(quarter * (size_t)spec->batch);
     if (bt->images == NULL || bt->s == NULL || (spec->masks && bt->masks == NULL))
@@ -138,68 +138,46 @@ bool detfeed__batch_pinned(const detfeed_batch *bt)
 
 /* ---- on the workers: one sample into its position ---- */
 
-static int record_labels(sample_rec *r, const detfeed__sample *s,
-                         const detfeed__stack *st, int nkpt)
+void detfeed__batch_places(detfeed_batch *bt, int pos, int w, int h, detfeed__dest *d)
 {
-    int n = s->inst->n;
-    if (n > r->cap) {
-        int cap = n + n / 2 + 8;
-        if (grow(&r->cls, (size_t)cap) || grow(&r->box, (size_t)cap * 4) ||
-            (nkpt && grow(&r->kpt, (size_t)cap * nkpt * 3)))
-            return DETFEED_ENOMEM;
-        r->cap = cap;
-    }
-    detfeed__format(s->inst, s->img->w, s->img->h, st, r->cls, r->box,
-                    nkpt ? r->kpt : NULL);
-    r->n = n;
-    return DETFEED_OK;
-}
-
-/* Format's overlap mask of the sample at `pos`: 8-bit into the slot's
- * masks; int32 (more than 255 instances) into the sample's own buffer,
- * which the slot's 8-bit masks cannot hold (assemble_masks gathers it). */
-static int pack_masks(detfeed_batch *bt, detfeed__inst *inst, int pos, int w, int h)
-{
+    const detfeed__slot_spec *spec = bt->spec;
     sample_rec *r = &bt->s[pos];
-    size_t size = (size_t)(w / 4) * (size_t)(h / 4);
-    r->mask_type = detfeed__mask_type(inst->n);
-    void *dst = bt->masks + (size_t)pos * size;
-    if (r->mask_type == DETFEED_MASK_I32) {
-        if (size > r->wide_cap) {
-            int32_t *g = realloc(r->wide, size * sizeof *g);
-            if (g == NULL)
-                return DETFEED_ENOMEM;
-            r->wide = g;
-            r->wide_cap = size;
-        }
-        dst = r->wide;
+    size_t quarter = (size_t)(w / 4) * (size_t)(h / 4);
+    size_t plane = (size_t)w * h * detfeed_dtype_size(spec->dtype);
+    bool host = detfeed__route_output(spec->route) != DETFEED_OUTPUT_CUDA;
+    *d = (detfeed__dest){
+        .image = {.px = host ? bt->images + (size_t)pos * 3 * plane : NULL,
+                  .tensor = true,
+                  .dtype = spec->dtype,
+                  .scale = spec->scale,
+                  .defer_colour =
+                      detfeed__route_colour(spec->route) == DETFEED_ROUTE_DEVICE},
+        .labels = &r->lab};
+    if (bt->masks) {
+        r->narrow =
+            (detfeed__buf){.p = bt->masks + (size_t)pos * quarter, .bytes = quarter};
+        d->mask_u8 = &r->narrow;
+        d->mask_i32 = &r->wide;
     }
-    return detfeed__format_masks(inst, w, h, bt->spec->stack->ultralytics, dst);
 }
 
 int detfeed__batch_put(detfeed_batch *bt, int pos, const detfeed__sample *s,
-                       detfeed__inst *inst, uint64_t index, detfeed__clock *clock)
+                       uint64_t index, detfeed__clock *clock)
 {
-    const detfeed__slot_spec *spec = bt->spec;
-    int w = s->img->w, h = s->img->h;
-    detfeed__clock_enter(clock, DETFEED_STAGE_CONVERT);
-    int rc = detfeed__route_put(spec->route, bt->images, pos, s);
-    detfeed__clock_enter(clock, DETFEED_STAGE_PACK);
+    detfeed__route *route = bt->spec->route;
+    if (detfeed__route_output(route) == DETFEED_OUTPUT_CUDA) {
+        detfeed__clock_enter(clock, DETFEED_STAGE_CONVERT);
+        int rc = detfeed__route_put(route, bt->images, pos, s);
+        detfeed__clock_enter(clock, -1);
+        if (rc != DETFEED_OK)
+            return rc;
+    }
     sample_rec *r = &bt->s[pos];
-    if (rc == DETFEED_OK && bt->masks) /* Format: masks, instances in their order */
-        rc = pack_masks(bt, inst, pos, w, h);
-    if (rc == DETFEED_OK)
-        rc = record_labels(r, s, spec->stack, spec->nkpt);
-    detfeed__clock_enter(clock, -1);
-    if (rc != DETFEED_OK)
-        return rc;
-    /* resized_shape: the augmented image in training (RandomPerspective
-     * sets it); in validation the batch's rectangle from 8.4 on
-     * (LetterBox sets it), the load size in 8.3 (load_image set it). */
     r->ds_index = index;
-    r->ori_h = s->ori_h, r->ori_w = s->ori_w, r->res_h = h, r->res_w = w;
-    if (spec->load_size_shape)
-        detfeed_load_size(s->ori_w, s->ori_h, spec->imgsz, &r->res_w, &r->res_h);
+    r->n = s->n;
+    r->mask_type = s->mask_type;
+    r->ori_h = s->ori_h, r->ori_w = s->ori_w;
+    r->res_h = s->res_h, r->res_w = s->res_w;
     return DETFEED_OK;
 }
 
@@ -224,10 +202,10 @@ static int assemble(detfeed_batch *bt)
         const sample_rec *r = &bt->s[i];
         if (r->n == 0)
             continue; /* its arrays may not exist yet */
-        memcpy(bt->cls + k, r->cls, (size_t)r->n * sizeof *bt->cls);
-        memcpy(bt->box + 4 * (size_t)k, r->box, (size_t)r->n * 4 * sizeof *bt->box);
+        memcpy(bt->cls + k, r->lab.cls, (size_t)r->n * sizeof *bt->cls);
+        memcpy(bt->box + 4 * (size_t)k, r->lab.box, (size_t)r->n * 4 * sizeof *bt->box);
         if (nkpt)
-            memcpy(bt->kpt + (size_t)k * nkpt * 3, r->kpt,
+            memcpy(bt->kpt + (size_t)k * nkpt * 3, r->lab.kpt,
                    (size_t)r->n * nkpt * 3 * sizeof *bt->kpt);
         for (int j = 0; j < r->n; j++)
             bt->idx[k + j] = (float)i;
@@ -260,7 +238,7 @@ static int assemble_masks(detfeed_batch *bt)
         int32_t *dst = bt->wide_masks + (size_t)i * size;
         const uint8_t *narrow = bt->masks + (size_t)i * size;
         if (bt->s[i].mask_type == DETFEED_MASK_I32)
-            memcpy(dst, bt->s[i].wide, size * sizeof *dst);
+            memcpy(dst, bt->s[i].wide.p, size * sizeof *dst);
         else
             for (size_t p = 0; p < size; p++)
                 dst[p] = narrow[p];

@@ -13,16 +13,12 @@
 typedef struct detfeed__slot_spec {
     const detfeed_dataset *ds;
     detfeed__route *route;
-    const detfeed__stack *stack; /* Format's labels and masks follow it */
-    int batch;                   /* images per batch at most */
-    int side;                    /* the largest image side a batch holds */
-    int nkpt;                    /* keypoints per instance (0: none) */
-    detfeed_dtype dtype;         /* of the consumer's images */
-    bool masks;                  /* a segment dataset: overlap masks */
-    /* resized_shape is the size after loading (validation under
-     * Ultralytics 8.3), for imgsz; else the sample's size. */
-    bool load_size_shape;
-    int imgsz;
+    int batch;           /* images per batch at most */
+    int side;            /* the largest image side a batch holds */
+    int nkpt;            /* keypoints per instance (0: none) */
+    detfeed_dtype dtype; /* of the consumer's images */
+    detfeed_scale scale; /* and how they are scaled */
+    bool masks;          /* a segment dataset: overlap masks */
 } detfeed__slot_spec;
 
 /* `count` slots for `spec` (which must outlive them) into *out; *pinned_why
@@ -35,12 +31,17 @@ detfeed_batch *detfeed__slot_at(detfeed_batch *slots, int i);
 int detfeed__batch_slot(const detfeed_batch *bt);
 bool detfeed__batch_pinned(const detfeed_batch *bt);
 
-/* On a worker thread: sample `s` of dataset image `index` at position `pos`
- * of the slot: its image (through the route), its overlap mask from the
- * instances `inst` (reordered by area), its labels and shapes. Timed as
- * the CONVERT and PACK stages on `clock` (stopped on return). */
+/* On a worker thread, before sample `pos` of the slot (w x h) is made: its
+ * places in the slot, for detfeed__augment: its image in the tensor (host
+ * output; CUDA output stages it in detfeed__batch_put), its label arrays
+ * and its overlap mask. Valid until the slot is refilled. */
+void detfeed__batch_places(detfeed_batch *bt, int pos, int w, int h, detfeed__dest *d);
+
+/* On a worker thread, once sample `s` of dataset image `index` is made into
+ * the places of `pos`: its record (index, shapes, mask type) and, with CUDA
+ * output, its image staged (timed as DETFEED_STAGE_CONVERT on `clock`). */
 int detfeed__batch_put(detfeed_batch *bt, int pos, const detfeed__sample *s,
-                       detfeed__inst *inst, uint64_t index, detfeed__clock *clock);
+                       uint64_t index, detfeed__clock *clock);
 
 /* On the consumer's thread, once the slot holds `count` samples of h x w
  * (batch `index` of the epoch): the label arrays and masks assembled and,

@@ -121,50 +121,52 @@ static void note_skip(detfeed__epochs *e, const detfeed__scratch *sc)
     }
 }
 
-/* The sample at *index; under the skip policy an image that cannot be read
- * (its own or a mosaic or mixup partner's) makes the sample the next
- * dataset image that can, in dataset order, and is counted. */
-static int augment_or_skip(detfeed__epochs *e, detfeed__scratch *sc,
-                           detfeed__clock *clock, uint64_t seq, uint64_t *index, int w,
-                           int h, detfeed__sample *s)
+/* The sample ask names, made into `dest` by worker `worker`; under the
+ * skip policy an image that cannot be read (its own or a mosaic or mixup
+ * partner's) makes the sample the next dataset image that can, in dataset
+ * order (ask->index becomes it), and is counted. */
+static int augment_or_skip(detfeed__epochs *e, int worker, uint64_t seq,
+                           detfeed__sample_ask *ask, const detfeed__dest *dest,
+                           detfeed__sample *s)
 {
     const detfeed__plan *p = e->plan;
+    detfeed__scratch *sc = &e->scratch[worker];
     uint64_t n = e->n;
     /* This rank's seq-th sample is position rank + seq * world_size of the
      * epoch's order padded by repeating it (detfeed_shard). */
     detfeed__place place;
-    const detfeed__place *pl = detfeed__plan_place(
+    ask->place = detfeed__plan_place(
         p, e->epoch_order, ((uint64_t)p->rank + seq * (uint64_t)p->world_size) % n,
         &place);
     for (uint64_t tries = 0;; tries++) {
-        int rc = detfeed__augment(e->aug, sc, e->epoch, *index, pl, e->mosaic_on, w, h,
-                                  clock, s);
+        int rc = detfeed__augment(e->aug, sc, ask, dest, &e->clocks[worker], s);
         if (rc == DETFEED_OK || p->policy != DETFEED_POLICY_SKIP || !skippable(rc) ||
             tries + 1 >= n)
             return rc;
         note_skip(e, sc);
-        *index = (*index + 1) % n;
+        ask->index = (ask->index + 1) % n;
     }
 }
 
-/* Ring callback: sample `seq` of the epoch into position `pos` of `slot`. */
+/* Ring callback: sample `seq` of the epoch made into position `pos` of
+ * `slot`. */
 static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
 {
     detfeed__epochs *e = ctx;
-    uint64_t index = e->order[seq];
-    int h, w;
-    detfeed__plan_size(e->plan, e->order[seq - (uint64_t)pos], &w, &h);
-    detfeed__scratch *sc = &e->scratch[worker];
-    detfeed__clock *clock = &e->clocks[worker];
+    detfeed_batch *bt = detfeed__slot_at(e->slots, slot);
+    detfeed__sample_ask ask = {
+        .epoch = e->epoch, .index = e->order[seq], .mosaic_on = e->mosaic_on};
+    detfeed__plan_size(e->plan, e->order[seq - (uint64_t)pos], &ask.out_w, &ask.out_h);
+    detfeed__dest dest;
+    detfeed__batch_places(bt, pos, ask.out_w, ask.out_h, &dest);
     detfeed__sample s;
-    int rc = augment_or_skip(e, sc, clock, seq, &index, w, h, &s);
-    if (rc == DETFEED_OK && (s.img->w != w || s.img->h != h))
-        rc = DETFEED_EBADSTATE; /* a batch mixes shapes: cannot happen by design */
+    int rc = augment_or_skip(e, worker, seq, &ask, &dest, &s);
     if (rc == DETFEED_OK)
-        rc = detfeed__batch_put(detfeed__slot_at(e->slots, slot), pos, &s, &sc->inst,
-                                index, clock);
+        rc = detfeed__batch_put(bt, pos, &s, ask.index, &e->clocks[worker]);
     if (rc == DETFEED_OK)
         return DETFEED_OK;
+    const detfeed__scratch *sc = &e->scratch[worker];
+    uint64_t index = ask.index;
     int none = -1;
     if (atomic_compare_exchange_strong(&e->failed_worker, &none, worker))
         detfeed__fail(&e->err, rc, "sample %llu (%s): %s", (unsigned long long)index,
@@ -176,22 +178,19 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
 }
 
 /* What the slots hold: the largest batch of this plan through `route`. */
-static detfeed__slot_spec
-slot_spec(const detfeed__plan *p, const detfeed__augmenter *aug, detfeed__route *route)
+static detfeed__slot_spec slot_spec(const detfeed__plan *p, detfeed__route *route)
 {
     int nkpt;
     detfeed_dataset_kpt_shape(p->ds, &nkpt, NULL);
-    return (detfeed__slot_spec){
-        .ds = p->ds,
-        .route = route,
-        .stack = &aug->stack,
-        .batch = p->batch,
-        .side = detfeed__plan_side(p),
-        .nkpt = nkpt,
-        .dtype = p->dtype,
-        .masks = detfeed_dataset_task(p->ds) == DETFEED_TASK_SEGMENT,
-        .load_size_shape = !p->augment && aug->stack.ultralytics < 804,
-        .imgsz = p->imgsz};
+    return (detfeed__slot_spec){.ds = p->ds,
+                                .route = route,
+                                .batch = p->batch,
+                                .side = detfeed__plan_side(p),
+                                .nkpt = nkpt,
+                                .dtype = p->dtype,
+                                .scale = p->scale,
+                                .masks = detfeed_dataset_task(p->ds) ==
+                                         DETFEED_TASK_SEGMENT};
 }
 
 static int init_workers(detfeed__epochs *e)
@@ -204,8 +203,6 @@ static int init_workers(detfeed__epochs *e)
     for (int i = 0; i < p->workers; i++) {
         detfeed__clock_init(&e->clocks[i]);
         int rc = detfeed__scratch_init(&e->scratch[i]);
-        e->scratch[i].defer_colour =
-            detfeed__route_colour(e->route) == DETFEED_ROUTE_DEVICE;
         if (rc != DETFEED_OK)
             return rc;
     }
@@ -224,7 +221,7 @@ int detfeed__epochs_create(detfeed__epochs **out, const detfeed__plan *plan,
     e->aug = aug;
     e->route = route;
     e->n = detfeed_dataset_size(plan->ds);
-    e->spec = slot_spec(plan, aug, route);
+    e->spec = slot_spec(plan, route);
     e->epoch_order = malloc((e->n ? e->n : 1) * sizeof *e->epoch_order);
     int rc = e->epoch_order ? detfeed__slots_create(&e->slots, plan->prefetch, &e->spec,
                                                     &e->pinned_why)

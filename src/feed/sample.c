@@ -1,44 +1,43 @@
 /*
  * sample.c - single samples on the calling thread (detfeed_loader_sample and
- * its masks): the same plan and augmenter as the batches, without the ring.
+ * its masks): the same plan and augmenter as the batches, without the ring,
+ * each sample made by aug straight into the caller's buffers.
  */
 #include "loader_internal.h"
-
-#include "aug/masks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Segment datasets: Format's overlap mask (into `mask` of `bytes`, or not
- * kept when NULL; its element type to *type) and the instances in its area
- * order, as Ultralytics returns them. */
-static int segment_order(detfeed_loader *l, const detfeed__sample *s, void *mask,
-                         size_t bytes, detfeed_mask_type *type)
+/* A sample that failed: a buffer of the caller's too small (DETFEED_ELIMIT,
+ * with what it needed), else the codec's message. */
+static int sample_failed(detfeed_loader *l, int rc, const detfeed__dest *d,
+                         const detfeed__sample *s)
 {
-    if (detfeed_dataset_task(l->ds) != DETFEED_TASK_SEGMENT)
-        return DETFEED_OK;
-    *type = detfeed__mask_type(s->inst->n);
-    size_t need = (size_t)(s->img->w / 4) * (size_t)(s->img->h / 4) * (size_t)*type;
-    if (mask && bytes < need)
-        return detfeed__fail(&l->msg, DETFEED_ELIMIT,
-                             "%d instances: the mask is %s, %zu bytes (%zu given)",
-                             s->inst->n,
-                             *type == DETFEED_MASK_I32
-                                 ? "int32 past 255 (detfeed_loader_sample_mask_data)"
-                                 : "8-bit",
-                             need, bytes);
-    int rc = detfeed__format_masks(&l->scratch.inst, s->img->w, s->img->h,
-                                   l->aug.stack.ultralytics, mask);
-    return rc == DETFEED_OK ? rc : detfeed__fail(&l->msg, rc, "out of memory");
+    const detfeed__buf *mask =
+        s->mask_type == DETFEED_MASK_I32 ? d->mask_i32 : d->mask_u8;
+    if (rc == DETFEED_ELIMIT && d->labels && s->n > d->labels->cap)
+        return detfeed__fail(&l->msg, rc, "%d instances do not fit in %d", s->n,
+                             d->labels->cap);
+    if (rc == DETFEED_ELIMIT && mask && s->mask_bytes > mask->bytes)
+        return detfeed__fail(
+            &l->msg, rc, "%d instances: the mask is %s, %zu bytes (%zu given)", s->n,
+            s->mask_type == DETFEED_MASK_I32
+                ? "int32 past 255 (detfeed_loader_sample_mask_data)"
+                : "8-bit",
+            s->mask_bytes, mask->bytes);
+    const char *codec = detfeed_codec_last_error(l->scratch.codec);
+    return detfeed__fail(&l->msg, rc, "%s", codec[0] ? codec : detfeed_strerror(rc));
 }
 
-/* What every single-sample function does first: the loader open, `index`
- * in range, a segment dataset when `masks` are asked for; then sample
- * `index` of `epoch` made at its size (which fixes the validation order). */
+/* What every single-sample function does: the loader open, `index` in
+ * range, a segment dataset when `masks` are asked for; then sample `index`
+ * of `epoch` made at its size (which fixes the validation order) into
+ * `dest`. */
 static int sample_alone(detfeed_loader *l, uint32_t epoch, uint64_t index, bool masks,
-                        detfeed__sample *s)
+                        const detfeed__dest *dest, detfeed__sample *s)
 {
+    memset(s, 0, sizeof *s);
     int rc = detfeed__loader_need_open(l);
     if (rc != DETFEED_OK)
         return rc;
@@ -48,21 +47,17 @@ static int sample_alone(detfeed_loader *l, uint32_t epoch, uint64_t index, bool 
         return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
                              "masks need a segment dataset (polygon labels)");
     l->samples_made = true;
-    int w, h;
-    detfeed__plan_size(&l->plan, index, &w, &h);
+    detfeed__sample_ask ask = {.epoch = epoch,
+                               .index = index,
+                               .mosaic_on = detfeed__plan_mosaic_on(&l->plan, epoch)};
+    detfeed__plan_size(&l->plan, index, &ask.out_w, &ask.out_h);
     uint64_t *order;
     detfeed__place place;
-    const detfeed__place *pl;
-    rc = detfeed__plan_place_of(&l->plan, epoch, index, &place, &order, &pl);
+    rc = detfeed__plan_place_of(&l->plan, epoch, index, &place, &order, &ask.place);
     if (rc == DETFEED_OK)
-        rc = detfeed__augment(&l->aug, &l->scratch, epoch, index, pl,
-                              detfeed__plan_mosaic_on(&l->plan, epoch), w, h, &l->clock,
-                              s);
+        rc = detfeed__augment(&l->aug, &l->scratch, &ask, dest, &l->clock, s);
     free(order);
-    if (rc != DETFEED_OK)
-        return detfeed__fail(&l->msg, rc, "%s",
-                             detfeed_codec_last_error(l->scratch.codec));
-    return DETFEED_OK;
+    return rc == DETFEED_OK ? rc : sample_failed(l, rc, dest, s);
 }
 
 int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
@@ -72,21 +67,14 @@ int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
     if (l == NULL || img == NULL || count == NULL || capacity < 0 ||
         (capacity > 0 && (cls == NULL || boxes == NULL)))
         return DETFEED_EINVAL;
+    detfeed__label_arrays labels = {
+        .cls = cls, .box = boxes, .kpt = keypoints, .cap = capacity};
+    detfeed__dest dest = {.image = {.px = img}, .labels = &labels};
     detfeed__sample s;
-    int rc = sample_alone(l, epoch, index, false, &s);
-    if (rc != DETFEED_OK)
-        return rc;
-    detfeed_mask_type type = DETFEED_MASK_NONE;
-    rc = segment_order(l, &s, NULL, 0, &type);
-    if (rc != DETFEED_OK)
-        return rc;
-    *count = s.inst->n;
-    if (s.inst->n > capacity)
-        return detfeed__fail(&l->msg, DETFEED_ELIMIT, "%d instances do not fit in %d",
-                             s.inst->n, capacity);
-    memcpy(img, s.img->px, (size_t)s.img->w * s.img->h * 3);
-    detfeed__format(s.inst, s.img->w, s.img->h, &l->aug.stack, cls, boxes, keypoints);
-    return DETFEED_OK;
+    int rc = sample_alone(l, epoch, index, false, &dest, &s);
+    if (rc == DETFEED_OK || (rc == DETFEED_ELIMIT && s.n > capacity))
+        *count = s.n;
+    return rc;
 }
 
 int detfeed_loader_sample_mask_data(detfeed_loader *l, uint32_t epoch, uint64_t index,
@@ -95,11 +83,10 @@ int detfeed_loader_sample_mask_data(detfeed_loader *l, uint32_t epoch, uint64_t 
 {
     if (l == NULL || mask == NULL)
         return DETFEED_EINVAL;
+    detfeed__buf place = {.p = mask, .bytes = bytes};
+    detfeed__dest dest = {.mask_u8 = &place, .mask_i32 = &place};
     detfeed__sample s;
-    detfeed_mask_type t = DETFEED_MASK_NONE;
-    int rc = sample_alone(l, epoch, index, true, &s);
-    if (rc == DETFEED_OK)
-        rc = segment_order(l, &s, mask, bytes, &t);
+    int rc = sample_alone(l, epoch, index, true, &dest, &s);
     if (rc != DETFEED_OK)
         return rc;
     if (mask_width)
@@ -107,7 +94,7 @@ int detfeed_loader_sample_mask_data(detfeed_loader *l, uint32_t epoch, uint64_t 
     if (mask_height)
         *mask_height = s.img->h / 4;
     if (type)
-        *type = t;
+        *type = s.mask_type;
     return DETFEED_OK;
 }
 
