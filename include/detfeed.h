@@ -7,7 +7,23 @@
  * or, for a whole batch at once, in a CUDA kernel. Both routes produce the same
  * bytes as Ultralytics' RandomHSV on OpenCV 8-bit images.
  *
- * Conventions that hold for every function in this header:
+ * The interface comes in three headers, by audience:
+ *
+ *   detfeed.h       (this one) the product: datasets, the image caches, the
+ *                   loader and its batches, the randomness every sample is
+ *                   a function of, and what they share (version and ABI,
+ *                   status codes, the names of the reference stacks, the
+ *                   consumer dtypes, the image decoder handle and its limits).
+ *   detfeed_img.h   the bit-exact image operations the loader is made of
+ *                   (colour, dtype conversion, image files, resize, warps),
+ *                   for programs that check or time one step on its own.
+ *   detfeed_cuda.h  the CUDA part: whether it is built, the devices, and
+ *                   the device route's kernel on its own.
+ *
+ * detfeed_img.h includes this one and detfeed_cuda.h includes detfeed_img.h
+ * (its kernel takes a detfeed_cv); the conventions below hold in all three.
+ *
+ * Conventions that hold for every function of the library:
  *
  *   Status codes  Functions that can fail return an int: DETFEED_OK (0) on
  *                 success or a negative detfeed_status value. The numbers are
@@ -100,26 +116,6 @@ DETFEED_API const char *detfeed_strerror(int status);
 DETFEED_API void detfeed_free(void *ptr);
 
 /* ------------------------------------------------------------------------ */
-/* CPU code paths                                                           */
-/* ------------------------------------------------------------------------ */
-
-/* Which implementation of a pixel kernel runs. All give the same bytes; the
- * choice is only about speed, and tests use it to compare them. */
-typedef enum detfeed_isa {
-    DETFEED_ISA_AUTO = 0,     /* the fastest one this CPU supports */
-    DETFEED_ISA_PORTABLE = 1, /* plain C, any CPU */
-    DETFEED_ISA_AVX2 = 2,     /* x86-64 with AVX2 and FMA */
-    DETFEED_ISA_AVX512 = 3    /* x86-64 with AVX-512 F, BW and VBMI */
-} detfeed_isa;
-
-/* 1 when `isa` can run on this CPU in this build, else 0. AUTO and PORTABLE
- * are always available. */
-DETFEED_API int detfeed_isa_available(detfeed_isa isa);
-
-/* The implementation DETFEED_ISA_AUTO resolves to on this CPU. */
-DETFEED_API detfeed_isa detfeed_isa_best(void);
-
-/* ------------------------------------------------------------------------ */
 /* The reference stack: which OpenCV (and Ultralytics) the bytes follow      */
 /* ------------------------------------------------------------------------ */
 /*
@@ -153,10 +149,6 @@ DETFEED_API detfeed_isa detfeed_isa_best(void);
  * rounds one step of HSV->BGR's scalar formula that the PyPI wheels (4.12,
  * 5.x) fuse; DETFEED_CV_4_DEBIAN ("4-debian") is that build, DETFEED_CV_4
  * ("4") the wheels. Their warps are the same.
- *
- * A detfeed_cv names one such OpenCV as run on one CPU. The zero value
- * {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0} is the OpenCV 4.x wheels on this
- * CPU.
  */
 typedef enum detfeed_cv_version {
     DETFEED_CV_4 = 0,       /* 4.x through 4.12 as the opencv-python wheels build it */
@@ -173,12 +165,6 @@ typedef enum detfeed_cv_cpu {
     DETFEED_CV_CPU_AVX512 = 3 /* AVX-512 (SKX): differs from AVX2 only in 5.1 */
 } detfeed_cv_cpu;
 
-typedef struct detfeed_cv {
-    detfeed_cv_version version;
-    detfeed_cv_cpu cpu;
-    int ipp; /* 5.1 only: 1 when cv2.ipp.useIPP() is true (its default) */
-} detfeed_cv;
-
 /* The stack's name ("4", "4-debian", "5.0", "5.1") into *out; DETFEED_EINVAL for an
  * unknown name. Names of later releases are not guessed: the caller maps
  * them (the Python package uses the nearest known one, with a warning). */
@@ -189,116 +175,6 @@ DETFEED_API int detfeed_cv_cpu_parse(const char *name, detfeed_cv_cpu *out);
  * gives AVX512 where the CPU has AVX-512 F, BW, CD, DQ and VL, else AVX2
  * where it has AVX2 and FMA, else SSE. */
 DETFEED_API detfeed_cv_cpu detfeed_cv_cpu_resolve(detfeed_cv_cpu cpu);
-
-/* ------------------------------------------------------------------------ */
-/* Colour: Ultralytics RandomHSV, bit-exact with OpenCV 8-bit arithmetic      */
-/* ------------------------------------------------------------------------ */
-/*
- * Ultralytics' RandomHSV draws u = uniform(-1, 1) three times (h, s, v) and
- * multiplies them by the hyperparameters: dh = u0 * hsv_h, ds = u1 * hsv_s,
- * dv = u2 * hsv_v. These post-multiplied values are the "gains" below. The
- * colour operation is then
- *
- *     H, S, V = cvtColor(img, COLOR_BGR2HSV)       (OpenCV integer Q12 path)
- *     H, S, V = LUT_h[H], LUT_s[S], LUT_v[V]
- *     img     = cvtColor(HSV, COLOR_HSV2BGR)       (OpenCV float32 path)
- *
- * with OpenCV's HSV->BGR arithmetic as the reference stack (detfeed_cv)
- * computes it. OpenCV converts each row in SIMD blocks of B pixels and the
- * last width % B pixels with its scalar code, and the two round differently
- * (the block truncates c * 255, the scalar code rounds it half to even) and
- * fuse different multiply-subtracts, depending on the build:
- *
- *   code path  B                   block              scalar tail
- *   SSE        16                  trunc, unfused     round, unfused
- *   AVX2       32                  trunc, t2 t3 FMA   round, t2 FMA (Debian's
- *                                                     4.6), t2 t3 FMA (wheels)
- *   AVX-512    64 (5.1), else 32   as AVX2            as AVX2
- *
- * (t2 = v * (1 - s * f), t3 = v * (1 - s * (1 - f)); "FMA": the inner
- * 1 - s * x rounded once.) Calibrated on all 2^24 inputs against Debian's
- * OpenCV 4.6 (GCC 12) and the opencv-python-headless 4.12.0.88, 5.0.0.93
- * and 5.1.0.95 wheels. So a pixel's bytes depend on the stack, its column and
- * the image width; never on detfeed's own implementation (detfeed_isa).
- * Rows whose width is a multiple of B (640, 1280: every usual YOLO size on
- * every stack) are all block.
- *
- * Ultralytics converts whenever gains were drawn, including gains that are
- * all zero: the round trip BGR->HSV->BGR is not the identity, so detfeed
- * converts too. (Ultralytics skips the step, and draws nothing, only when the
- * three hyperparameters are 0; that decision belongs to the caller.)
- */
-
-/* Index of each table in the lut argument below. */
-enum { DETFEED_LUT_H = 0, DETFEED_LUT_S = 1, DETFEED_LUT_V = 2 };
-
-/*
- * Builds the three 256-entry tables of RandomHSV from the gains, in float64
- * with truncation toward zero, exactly as NumPy computes them:
- *
- *     lut[H][x] = trunc(floor_mod(x + 180 * dh, 180))     (NumPy % on floats)
- *     lut[S][x] = trunc(clip(x * (1 + ds), 0, 255)),  then lut[S][0] = 0
- *     lut[V][x] = trunc(clip(x * (1 + dv), 0, 255))
- *
- * lut[H][x] can be 180 when x + 180 * dh is a tiny negative number (NumPy's
- * floor_mod rounds it up to 180.0); the HSV->BGR step treats 180 as hue 0, as
- * OpenCV does.
- *
- * Returns DETFEED_EINVAL if lut is NULL or a gain is not finite.
- */
-DETFEED_API int detfeed_hsv_lut(double dh, double ds, double dv, uint8_t lut[3][256]);
-
-/*
- * The fused colour operation: BGR->HSV, the three tables, HSV->BGR, in one
- * pass over the pixels, byte for byte what OpenCV `cv` computes (its
- * cv->cpu resolved with detfeed_cv_cpu_resolve; cv->ipp plays no part in
- * colour). `isa` picks detfeed's implementation; all give the same bytes.
- * `src` and `dst` may be the same buffer (in place, with equal strides);
- * partially overlapping buffers are not allowed. Thread-safe (no state).
- *
- * Returns DETFEED_EINVAL for NULL pointers (cv included), non-positive
- * sizes, a stride smaller than 3 * width, a partial overlap or an unknown
- * version, cpu or isa; DETFEED_ENOTSUPPORTED when `isa` cannot run on this
- * CPU.
- */
-DETFEED_API int detfeed_hsv_apply_cv(const uint8_t *src, size_t src_stride,
-                                     uint8_t *dst, size_t dst_stride, int width,
-                                     int height, const uint8_t lut[3][256],
-                                     const detfeed_cv *cv, detfeed_isa isa);
-
-/*
- * detfeed_hsv_apply_cv with the stack {DETFEED_CV_4_DEBIAN,
- * DETFEED_CV_CPU_AUTO}: Debian 12's OpenCV 4.6 as it runs on this CPU. The bytes of the
- * last width % B pixels of each row therefore depend on the CPU (B = 32 with AVX2, 16
- * without).
- */
-DETFEED_API int detfeed_hsv_apply(const uint8_t *src, size_t src_stride, uint8_t *dst,
-                                  size_t dst_stride, int width, int height,
-                                  const uint8_t lut[3][256], detfeed_isa isa);
-
-/*
- * OpenCV's cvtColor(COLOR_BGR2HSV) for 8-bit images (hue 0..179). Output is
- * interleaved H, S, V bytes. Same buffer rules as detfeed_hsv_apply().
- */
-DETFEED_API int detfeed_bgr_to_hsv(const uint8_t *src, size_t src_stride, uint8_t *dst,
-                                   size_t dst_stride, int width, int height);
-
-/*
- * OpenCV's cvtColor(COLOR_HSV2BGR) for 8-bit images as OpenCV `cv` computes
- * it: block and tail formulas as in the table above. Any H byte is
- * accepted (H >= 180 wraps as in OpenCV). Same buffer rules and return
- * codes as detfeed_hsv_apply_cv().
- */
-DETFEED_API int detfeed_hsv_to_bgr_cv(const uint8_t *src, size_t src_stride,
-                                      uint8_t *dst, size_t dst_stride, int width,
-                                      int height, const detfeed_cv *cv);
-
-/*
- * detfeed_hsv_to_bgr_cv with the stack {DETFEED_CV_4_DEBIAN, DETFEED_CV_CPU_AUTO}
- * (so the row tails depend on the CPU, as for detfeed_hsv_apply).
- */
-DETFEED_API int detfeed_hsv_to_bgr(const uint8_t *src, size_t src_stride, uint8_t *dst,
-                                   size_t dst_stride, int width, int height);
 
 /* ------------------------------------------------------------------------ */
 /* Consumer dtypes and the output conversion                                */
@@ -333,33 +209,14 @@ DETFEED_API const char *detfeed_dtype_name(detfeed_dtype dtype);
  * "bfloat16" into *out. DETFEED_EINVAL for anything else. */
 DETFEED_API int detfeed_dtype_parse(const char *name, detfeed_dtype *out);
 
-/*
- * Fills `table` with the 256 values a code maps to: 256 elements of
- * detfeed_dtype_size(dtype) bytes each (u8: the identity; f16 and bf16: the
- * raw 16-bit patterns in host byte order). Every conversion to a consumer
- * dtype in detfeed, CPU or GPU, is a lookup in this table.
- */
-DETFEED_API int detfeed_dtype_table(detfeed_dtype dtype, detfeed_scale scale,
-                                    void *table);
-
-/*
- * Converts one HWC BGR 8-bit image into planar RGB (CHW) of `dtype`:
- * dst + c * plane_stride holds channel c (0 = R, 1 = G, 2 = B) as `height`
- * rows of `width` elements, contiguous. plane_stride is in bytes and at least
- * width * height * detfeed_dtype_size(dtype). A batch of NCHW images is this
- * call once per image at dst + n * 3 * plane_stride.
- */
-DETFEED_API int detfeed_convert_chw(const uint8_t *src, size_t src_stride, int width,
-                                    int height, void *dst, size_t plane_stride,
-                                    detfeed_dtype dtype, detfeed_scale scale);
-
 /* ------------------------------------------------------------------------ */
-/* Image files                                                              */
+/* Image decoders: the codec handle and its limits                          */
 /* ------------------------------------------------------------------------ */
 /*
  * A detfeed_codec reads and writes image files. It keeps the message of its
  * last failure, naming the file. One thread at a time per codec; create one
- * per thread.
+ * per thread. The caches below take one to decode the images they do not
+ * hold; its decode and PNG functions are in detfeed_img.h ("Image files").
  */
 typedef struct detfeed_codec detfeed_codec;
 
@@ -409,84 +266,6 @@ typedef enum detfeed_codec_limit {
 /* Sets one limit (value > 0). DETFEED_EINVAL for an unknown limit or 0. */
 DETFEED_API int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limit limit,
                                         uint64_t value);
-
-/*
- * Reads an 8-bit PNG that is grayscale or RGB, exactly, as BGR (a gray
- * sample g becomes g, g, g). Any other PNG (16-bit, palette, alpha) is
- * refused with DETFEED_EFORMAT and a message saying what it is, so that no
- * pixel is silently changed. On success *pixels is a buffer of
- * height * width * 3 bytes (stride 3 * width) to release with detfeed_free().
- */
-DETFEED_API int detfeed_codec_read_png(detfeed_codec *codec, const char *path,
-                                       uint8_t **pixels, int *width, int *height);
-
-/* Writes a BGR image as an 8-bit RGB PNG (lossless). */
-DETFEED_API int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
-                                        const uint8_t *pixels, size_t stride, int width,
-                                        int height);
-
-/*
- * Decodes an image file as OpenCV's cv2.imdecode(buf, IMREAD_COLOR) does:
- * 3-channel BGR, 8 bits. JPEG through libjpeg-turbo (grayscale expanded;
- * CMYK refused with DETFEED_ENOTSUPPORTED; data that libjpeg only warns
- * about, such as a truncated file, refused as DETFEED_ECORRUPT where cv2
- * would return a partial image), PNG through libspng (grayscale and palette
- * expanded, 16-bit reduced to the high byte, alpha and tRNS dropped). The
- * EXIF orientation of a JPEG (APP1) or PNG (eXIf) is applied as OpenCV 4.6
- * applies it. The format is recognised from the bytes, not
- * the name. The limits of detfeed_codec_set_limit() are checked from the
- * header before pixel memory is allocated.
- *
- * On success *pixels is height * width * 3 bytes (stride 3 * width), to be
- * released with detfeed_free(). Errors: DETFEED_EIO (cannot open or read),
- * DETFEED_EFORMAT (not a JPEG or PNG), DETFEED_ECORRUPT (damaged or
- * truncated data), DETFEED_ELIMIT, DETFEED_ENOTSUPPORTED, DETFEED_ENOMEM;
- * the message names the file and the reason.
- */
-DETFEED_API int detfeed_codec_decode_file(detfeed_codec *codec, const char *path,
-                                          uint8_t **pixels, int *width, int *height);
-
-/* The same for an image already in memory; `name` is used in messages. */
-DETFEED_API int detfeed_codec_decode(detfeed_codec *codec, const void *data,
-                                     size_t size, const char *name, uint8_t **pixels,
-                                     int *width, int *height);
-
-/*
- * Reads only the header of an image file: its size after EXIF orientation
- * (what detfeed_codec_decode_file would return) without decoding pixels.
- * Same errors as decoding, except that damage after the header goes unseen.
- */
-DETFEED_API int detfeed_codec_probe_file(detfeed_codec *codec, const char *path,
-                                         int *width, int *height);
-
-/* ------------------------------------------------------------------------ */
-/* Resize                                                                   */
-/* ------------------------------------------------------------------------ */
-
-/*
- * OpenCV's cv::resize(src, dst, Size(dst_width, dst_height), 0, 0,
- * INTER_LINEAR) for 8-bit images of `channels` (1 or 3) interleaved
- * channels, bit for bit as OpenCV 4.6 computes it on x86-64: 11-bit
- * fixed-point coefficients, an exact horizontal pass, and the vertical
- * pass's staged rounding ((H >> 4) * b >> 16, summed, (u + 2) >> 2) for
- * every element of a row; an exact 2x shrink in both directions runs
- * INTER_AREA as OpenCV silently does. Equal sizes copy.
- *
- * src and dst must not overlap. Returns DETFEED_EINVAL for bad geometry,
- * DETFEED_ENOMEM when its row buffers cannot be allocated.
- */
-DETFEED_API int detfeed_resize_linear(const uint8_t *src, size_t src_stride,
-                                      int src_width, int src_height, uint8_t *dst,
-                                      size_t dst_stride, int dst_width, int dst_height,
-                                      int channels);
-
-/*
- * The load-time size Ultralytics gives an image (BaseDataset.load_image):
- * r = imgsz / max(w, h); if r != 1, each side becomes min(ceil(side * r),
- * imgsz), computed in double precision; otherwise the size is unchanged.
- */
-DETFEED_API void detfeed_load_size(int width, int height, int imgsz, int *out_width,
-                                   int *out_height);
 
 /* ------------------------------------------------------------------------ */
 /* Randomness                                                               */
@@ -795,138 +574,16 @@ DETFEED_API void detfeed_dataset_kpt_shape(const detfeed_dataset *ds, int *nkpt,
 DETFEED_API const int *detfeed_dataset_flip_idx(const detfeed_dataset *ds);
 
 /* ------------------------------------------------------------------------ */
-/* Geometry                                                                 */
-/* ------------------------------------------------------------------------ */
-/*
- * OpenCV's cv::warpAffine and cv::warpPerspective for 8-bit BGR images with
- * INTER_LINEAR and BORDER_CONSTANT, bit for bit as OpenCV 4.6 computes them
- * on x86-64 (the fixed-point path OpenCV kept up to 4.10; 4.11 changed it):
- *
- *   - the forward matrix is inverted in double as OpenCV inverts it (the
- *     2x3 closed form of cv::warpAffine; cv::invert's 3x3 closed form for
- *     the perspective matrix). A singular matrix inverts to all zeros, as in
- *     OpenCV: every destination pixel then samples source pixel (0, 0);
- *   - each destination pixel's source position is rounded to 1/32 pixel:
- *     affine through 10-bit fixed point per column and row (cvRound, an
- *     out-of-range value becomes INT_MIN as on x86-64); perspective in
- *     double, per pixel, with OpenCV's grouping of the sums in blocks of
- *     columns (which changes the last bit of some positions);
- *   - the four source pixels are blended with OpenCV's 15-bit integer
- *     bilinear weights and rounded half up;
- *   - a position whose four taps are all outside the source gives the
- *     border value; taps outside a partly covered position count as the
- *     border value.
- *
- * M is the forward matrix as given to cv2 (destination = M * source), row
- * major, in double. Ultralytics builds it in float32; pass those values
- * converted to double exactly as cv2 does. No value of M is refused: NaN
- * and infinity behave as they do in OpenCV on x86-64. The result does not
- * depend on the CPU or the code path chosen.
- *
- * src and dst must not overlap. The source must be below 32767 pixels a
- * side, which OpenCV's remap() requires (its positions are int16); the
- * destination may be of any size. Returns DETFEED_EINVAL for NULL pointers,
- * non-positive sizes, a source of 32767 pixels or more a side, a stride
- * below 3 * width or overlapping buffers; DETFEED_ENOMEM when the per-call
- * buffers cannot be allocated.
- */
-
-/* cv2.warpAffine(src, M, (dst_width, dst_height), flags=INTER_LINEAR,
- * borderMode=BORDER_CONSTANT, borderValue=border). M is the 2x3 forward
- * matrix (destination = M * source), row-major, in double; it is inverted
- * as OpenCV inverts it. border: the constant BGR value (e.g. 114, 114,
- * 114). src and dst must not overlap. */
-DETFEED_API int detfeed_warp_affine(const uint8_t *src, size_t src_stride,
-                                    int src_width, int src_height, uint8_t *dst,
-                                    size_t dst_stride, int dst_width, int dst_height,
-                                    const double M[6], const uint8_t border[3]);
-
-/* The same for a 3x3 perspective matrix as given to cv2.warpPerspective
- * (destination = M * source in homogeneous coordinates), row-major. */
-DETFEED_API int detfeed_warp_perspective(const uint8_t *src, size_t src_stride,
-                                         int src_width, int src_height, uint8_t *dst,
-                                         size_t dst_stride, int dst_width,
-                                         int dst_height, const double M[9],
-                                         const uint8_t border[3]);
-
-/*
- * The same warps as a chosen OpenCV computes them (the reference stack,
- * detfeed_cv), bit for bit as its x86-64 builds (the opencv-python wheels)
- * compute them. The matrix is inverted in double as above in every
- * version; then:
- *
- *   DETFEED_CV_4        detfeed_warp_affine / detfeed_warp_perspective:
- *                       the same bytes, whatever cv->cpu says.
- *   DETFEED_CV_5_0,     OpenCV 5's float32 kernel. The inverse is rounded
- *   DETFEED_CV_5_1      to float; per row Mx = y M1 + M2 (rounded twice);
- *   with ipp == 0       per pixel sx = fma(M0, x, Mx), likewise sy (and w,
- *                       then sx / w, sy / w for perspective), except in the
- *                       scalar tail after the row's last whole vector block,
- *                       where sx = (x M0 + y M1) + M2. The top-left tap
- *                       is (floor(sx), floor(sy)); taps outside the source
- *                       read as the border value; the fractions
- *                       weight three float lerps, fma(a, q - p, p), and the
- *                       result is rounded half to even. cv->cpu picks the
- *                       build OpenCV dispatches to (detfeed_cv_cpu_resolve):
- *                       DETFEED_CV_CPU_AVX2 and _AVX512 (OpenCV has no
- *                       AVX-512 build of this kernel) fuse every fma, with
- *                       vector blocks of 16 pixels and the first product
- *                       of the tail fused; DETFEED_CV_CPU_SSE (also what
- *                       cv2.setUseOptimized(False) runs) rounds the
- *                       product before the add, blocks of 8. The two differ
- *                       by 1 on about 0.05 % of bytes.
- *   DETFEED_CV_5_1      Intel IPP, which OpenCV 5.1 uses by default, as
- *   with ipp != 0       modelled from measurements (IPP is closed source):
- *                       for an affine matrix whose inverse has M1 == M3 == 0
- *                       (scale and translation, every Ultralytics warp
- *                       without rotation, shear or perspective) the
- *                       position is computed in double and its fraction
- *                       rounded to float: exact in every measurement. For
- *                       any other matrix the position is computed in double
- *                       and rounded to float: about 1 byte in a million
- *                       differs by 1 from OpenCV. The lerps are fused,
- *                       whatever cv->cpu says. Sources of 1 pixel a side
- *                       do not go to IPP: they get the float kernel, as
- *                       with ipp == 0.
- *
- * A non-finite position (a NaN or infinite matrix, w == 0) gives the border
- * value, except inside one of the float kernel's vector blocks that has a
- * pixel with a tap inside the source, where OpenCV stores 0 for it (5.0) or
- * 255 (5.1) (measured).
- *
- * The bytes do not depend on the CPU detfeed runs on, only on `cv`: the
- * AVX2 emulation runs on an SSE-only CPU too (more slowly). Arguments and
- * errors are those of detfeed_warp_affine, and DETFEED_EINVAL for a NULL
- * `cv`, an unknown cv->version or an unknown cv->cpu. (OpenCV 5 also
- * accepts sources of 32767 pixels a side; detfeed refuses them in every
- * stack.) Thread-safe: no state is kept between calls.
- */
-DETFEED_API int detfeed_warp_affine_cv(const uint8_t *src, size_t src_stride,
-                                       int src_width, int src_height, uint8_t *dst,
-                                       size_t dst_stride, int dst_width, int dst_height,
-                                       const double M[6], const uint8_t border[3],
-                                       const detfeed_cv *cv);
-
-/* The same for a 3x3 perspective matrix (destination = M * source in
- * homogeneous coordinates), row-major. */
-DETFEED_API int detfeed_warp_perspective_cv(const uint8_t *src, size_t src_stride,
-                                            int src_width, int src_height, uint8_t *dst,
-                                            size_t dst_stride, int dst_width,
-                                            int dst_height, const double M[9],
-                                            const uint8_t border[3],
-                                            const detfeed_cv *cv);
-
-/* ------------------------------------------------------------------------ */
 /* RAM cache of decoded images                                              */
 /* ------------------------------------------------------------------------ */
 /*
  * A detfeed_cache holds a dataset's images decoded and resized to their
- * load size (detfeed_load_size: long side imgsz, INTER_LINEAR), in one
- * arena shared by all threads. Images are admitted in index order while
- * they fit the byte budget; the others are decoded on demand by
- * detfeed_cache_get. After detfeed_cache_fill returns, the cache is
- * read-only and detfeed_cache_get may be called from any number of threads
- * at once, each with its own codec.
+ * load size (detfeed_load_size in detfeed_img.h: long side imgsz,
+ * INTER_LINEAR), in one arena shared by all threads. Images are admitted in
+ * index order while they fit the byte budget; the others are decoded on
+ * demand by detfeed_cache_get. After detfeed_cache_fill returns, the cache
+ * is read-only and detfeed_cache_get may be called from any number of
+ * threads at once, each with its own codec.
  */
 typedef struct detfeed_cache detfeed_cache;
 
@@ -1156,14 +813,14 @@ DETFEED_API int detfeed_cache_set_disk(detfeed_cache *cache, detfeed_disk_cache 
  */
 typedef struct detfeed_loader detfeed_loader;
 
-/* Where batch images are delivered (DESIGN §2.1). */
+/* Where batch images are delivered. */
 typedef enum detfeed_output {
     DETFEED_OUTPUT_HOST = 0, /* host memory (page-locked when a CUDA device is there) */
     DETFEED_OUTPUT_CUDA = 1  /* device memory of the loader's CUDA device */
 } detfeed_output;
 
 /*
- * Where the colour step (RandomHSV) runs (DESIGN §2.5). Both give the same
+ * Where the colour step (RandomHSV) runs. Both give the same
  * bytes. DEVICE is honoured only with CUDA output of a float dtype in
  * training: the workers then only draw the gains, and the kernel that
  * converts the batch applies them. Anything else runs the WORKER route, and
@@ -1601,7 +1258,7 @@ DETFEED_API int detfeed_loader_sample_mask_data(detfeed_loader *loader, uint32_t
 /* ---- batches ---- */
 
 /*
- * A batch as the consumer receives it (DESIGN §2.1), borrowed from the
+ * A batch as the consumer receives it, borrowed from the
  * loader between detfeed_loader_next and detfeed_loader_release:
  * images B x 3 x H x W, RGB, contiguous, of the loader's dtype (u8 codes,
  * or code / 255 as f32, f16, bf16), and the Ultralytics label arrays.
@@ -1781,74 +1438,6 @@ DETFEED_API double detfeed_loader_stage_seconds(const detfeed_loader *loader,
  * size bytes, NUL-terminated; DETFEED_ELIMIT if it does not fit). */
 DETFEED_API int detfeed_loader_recipe_json(const detfeed_loader *loader, uint32_t epoch,
                                            uint64_t index, char *buf, size_t size);
-
-/* ------------------------------------------------------------------------ */
-/* SHA-256 (used for replay digests and golden tests)                       */
-/* ------------------------------------------------------------------------ */
-
-/* An incremental SHA-256. The struct is public only so that it can live on
- * the stack; its fields are private. */
-typedef struct detfeed_sha256 {
-    uint32_t state_[8];
-    uint64_t bytes_;
-    uint8_t block_[64];
-} detfeed_sha256;
-
-DETFEED_API void detfeed_sha256_init(detfeed_sha256 *ctx);
-DETFEED_API void detfeed_sha256_update(detfeed_sha256 *ctx, const void *data,
-                                       size_t size);
-/* Writes the 32-byte digest; the context must be initialised again before
- * reuse. */
-DETFEED_API void detfeed_sha256_final(detfeed_sha256 *ctx, uint8_t out[32]);
-/* Writes the digest of `ctx` as 64 lowercase hex characters and a NUL into
- * hex (65 bytes). Finalises the context. */
-DETFEED_API void detfeed_sha256_hex(detfeed_sha256 *ctx, char hex[65]);
-
-/* ------------------------------------------------------------------------ */
-/* CUDA                                                                     */
-/* ------------------------------------------------------------------------ */
-
-/* 1 if this build includes the CUDA part, else 0. */
-DETFEED_API int detfeed_cuda_built(void);
-
-/*
- * Number of CUDA devices usable by this process, or 0. A build without CUDA,
- * a machine without a driver or without a GPU all give 0. When `why` is not
- * NULL and the answer is 0 it receives a static one-line reason.
- */
-DETFEED_API int detfeed_cuda_device_count(const char **why);
-
-/*
- * The device route's kernel on its own (the loader's CUDA output uses it):
- * n images of width x height, HWC BGR 8-bit, contiguous at `src` (device
- * memory), each optionally coloured with its RandomHSV tables and converted
- * to NCHW RGB of `dtype` (scale as detfeed_scale) at `dst` (device memory,
- * n x 3 x height x width elements). `params` (device memory, or NULL for
- * no colour at all) holds DETFEED_CUDA_PARAM_STRIDE bytes per image: its
- * three tables as detfeed_hsv_lut writes them (H, S, V, 256 bytes each),
- * then at DETFEED_CUDA_PARAM_FLAG a byte: bit 0 set to colour the image
- * (clear: convert it only); bit 1 set when the image was flipped
- * left-right after the point where its colour belongs (Ultralytics colours
- * before RandomFlip), so that column x takes the HSV->BGR formula of column
- * width - 1 - x (a row's last width % B columns take OpenCV's scalar
- * formula, so colour and a mirror commute only when there are none). `cv`
- * (host memory, required) is the reference stack of the colour, its cpu
- * resolved on this host's CPU: each row's SIMD block columns and tail take
- * OpenCV's formulas as on the CPU. The result is byte for byte
- * detfeed_hsv_apply_cv with `cv` (where bit 0 is set; on the image mirrored
- * back and forth where bit 1 is) followed by detfeed_convert_chw. When width * height
- * is a multiple of 4, src must be 4-byte and dst (4 * element size)-byte aligned
- * (cudaMalloc's are). Enqueued on `stream` (a cudaStream_t; NULL: the legacy default
- * stream) and returns at once: DETFEED_EINVAL for bad arguments (cv NULL or unknown
- * included), DETFEED_ECUDA when the launch fails, DETFEED_ENOTSUPPORTED without CUDA.
- */
-#define DETFEED_CUDA_PARAM_STRIDE 1024
-#define DETFEED_CUDA_PARAM_FLAG   768
-DETFEED_API int detfeed_cuda_color_convert(const uint8_t *src, int n, int width,
-                                           int height, const uint8_t *params,
-                                           const detfeed_cv *cv, void *dst,
-                                           detfeed_dtype dtype, detfeed_scale scale,
-                                           void *stream);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #define DETFEED_CLI_H
 
 #include "detfeed.h"
+#include "detfeed_img.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -6,6 +6,7 @@
  * --warmup untimed ones.
  */
 #include "cli.h"
+#include "detfeed_img.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -2,6 +2,7 @@
  * cmd_color.c - `detfeed color`: the colour operation on a PNG file.
  */
 #include "cli.h"
+#include "detfeed_img.h"
 
 #include <string.h>
 

@@ -4,6 +4,7 @@
  * look at to check their labels.
  */
 #include "cli.h"
+#include "detfeed_img.h"
 
 #include <ctype.h>
 #include <math.h>

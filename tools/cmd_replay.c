@@ -5,6 +5,7 @@
  * worker count, prefetch depth or colour route.
  */
 #include "cli.h"
+#include "core/sha256.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,6 +4,7 @@
  * does to one image, and for comparing it with a reference.
  */
 #include "cli.h"
+#include "detfeed_img.h"
 
 #include <stdlib.h>
 #include <string.h>

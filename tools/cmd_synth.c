@@ -6,6 +6,7 @@
  * It is what `detfeed bench` runs on when no dataset is given.
  */
 #include "cli.h"
+#include "detfeed_img.h"
 
 #include <errno.h>
 #include <stdlib.h>

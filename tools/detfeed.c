@@ -2,6 +2,8 @@
  * detfeed.c - the command-line tool: a table of subcommands.
  */
 #include "cli.h"
+#include "detfeed_cuda.h"
+#include "detfeed_img.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
 #ifndef DETFEED_INTERNAL_H
 #define DETFEED_INTERNAL_H
 
-#include "detfeed.h"
+#include "detfeed_img.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

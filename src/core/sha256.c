@@ -1,7 +1,7 @@
 /*
- * sha256.c - SHA-256 (FIPS 180-4), for replay digests and golden tests.
+ * sha256.c - SHA-256 (FIPS 180-4): see sha256.h.
  */
-#include "internal.h"
+#include "sha256.h"
 
 #include <string.h>
 
@@ -69,49 +69,49 @@ void detfeed_sha256_init(detfeed_sha256 *ctx)
 {
     static const uint32_t iv[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
                                    0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
-    memcpy(ctx->state_, iv, sizeof iv);
-    ctx->bytes_ = 0;
+    memcpy(ctx->state, iv, sizeof iv);
+    ctx->bytes = 0;
 }
 
 void detfeed_sha256_update(detfeed_sha256 *ctx, const void *data, size_t size)
 {
     const uint8_t *p = data;
-    size_t used = (size_t)(ctx->bytes_ % 64);
-    ctx->bytes_ += size;
+    size_t used = (size_t)(ctx->bytes % 64);
+    ctx->bytes += size;
     if (used != 0) {
         size_t take = 64 - used < size ? 64 - used : size;
-        memcpy(ctx->block_ + used, p, take);
+        memcpy(ctx->block + used, p, take);
         p += take;
         size -= take;
         if (used + take < 64)
             return;
-        compress(ctx->state_, ctx->block_);
+        compress(ctx->state, ctx->block);
     }
     for (; size >= 64; p += 64, size -= 64)
-        compress(ctx->state_, p);
+        compress(ctx->state, p);
     if (size != 0)
-        memcpy(ctx->block_, p, size);
+        memcpy(ctx->block, p, size);
 }
 
 void detfeed_sha256_final(detfeed_sha256 *ctx, uint8_t out[32])
 {
-    uint64_t bits = ctx->bytes_ * 8;
-    size_t used = (size_t)(ctx->bytes_ % 64);
-    ctx->block_[used++] = 0x80;
+    uint64_t bits = ctx->bytes * 8;
+    size_t used = (size_t)(ctx->bytes % 64);
+    ctx->block[used++] = 0x80;
     if (used > 56) {
-        memset(ctx->block_ + used, 0, 64 - used);
-        compress(ctx->state_, ctx->block_);
+        memset(ctx->block + used, 0, 64 - used);
+        compress(ctx->state, ctx->block);
         used = 0;
     }
-    memset(ctx->block_ + used, 0, 56 - used);
+    memset(ctx->block + used, 0, 56 - used);
     for (int i = 0; i < 8; i++)
-        ctx->block_[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
-    compress(ctx->state_, ctx->block_);
+        ctx->block[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
+    compress(ctx->state, ctx->block);
     for (int i = 0; i < 8; i++) {
-        out[4 * i] = (uint8_t)(ctx->state_[i] >> 24);
-        out[4 * i + 1] = (uint8_t)(ctx->state_[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(ctx->state_[i] >> 8);
-        out[4 * i + 3] = (uint8_t)ctx->state_[i];
+        out[4 * i] = (uint8_t)(ctx->state[i] >> 24);
+        out[4 * i + 1] = (uint8_t)(ctx->state[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(ctx->state[i] >> 8);
+        out[4 * i + 3] = (uint8_t)ctx->state[i];
     }
 }
 

@@ -19,7 +19,7 @@
  */
 #include "color_kernel.cuh"
 #include "cuda_host.h"
-#include "detfeed.h"
+#include "detfeed_cuda.h"
 #include "img/color_px.h"
 #include "img/hsv_tables.h"
 
@@ -118,9 +118,11 @@ __global__ void __launch_bounds__(256)
 {
     __shared__ block_tables<T> t;
     int64_t img = blockIdx.y;
-    const uint8_t *p = params ? params + img * DETFEED_CUDA_PARAM_STRIDE : nullptr;
-    bool colour = p != nullptr && (p[DETFEED_CUDA_PARAM_FLAG] & 1) != 0;
-    bool mirrored = colour && (p[DETFEED_CUDA_PARAM_FLAG] & 2) != 0;
+    const uint8_t *p = params ? params + img * DETFEED__CUDA_PARAM_STRIDE : nullptr;
+    bool colour =
+        p != nullptr && (p[DETFEED__CUDA_PARAM_FLAG] & DETFEED__CUDA_PARAM_COLOUR) != 0;
+    bool mirrored =
+        colour && (p[DETFEED__CUDA_PARAM_FLAG] & DETFEED__CUDA_PARAM_MIRRORED) != 0;
     tables_init(&t, tab, colour ? p : nullptr);
     __syncthreads();
     const uint8_t *in = src + img * hw * 3;

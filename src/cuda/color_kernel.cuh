@@ -1,14 +1,14 @@
 /*
  * color_kernel.cuh - the device route's kernel with a resolved reference
  * stack, for the loader's route (cuda_route.cu), which resolves its stack
- * once. detfeed_cuda_color_convert (detfeed.h) resolves a detfeed_cv and
+ * once. detfeed_cuda_color_convert (detfeed_cuda.h) resolves a detfeed_cv and
  * calls it.
  */
 #ifndef DETFEED_COLOR_KERNEL_CUH
 #define DETFEED_COLOR_KERNEL_CUH
 
+#include "detfeed_img.h"
 #include "img/color_px.h"
-#include "detfeed.h"
 
 #ifdef __cplusplus
 extern "C" {

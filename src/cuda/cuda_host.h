@@ -6,13 +6,30 @@
 #ifndef DETFEED_CUDA_HOST_H
 #define DETFEED_CUDA_HOST_H
 
-#include "detfeed.h"
+#include "detfeed_cuda.h"
 
 #include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * The staging format of the colour parameters (the `params` of
+ * detfeed_cuda_color_convert in detfeed_cuda.h, and the first part of what
+ * feed/route.c stages for CUDA output): DETFEED__CUDA_PARAM_STRIDE bytes per
+ * image, its three RandomHSV tables as detfeed_hsv_lut writes them (H, S, V,
+ * 256 bytes each), then at DETFEED__CUDA_PARAM_FLAG one byte: bit 0
+ * (DETFEED__CUDA_PARAM_COLOUR) set to colour the image, clear to convert it
+ * only; bit 1 (DETFEED__CUDA_PARAM_MIRRORED) set when the image was flipped
+ * left-right after its colour step, so that column x takes the HSV->BGR
+ * formula of column width - 1 - x. Private: tests and benchmarks of the
+ * library's own source use it.
+ */
+#define DETFEED__CUDA_PARAM_STRIDE   1024
+#define DETFEED__CUDA_PARAM_FLAG     768
+#define DETFEED__CUDA_PARAM_COLOUR   1u
+#define DETFEED__CUDA_PARAM_MIRRORED 2u
 
 /* Page-locked host memory for batch slots (cudaHostAlloc); *why receives a
  * static reason when it fails (no CUDA build, no device, out of memory). */

@@ -1,9 +1,9 @@
 /*
  * cuda_info.cu - device discovery. The CUDA part of libdetfeed is only ever
- * reached through the plain C functions declared in detfeed.h.
+ * reached through the plain C functions declared in detfeed_cuda.h.
  */
 #include "cuda_host.h"
-#include "detfeed.h"
+#include "detfeed_cuda.h"
 
 #include <cuda_runtime.h>
 

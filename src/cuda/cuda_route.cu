@@ -165,7 +165,7 @@ extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
                                           detfeed_scale scale, void *consumer,
                                           void **dev, void **ready)
 {
-    size_t params = (size_t)capacity * DETFEED_CUDA_PARAM_STRIDE;
+    size_t params = (size_t)capacity * DETFEED__CUDA_PARAM_STRIDE;
     if (slot < 0 || slot >= r->slots || bytes > r->in_bytes || bytes < params)
         return DETFEED_EINVAL;
     route_slot *s = &r->slot[slot];

@@ -3,7 +3,7 @@
  * Every entry point reports that CUDA is not built; none pretends to work.
  */
 #include "cuda_host.h"
-#include "detfeed.h"
+#include "detfeed_cuda.h"
 
 #include <stddef.h>
 

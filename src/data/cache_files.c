@@ -4,6 +4,8 @@
  */
 #include "cache_files.h"
 
+#include "core/sha256.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <spng.h>

@@ -8,6 +8,7 @@
 #include "verify_record.h"
 
 #include "cache_files.h"
+#include "core/sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,9 @@
 /*
  * route.c - the output and colour route in effect, decided when the loader
  * opens, and the staging layout of CUDA output: a slot holds `batch` blocks
- * of colour parameters (DETFEED_CUDA_PARAM_STRIDE bytes each), then the
- * 8-bit HWC images, copied to the device in one piece and converted there.
+ * of colour parameters (DETFEED__CUDA_PARAM_STRIDE bytes each, in the format
+ * cuda/cuda_host.h defines), then the 8-bit HWC images, copied to the device
+ * in one piece and converted there.
  */
 #include "route.h"
 
@@ -29,7 +30,7 @@ static size_t tensor_bytes(const detfeed__route_ask *a)
 /* CUDA output: bytes of a slot's colour parameters, which come first. */
 static size_t param_bytes(const detfeed__route_ask *a)
 {
-    return (size_t)a->batch * DETFEED_CUDA_PARAM_STRIDE;
+    return (size_t)a->batch * DETFEED__CUDA_PARAM_STRIDE;
 }
 
 /* CUDA output: bytes of what one copy takes to the device. */
@@ -146,14 +147,15 @@ static int stage(const detfeed__route *r, uint8_t *images, int pos,
 {
     size_t bytes = (size_t)s->img->w * s->img->h * 3;
     memcpy(images + param_bytes(&r->ask) + (size_t)pos * bytes, s->img->px, bytes);
-    uint8_t *p = images + (size_t)pos * DETFEED_CUDA_PARAM_STRIDE;
-    p[DETFEED_CUDA_PARAM_FLAG] = 0;
+    uint8_t *p = images + (size_t)pos * DETFEED__CUDA_PARAM_STRIDE;
+    p[DETFEED__CUDA_PARAM_FLAG] = 0;
     if (r->colour != DETFEED_ROUTE_DEVICE || !s->recipe.hsv)
         return DETFEED_OK;
     /* Colour comes before the flips in Ultralytics; the worker has flipped
      * the image already, which moves the columns that OpenCV's row tail
      * covers when the image is mirrored left-right. */
-    p[DETFEED_CUDA_PARAM_FLAG] = s->recipe.fliplr ? 3 : 1;
+    p[DETFEED__CUDA_PARAM_FLAG] = DETFEED__CUDA_PARAM_COLOUR |
+                                  (s->recipe.fliplr ? DETFEED__CUDA_PARAM_MIRRORED : 0);
     return detfeed_hsv_lut(s->recipe.gains[0], s->recipe.gains[1], s->recipe.gains[2],
                            (uint8_t(*)[256])p);
 }

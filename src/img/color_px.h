@@ -28,7 +28,7 @@
 #ifndef DETFEED_COLOR_PX_H
 #define DETFEED_COLOR_PX_H
 
-#include "detfeed.h"
+#include "detfeed_img.h"
 #include "hsv_tables.h"
 
 #include <math.h>

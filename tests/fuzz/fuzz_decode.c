@@ -3,7 +3,7 @@
  * PNG with EXIF orientation), under small limits so that huge declared
  * sizes are refused rather than allocated.
  */
-#include "detfeed.h"
+#include "detfeed_img.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -17,6 +17,8 @@
  */
 #include "testutil.h"
 
+#include "cuda/cuda_host.h"
+
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,11 +59,11 @@ static int run_kernel(const uint8_t *src, int n, int w, int h, const uint8_t *pa
     if (cudaMalloc((void **)&d.src, px * 3) == cudaSuccess &&
         cudaMalloc(&d.dst, px * 3 * esize) == cudaSuccess &&
         (params == NULL ||
-         cudaMalloc((void **)&d.params, (size_t)n * DETFEED_CUDA_PARAM_STRIDE) ==
+         cudaMalloc((void **)&d.params, (size_t)n * DETFEED__CUDA_PARAM_STRIDE) ==
              cudaSuccess) &&
         cudaMemcpy(d.src, src, px * 3, cudaMemcpyHostToDevice) == cudaSuccess &&
         (params == NULL ||
-         cudaMemcpy(d.params, params, (size_t)n * DETFEED_CUDA_PARAM_STRIDE,
+         cudaMemcpy(d.params, params, (size_t)n * DETFEED__CUDA_PARAM_STRIDE,
                     cudaMemcpyHostToDevice) == cudaSuccess)) {
         rc = detfeed_cuda_color_convert(d.src, n, w, h, d.params, cv, d.dst, dt, scale,
                                         NULL);
@@ -79,9 +81,9 @@ static int run_kernel(const uint8_t *src, int n, int w, int h, const uint8_t *pa
 /* One image's params: its tables for the gains, and the colour flag. */
 static void make_params(uint8_t *p, const double g[3], int colour)
 {
-    memset(p, 0, DETFEED_CUDA_PARAM_STRIDE);
+    memset(p, 0, DETFEED__CUDA_PARAM_STRIDE);
     CHECK_INT(detfeed_hsv_lut(g[0], g[1], g[2], (uint8_t(*)[256])p), 0);
-    p[DETFEED_CUDA_PARAM_FLAG] = (uint8_t)colour;
+    p[DETFEED__CUDA_PARAM_FLAG] = (uint8_t)colour;
 }
 
 /* The captured pixels through the kernel, as codes and as f32: a row of 64
@@ -101,7 +103,7 @@ static void test_captured(void)
                  {64, &cv_sse, 2},
                  {24, &cv_default, 1},
                  {1, &cv_default, 1}};
-    uint8_t params[DETFEED_CUDA_PARAM_STRIDE];
+    uint8_t params[DETFEED__CUDA_PARAM_STRIDE];
     make_params(params, g, 1);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int width = cases[k].width;
@@ -176,9 +178,9 @@ static void reference(const uint8_t *src, int n, int w, int h, const uint8_t *pa
 {
     size_t one = (size_t)w * h * 3, es = detfeed_dtype_size(dt);
     for (int i = 0; i < n; i++) {
-        const uint8_t *p = params + (size_t)i * DETFEED_CUDA_PARAM_STRIDE;
+        const uint8_t *p = params + (size_t)i * DETFEED__CUDA_PARAM_STRIDE;
         const uint8_t *img = src + i * one;
-        if (p[DETFEED_CUDA_PARAM_FLAG]) {
+        if (p[DETFEED__CUDA_PARAM_FLAG]) {
             CHECK_INT(detfeed_hsv_apply_cv(img, (size_t)w * 3, tmp, (size_t)w * 3, w, h,
                                            (const uint8_t(*)[256])p, cv,
                                            DETFEED_ISA_AUTO),
@@ -219,7 +221,7 @@ static void test_all_triples(void)
     size_t px = (size_t)n * w * h;
     uint8_t *src = malloc(px * 3), *tmp = malloc((size_t)w * h * 3);
     uint8_t *want = malloc(px * 3 * 4), *got = malloc(px * 3 * 4);
-    uint8_t *params = malloc((size_t)n * DETFEED_CUDA_PARAM_STRIDE);
+    uint8_t *params = malloc((size_t)n * DETFEED__CUDA_PARAM_STRIDE);
     CHECK(src && tmp && want && got && params);
     if (!(src && tmp && want && got && params))
         return;
@@ -231,7 +233,7 @@ static void test_all_triples(void)
     size_t compared = 0, differ = 0;
     for (int gi = 0; gi <= ng; gi++) { /* gi == ng: mixed, per image */
         for (int i = 0; i < n; i++)
-            make_params(params + (size_t)i * DETFEED_CUDA_PARAM_STRIDE,
+            make_params(params + (size_t)i * DETFEED__CUDA_PARAM_STRIDE,
                         gains[gi < ng ? gi : i % ng], gi < ng || i % 5 != 4);
         for (int dt = DETFEED_DTYPE_U8; dt <= DETFEED_DTYPE_BF16; dt++) {
             for (int scale = 0; scale <= (dt == DETFEED_DTYPE_F32); scale++) {
@@ -306,7 +308,7 @@ static void test_all_triples_tail(void)
     const int n = 16, w = 8, h = (1 << 20) / 8;
     size_t px = (size_t)n * w * h;
     uint8_t *src = malloc(px * 3),
-            *params = malloc((size_t)n * DETFEED_CUDA_PARAM_STRIDE);
+            *params = malloc((size_t)n * DETFEED__CUDA_PARAM_STRIDE);
     if (!CHECK(src && params)) {
         free(src);
         free(params);
@@ -319,7 +321,7 @@ static void test_all_triples_tail(void)
     }
     static const double g[3] = {0.01, -0.3, 0.2};
     for (int i = 0; i < n; i++)
-        make_params(params + (size_t)i * DETFEED_CUDA_PARAM_STRIDE, g, 1);
+        make_params(params + (size_t)i * DETFEED__CUDA_PARAM_STRIDE, g, 1);
     for (int k = 0; k < NSTACKS; k++) {
         size_t compared = 0,
                d = compare_stack(src, n, w, h, params, &stacks[k], &compared);
@@ -342,7 +344,7 @@ static void test_tail_widths(void)
     const int n = 3;
     uint64_t rng = 99;
     size_t compared = 0, differ = 0;
-    uint8_t *params = malloc((size_t)n * DETFEED_CUDA_PARAM_STRIDE);
+    uint8_t *params = malloc((size_t)n * DETFEED__CUDA_PARAM_STRIDE);
     if (!CHECK(params != NULL))
         return;
     for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
@@ -358,7 +360,7 @@ static void test_tail_widths(void)
                 double g[3] = {tu_uniform(&rng, -1, 1) * 0.015,
                                tu_uniform(&rng, -1, 1) * 0.7,
                                tu_uniform(&rng, -1, 1) * 0.4};
-                make_params(params + (size_t)i * DETFEED_CUDA_PARAM_STRIDE, g, i != 2);
+                make_params(params + (size_t)i * DETFEED__CUDA_PARAM_STRIDE, g, i != 2);
             }
             for (int k = 0; k < NSTACKS; k++) {
                 size_t d = compare_stack(src, n, w, h, params, &stacks[k], &compared);

@@ -9,7 +9,7 @@
  * The model below is the specification (color_px.h) with switches; M_NONE must
  * reproduce detfeed_hsv_apply exactly, which the program checks.
  */
-#include "detfeed.h"
+#include "detfeed_img.h"
 
 #include <math.h>
 #include <stdio.h>
