@@ -906,12 +906,8 @@ int detfeed_disk_cache_get(detfeed_disk_cache *dc, size_t i, detfeed_codec *code
     *owned = NULL;
     int ow, oh;
     if (!detfeed__disk_lookup(dc, i, pixels, width, height, &ow, &oh)) {
-        detfeed__limits own = codec->limits; /* decoded under the dataset's */
-        codec->limits = *detfeed__dataset_limits(dc->ds);
-        int rc = detfeed__load_image(codec, detfeed__dataset_image(dc->ds, i)->path,
-                                     dc->imgsz, NULL, 0, 0, owned, width, height, &ow,
-                                     &oh, NULL);
-        codec->limits = own;
+        int rc = detfeed__load_image(codec, dc->ds, i, dc->imgsz, NULL, 0, 0, owned,
+                                     width, height, &ow, &oh, NULL);
         if (rc != DETFEED_OK) {
             detfeed__disk_failed(dc, i, rc);
             return rc;

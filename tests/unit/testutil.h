@@ -59,33 +59,11 @@ static inline double tu_uniform(uint64_t *state, double lo, double hi)
     return lo + (hi - lo) * (double)(tu_rand(state) >> 11) * 0x1p-53;
 }
 
-/* One image of a dataset tu_make_dataset writes: its number, its size, its
- * pixels (RGB, w * h * 3 bytes, noise until the maker paints over them), its
- * open label file, the generator its size and noise came from (the maker may
- * draw on), and the maker's context. */
-typedef struct tu_image {
-    int index, w, h;
-    uint8_t *px;
-    FILE *labels;
-    uint64_t *rng;
-    void *ctx;
-} tu_image;
-
-/* A dataset of n PNGs, root/images/NN.png, and their labels,
- * root/labels/NN.txt: each image's sides (min_side to min_side + span - 1)
- * and noise pixels are drawn from `seed`, then make(im) may paint over the
- * pixels and writes the labels; the PNG is written after it (testutil_data.c). */
-void tu_make_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
-                     void (*make)(tu_image *im), void *ctx);
-
-/* tu_make_dataset of noise images whose labels labels(f, i) writes. */
+/* A dataset of n noise PNGs, root/images/NN.png (sides min_side to
+ * min_side + span - 1, drawn from `seed`), with root/labels/NN.txt written
+ * by labels(f, i) (testutil_data.c). */
 void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
                       void (*labels)(FILE *f, int i));
-
-/* Makes a new folder /tmp/detfeed-<name>-XXXXXX (mkdtemp) and writes its
- * path into buf: buf, or NULL with a failed check and the reason. The test
- * removes it with tu_remove_tree. */
-const char *tu_temp_dir(char *buf, size_t size, const char *name);
 
 /* "root/rel" in one of four rotating buffers (valid for the next three
  * calls; testutil_data.c). */
@@ -98,31 +76,6 @@ void tu_write_text(const char *path, const char *text);
  * not followed), without a shell; false (errno set) when something stays. */
 bool tu_remove_tree(const char *path);
 
-/* Makes `to` (which must not exist) a copy of the file or folder `from` and
- * everything below it, without a shell: folders and regular files only (a
- * link or other entry is an error), each copy with its original's
- * permissions plus the owner's read and write (and search for a folder), so
- * a copy of a read-only tree can be changed and removed; false (errno set)
- * when anything was not copied. */
-bool tu_copy_tree(const char *from, const char *to);
-
-/* The permissions of `path` and everything below it become
- * (mode & ~clear) | set (chmod -R; links are not followed, not changed);
- * false (errno set) when any entry could not be changed, after trying all. */
-bool tu_chmod_tree(const char *path, unsigned clear, unsigned set);
-
-/* Runs child(a, b) in a forked process as an ordinary user: where this
- * process is root (whom file permissions do not stop), the child first takes
- * user and group 65534 (nobody). True when the child returned 0. */
-bool tu_run_unprivileged(int (*child)(const char *a, const char *b), const char *a,
-                         const char *b);
-
-/* Whether the dataset reports a problem in a file whose path ends with
- * `file_end`, at `line`, whose reason contains `words`; when not, says so
- * and lists the problems it has. */
-bool tu_has_problem(const detfeed_dataset *ds, const char *file_end, int line,
-                    const char *words);
-
 /* sha256 of a buffer as 64 hex characters. */
 void tu_sha256_hex(const void *data, size_t size, char hex[65]);
 
@@ -130,8 +83,5 @@ void tu_sha256_hex(const void *data, size_t size, char hex[65]);
  * into ctx (images, instance count, cls, bboxes, batch_idx); checks that
  * each epoch starts and ends (DETFEED_NEXT_END). */
 void tu_digest_batches(detfeed_loader *l, uint32_t epochs, detfeed_sha256 *ctx);
-
-/* tu_digest_batches of epochs 0 .. epochs - 1 alone, as 64 hex characters. */
-void tu_digest_hex(detfeed_loader *l, uint32_t epochs, char hex[65]);
 
 #endif /* DETFEED_TESTUTIL_H */
