@@ -1434,8 +1434,66 @@ typedef enum detfeed_stage {
 DETFEED_API double detfeed_loader_stage_seconds(const detfeed_loader *loader,
                                                 detfeed_stage stage);
 
-/* The random parameters of a sample as one JSON object (written to buf of
- * size bytes, NUL-terminated; DETFEED_ELIMIT if it does not fit). */
+/* ---- a sample's recipe ---- */
+
+/*
+ * The draws of one image before its transforms apply them: Mosaic's and
+ * RandomPerspective's, as Ultralytics draws them (see "Randomness" for the
+ * slots). A training sample has one set; with MixUp its partner has its
+ * own, drawn from the partner's slots (slot + 32) of the same index.
+ */
+typedef struct detfeed_recipe_geometry {
+    int mosaic;            /* 1: the 4-tile Mosaic applies (probability `mosaic`,
+                              none in the last close_mosaic epochs); 0: LetterBox */
+    uint64_t partners[3];  /* Mosaic's tiles 1..3, dataset indices (tile 0 is
+                              the image itself); drawn also without Mosaic */
+    int yc, xc;            /* Mosaic's centre on its 2 imgsz x 2 imgsz canvas */
+    double perspective[2]; /* RandomPerspective's P[2][0], P[2][1] */
+    double angle;          /* its rotation in degrees */
+    double scale;          /* its scale factor */
+    double shear[2];       /* its shear angles in degrees (x, y) */
+    double translate[2];   /* its translation as a fraction of the output side
+                              (x, y) */
+} detfeed_recipe_geometry;
+
+/*
+ * A sample's recipe: every random parameter of sample `index` of `epoch`,
+ * as the loader draws it (the sample follows from it, the image and the
+ * settings). Validation samples (augment 0) use none of the draws, which
+ * are filled all the same.
+ */
+typedef struct detfeed_recipe {
+    uint32_t epoch;                   /* as asked */
+    uint64_t index;                   /* as asked: the dataset index */
+    int augment;                      /* 1: training transforms; 0: validation */
+    detfeed_recipe_geometry geometry; /* the sample's own draws */
+    int mixup;            /* 1: MixUp applies (probability `mixup`, none in the
+                             epochs without Mosaic) */
+    uint64_t mix_partner; /* MixUp's partner, a dataset index (0 without MixUp) */
+    double mix_ratio;     /* MixUp: the sample's weight r ~ Beta(32, 32), the
+                             partner's 1 - r (1 without MixUp) */
+    detfeed_recipe_geometry mix_geometry; /* the partner's own draws */
+    int hsv;         /* 1: RandomHSV applies (hsv_h, hsv_s or hsv_v is not 0) */
+    double gains[3]; /* its gains dh, ds, dv: u * hsv_h, u * hsv_s, u * hsv_v
+                        with u drawn in [-1, 1) for each */
+    int flipud;      /* 1: RandomFlip flips it vertically */
+    int fliplr;      /* 1: ... and horizontally */
+} detfeed_recipe;
+
+/*
+ * The recipe of sample `index` (in dataset order) of `epoch` into *out,
+ * after detfeed_loader_open. DETFEED_EINVAL for NULL pointers, an index
+ * not below detfeed_dataset_size or a loader without a dataset;
+ * DETFEED_EBADSTATE after an open that failed; DETFEED_ENOMEM when the
+ * epoch's order (for windowed partners) cannot be allocated.
+ */
+DETFEED_API int detfeed_loader_recipe(const detfeed_loader *loader, uint32_t epoch,
+                                      uint64_t index, detfeed_recipe *out);
+
+/* The same recipe as one JSON object (written to buf of size bytes,
+ * NUL-terminated; DETFEED_ELIMIT if it does not fit). Deprecated: kept until
+ * its last caller uses detfeed_loader_recipe; the command-line tool formats
+ * the struct itself. */
 DETFEED_API int detfeed_loader_recipe_json(const detfeed_loader *loader, uint32_t epoch,
                                            uint64_t index, char *buf, size_t size);
 

@@ -112,6 +112,11 @@ const char *cli_route_name(const detfeed_loader *l);
 void cli_json_string(FILE *out, const char *s);
 void cli_text(FILE *out, const char *s);
 
+/* A sample's recipe as one JSON object (no newline): the struct's fields
+ * under their names, the mixup partner's draws as the object "mix_recipe",
+ * doubles with 17 significant digits (tools/recipe_json.c). */
+void cli_recipe_json(FILE *out, const detfeed_recipe *r);
+
 /*
  * What a loader left out: images that failed verification when it opened
  * (DETFEED_STAT_CORRUPT of its dataset) and samples replaced since

@@ -111,14 +111,13 @@ static int write_sample(detfeed_loader *l, long epoch, long index, const char *o
     float *cls = malloc(CAP * sizeof *cls), *box = malloc(CAP * 4 * sizeof *box);
     float *kpt = nkpt ? malloc((size_t)CAP * nkpt * 3 * sizeof *kpt) : NULL;
     int n = 0, status = CLI_OK;
-    char recipe[2048];
+    detfeed_recipe recipe;
     int rc = img && cls && box && (!nkpt || kpt) ? DETFEED_OK : DETFEED_ENOMEM;
     if (rc == DETFEED_OK)
         rc = detfeed_loader_sample(l, (uint32_t)epoch, (uint64_t)index, img, CAP, &n,
                                    cls, box, kpt);
     if (rc == DETFEED_OK)
-        rc = detfeed_loader_recipe_json(l, (uint32_t)epoch, (uint64_t)index, recipe,
-                                        sizeof recipe);
+        rc = detfeed_loader_recipe(l, (uint32_t)epoch, (uint64_t)index, &recipe);
     if (rc != DETFEED_OK) {
         status = cli_error("%s", detfeed_loader_last_error(l)[0]
                                      ? detfeed_loader_last_error(l)
@@ -131,10 +130,14 @@ static int write_sample(detfeed_loader *l, long epoch, long index, const char *o
                                            : "out of memory");
         detfeed_codec_destroy(codec);
     }
-    if (status == CLI_OK && !json)
-        printf("%s\n%d instances\n", recipe, n);
+    if (status == CLI_OK && !json) {
+        cli_recipe_json(stdout, &recipe);
+        printf("\n%d instances\n", n);
+    }
     if (status == CLI_OK && json) {
-        printf("{\"recipe\":%s,\"image\":", recipe);
+        printf("{\"recipe\":");
+        cli_recipe_json(stdout, &recipe);
+        printf(",\"image\":");
         cli_json_string(stdout, detfeed_dataset_image_path(detfeed_loader_dataset(l),
                                                            (size_t)index));
         printf(",\"cls\":[");

@@ -1,61 +1,117 @@
 /*
  * recipe.c - a sample's recipe (its random parameters) as the loader draws
- * it, for inspection and for the conformance suite.
+ * it, for inspection and for the conformance suite (detfeed_loader_recipe).
  */
 #include "loader_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-/* One recipe's fields as JSON members (no braces). */
-static int recipe_fields(const detfeed__recipe *r, char *buf, size_t size)
+/* One image's draws before its transforms, in the public form. */
+static void geometry_of(const detfeed__recipe *r, detfeed_recipe_geometry *g)
 {
-    return snprintf(buf, size,
-                    "\"mosaic\":%s,\"partners\":[%llu,%llu,%llu],\"yc\":%d,\"xc\":%d,"
-                    "\"perspective\":[%.17g,%.17g],\"angle\":%.17g,\"scale\":%.17g,"
-                    "\"shear\":[%.17g,%.17g],\"translate\":[%.17g,%.17g]",
-                    r->mosaic ? "true" : "false", (unsigned long long)r->partners[0],
-                    (unsigned long long)r->partners[1],
-                    (unsigned long long)r->partners[2], r->yc, r->xc, r->perspective[0],
-                    r->perspective[1], r->angle, r->scale, r->shear[0], r->shear[1],
-                    r->translate[0], r->translate[1]);
+    g->mosaic = r->mosaic;
+    for (int k = 0; k < 3; k++)
+        g->partners[k] = r->partners[k];
+    g->yc = r->yc;
+    g->xc = r->xc;
+    g->perspective[0] = r->perspective[0];
+    g->perspective[1] = r->perspective[1];
+    g->angle = r->angle;
+    g->scale = r->scale;
+    g->shear[0] = r->shear[0];
+    g->shear[1] = r->shear[1];
+    g->translate[0] = r->translate[0];
+    g->translate[1] = r->translate[1];
 }
 
-int detfeed_loader_recipe_json(const detfeed_loader *l, uint32_t epoch, uint64_t index,
-                               char *buf, size_t size)
+/* The sample's recipe `r` and its mixup partner's own draws `pr`, in the
+ * public form. */
+static void recipe_of(const detfeed_loader *l, uint32_t epoch, uint64_t index,
+                      const detfeed__recipe *r, const detfeed__recipe *pr,
+                      detfeed_recipe *out)
 {
-    if (l == NULL || buf == NULL)
+    *out = (detfeed_recipe){0};
+    out->epoch = epoch;
+    out->index = index;
+    out->augment = l->augment;
+    geometry_of(r, &out->geometry);
+    out->mixup = r->mixup;
+    out->mix_partner = r->mix_partner;
+    out->mix_ratio = r->mix_ratio;
+    geometry_of(pr, &out->mix_geometry);
+    out->hsv = r->hsv;
+    for (int k = 0; k < 3; k++)
+        out->gains[k] = r->gains[k];
+    out->flipud = r->flipud;
+    out->fliplr = r->fliplr;
+}
+
+int detfeed_loader_recipe(const detfeed_loader *l, uint32_t epoch, uint64_t index,
+                          detfeed_recipe *out)
+{
+    if (l == NULL || out == NULL)
         return DETFEED_EINVAL;
     if (l->open_failed)
         return DETFEED_EBADSTATE;
     if (l->ds == NULL)
         return DETFEED_EINVAL;
-    detfeed__recipe r, pr;
     uint64_t n = detfeed_dataset_size(l->ds), *order = NULL;
+    if (index >= n)
+        return DETFEED_EINVAL;
+    detfeed__recipe r, pr;
     detfeed__place place;
     const detfeed__place *pl = NULL;
     int rc = detfeed__plan_place_of(&l->plan, epoch, index, &place, &order, &pl);
     if (rc != DETFEED_OK)
         return rc;
-    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n,
-                         detfeed__plan_mosaic_on(&l->plan, epoch), 0, pl, &r);
-    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n,
-                         detfeed__plan_mosaic_on(&l->plan, epoch),
+    bool mosaic_on = detfeed__plan_mosaic_on(&l->plan, epoch);
+    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n, mosaic_on, 0, pl, &r);
+    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n, mosaic_on,
                          DETFEED__SLOT_PARTNER_BASE, pl, &pr);
     free(order);
+    recipe_of(l, epoch, index, &r, &pr, out);
+    return DETFEED_OK;
+}
+
+/* ---- the JSON form, until its last caller moves to the struct ---- */
+
+/* One image's draws as JSON members (no braces). */
+static int geometry_json(const detfeed_recipe_geometry *g, char *buf, size_t size)
+{
+    return snprintf(buf, size,
+                    "\"mosaic\":%s,\"partners\":[%llu,%llu,%llu],\"yc\":%d,\"xc\":%d,"
+                    "\"perspective\":[%.17g,%.17g],\"angle\":%.17g,\"scale\":%.17g,"
+                    "\"shear\":[%.17g,%.17g],\"translate\":[%.17g,%.17g]",
+                    g->mosaic ? "true" : "false", (unsigned long long)g->partners[0],
+                    (unsigned long long)g->partners[1],
+                    (unsigned long long)g->partners[2], g->yc, g->xc, g->perspective[0],
+                    g->perspective[1], g->angle, g->scale, g->shear[0], g->shear[1],
+                    g->translate[0], g->translate[1]);
+}
+
+int detfeed_loader_recipe_json(const detfeed_loader *l, uint32_t epoch, uint64_t index,
+                               char *buf, size_t size)
+{
+    if (buf == NULL)
+        return DETFEED_EINVAL;
+    detfeed_recipe r;
+    int rc = detfeed_loader_recipe(l, epoch, index, &r);
+    if (rc != DETFEED_OK)
+        return rc;
     char own[512], partner[512];
-    recipe_fields(&r, own, sizeof own);
-    recipe_fields(&pr, partner, sizeof partner);
+    geometry_json(&r.geometry, own, sizeof own);
+    geometry_json(&r.mix_geometry, partner, sizeof partner);
     int k =
         snprintf(buf, size,
                  "{\"epoch\":%u,\"index\":%llu,%s,\"mixup\":%s,\"mix_partner\":%llu,"
                  "\"mix_ratio\":%.17g,\"mix_recipe\":{%s},\"hsv\":%s,"
                  "\"gains\":[%.17g,%.17g,%.17g],\"flipud\":%s,\"fliplr\":%s,"
                  "\"augment\":%s}",
-                 epoch, (unsigned long long)index, own, r.mixup ? "true" : "false",
+                 r.epoch, (unsigned long long)r.index, own, r.mixup ? "true" : "false",
                  (unsigned long long)r.mix_partner, r.mix_ratio, partner,
                  r.hsv ? "true" : "false", r.gains[0], r.gains[1], r.gains[2],
                  r.flipud ? "true" : "false", r.fliplr ? "true" : "false",
-                 l->augment ? "true" : "false");
+                 r.augment ? "true" : "false");
     return k >= 0 && (size_t)k < size ? DETFEED_OK : DETFEED_ELIMIT;
 }
