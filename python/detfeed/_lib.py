@@ -202,6 +202,47 @@ class Cv(ctypes.Structure):
     _fields_ = [("version", ctypes.c_int), ("cpu", ctypes.c_int), ("ipp", ctypes.c_int)]
 
 
+class RecipeGeometry(ctypes.Structure):
+    """detfeed_recipe_geometry: one image's Mosaic and RandomPerspective
+    draws (detfeed.h documents each field)."""
+    _fields_ = [("mosaic", ctypes.c_int), ("partners", ctypes.c_uint64 * 3),
+                ("yc", ctypes.c_int), ("xc", ctypes.c_int),
+                ("perspective", ctypes.c_double * 2), ("angle", ctypes.c_double),
+                ("scale", ctypes.c_double), ("shear", ctypes.c_double * 2),
+                ("translate", ctypes.c_double * 2)]
+
+    def as_dict(self):
+        return {"mosaic": bool(self.mosaic), "partners": list(self.partners),
+                "yc": self.yc, "xc": self.xc, "perspective": list(self.perspective),
+                "angle": self.angle, "scale": self.scale, "shear": list(self.shear),
+                "translate": list(self.translate)}
+
+
+class Recipe(ctypes.Structure):
+    """detfeed_recipe: every random parameter of one sample (detfeed.h
+    documents each field)."""
+    _fields_ = [("epoch", ctypes.c_uint32), ("index", ctypes.c_uint64),
+                ("augment", ctypes.c_int), ("geometry", RecipeGeometry),
+                ("mixup", ctypes.c_int), ("mix_partner", ctypes.c_uint64),
+                ("mix_ratio", ctypes.c_double), ("mix_geometry", RecipeGeometry),
+                ("hsv", ctypes.c_int), ("gains", ctypes.c_double * 3),
+                ("flipud", ctypes.c_int), ("fliplr", ctypes.c_int)]
+
+    def as_dict(self):
+        """The recipe as `detfeed sample --json` writes it: epoch, index, the
+        sample's own draws (mosaic ... translate), mixup, mix_partner,
+        mix_ratio, mix_recipe (the partner's draws), hsv, gains, flipud,
+        fliplr, augment; flags as bools, pairs and triples as lists."""
+        out = {"epoch": self.epoch, "index": self.index}
+        out.update(self.geometry.as_dict())
+        out.update({"mixup": bool(self.mixup), "mix_partner": self.mix_partner,
+                    "mix_ratio": self.mix_ratio, "mix_recipe": self.mix_geometry.as_dict(),
+                    "hsv": bool(self.hsv), "gains": list(self.gains),
+                    "flipud": bool(self.flipud), "fliplr": bool(self.fliplr),
+                    "augment": bool(self.augment)})
+        return out
+
+
 _p, _i, _u32, _i64, _u64, _sz, _d, _s = (
     ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_int64, ctypes.c_uint64,
     ctypes.c_size_t, ctypes.c_double, ctypes.c_char_p)
@@ -274,7 +315,7 @@ _SIGNATURES = {
     "detfeed_loader_sample_size": (_i, [_p, _u64, _pi, _pi]),
     "detfeed_loader_sample": (_i, [_p, _u32, _u64, _p, _i, _pi, _p, _p, _p]),
     "detfeed_loader_sample_mask_data": (_i, [_p, _u32, _u64, _p, _sz, _pi, _pi, _pi]),
-    "detfeed_loader_recipe_json": (_i, [_p, _u32, _u64, _p, _sz]),
+    "detfeed_loader_recipe": (_i, [_p, _u32, _u64, ctypes.POINTER(Recipe)]),
     "detfeed_loader_start": (_i, [_p, _u32]),
     "detfeed_loader_next": (_i, [_p, _pp]),
     "detfeed_loader_next_timed": (_i, [_p, _pp, _i]),
@@ -402,17 +443,14 @@ class Library:
                           self.detfeed_loader_last_error(loader).decode())
 
     def recipe(self, loader, epoch, index):
-        """The recipe of sample `index` of `epoch` (its random parameters) as
-        a dict: epoch, index, mosaic, partners, yc, xc, perspective, angle,
-        scale, shear, translate, mixup, mix_partner, mix_ratio, mix_recipe
-        (the mixup partner's own pre-transform draws), hsv, gains, flipud,
-        fliplr, augment."""
-        import json
-        buf = ctypes.create_string_buffer(8192)
-        rc = self.detfeed_loader_recipe_json(loader, epoch, index, buf, len(buf))
+        """The recipe of sample `index` of `epoch` (detfeed_loader_recipe) as
+        a dict, Recipe.as_dict: the keys and values of `detfeed sample
+        --json`'s recipe."""
+        r = Recipe()
+        rc = self.detfeed_loader_recipe(loader, epoch, index, ctypes.byref(r))
         self.check(rc, "recipe (epoch %d, index %d)" % (epoch, index),
                    self.detfeed_loader_last_error(loader).decode())
-        return json.loads(buf.value.decode())
+        return r.as_dict()
 
 
 def _abi_of(lib):

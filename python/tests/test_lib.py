@@ -1,5 +1,8 @@
 """detfeed._lib, the one ctypes module: the ABI check at load, one library
-per process, loading nothing at import, and its table against the library."""
+per process, loading nothing at import, its table against the library, and
+the recipe struct against the tool's JSON of it."""
+import ctypes
+import json
 import os
 import subprocess
 import sys
@@ -8,6 +11,7 @@ import pytest
 
 import detfeed
 from detfeed import _lib
+from test_loader import CLI, data
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = os.path.dirname(HERE)
@@ -91,3 +95,30 @@ def test_a_given_library_is_the_one_the_package_uses():
             DETFEED_LIBRARY=os.path.join(HERE, "no-such-libdetfeed.so"))
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "True"
+
+
+def test_the_recipe_is_what_detfeed_sample_json_prints():
+    """Recipe.as_dict (the struct detfeed_loader_recipe fills) against the
+    recipe `detfeed sample --json` writes from the same struct."""
+    if not os.path.exists(CLI):
+        pytest.skip("no detfeed tool at %s" % CLI)
+    path = data("pose")
+    lib = _lib.library()
+    h = ctypes.c_void_p()
+    lib.check(lib.detfeed_loader_create(ctypes.byref(h), 0), "create")
+    try:
+        for name, value in (("seed", 3), ("mixup", 0.5), ("degrees", 10), ("flipud", 0.5)):
+            lib.loader_set(h, name, value)
+        lib.check(lib.detfeed_loader_open(h, path.encode()), "open")
+        for epoch, index in ((0, 0), (0, 3), (1, 2), (95, 1)):
+            out = subprocess.run([CLI, "sample", path, "--json", "--seed", "3", "--epoch",
+                                  str(epoch), "--index", str(index), "--set",
+                                  "mixup=0.5,degrees=10,flipud=0.5"],
+                                 capture_output=True, text=True, check=True).stdout
+            want = json.loads(out)["recipe"]
+            got = lib.recipe(h, epoch, index)
+            assert list(got) == list(want) and got == want, (epoch, index)
+        with pytest.raises(_lib.DetfeedError):
+            lib.recipe(h, 0, 1 << 40)  # past the dataset
+    finally:
+        lib.detfeed_loader_destroy(h)
