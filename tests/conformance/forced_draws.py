@@ -287,7 +287,8 @@ def _flat(t):
 class Summary:
     """What Ultralytics decides for a sample under the served draws: the
     branches (for grouping differences) and, in `values`, the parameters
-    under the names of detfeed_loader_recipe_json (to compare recipes)."""
+    under the names of detfeed's recipe as a dict (detfeed._lib's
+    Recipe.as_dict, what `detfeed sample --json` writes), to compare them."""
 
     def __init__(self):
         self.mosaic = self.mixup = self.flipud = self.fliplr = None
