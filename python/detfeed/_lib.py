@@ -268,6 +268,11 @@ _SIGNATURES = {
     # detfeed.h: the reference stack's names
     "detfeed_cv_version_parse": (_i, [_s, _pi]),
     "detfeed_cv_cpu_parse": (_i, [_s, _pi]),
+    "detfeed_cv_cpu_resolve": (_i, [_i]),
+    # detfeed.h: the image codec's handle
+    "detfeed_codec_create": (_i, [_pp, _u32]),
+    "detfeed_codec_destroy": (None, [_p]),
+    "detfeed_codec_last_error": (_s, [_p]),
     # detfeed.h: datasets
     "detfeed_dataset_create": (_i, [_pp, _u32]),
     "detfeed_dataset_destroy": (None, [_p]),
@@ -335,10 +340,9 @@ _SIGNATURES = {
     "detfeed_batch_mask_data": (_p, [_p, _pi, _pi, _pi]),
     "detfeed_batch_im_file": (_s, [_p, _i]),
     "detfeed_batch_shapes": (None, [_p, _i, _pi, _pi]),
-    # detfeed_img.h: CPU code paths and the OpenCV stack
+    # detfeed_img.h: CPU code paths
     "detfeed_isa_available": (_i, [_i]),
     "detfeed_isa_best": (_i, []),
-    "detfeed_cv_cpu_resolve": (_i, [_i]),
     # detfeed_img.h: colour
     "detfeed_hsv_lut": (_i, [_d, _d, _d, _p]),
     "detfeed_hsv_apply": (_i, _IMG + [_p, _i]),
@@ -346,9 +350,6 @@ _SIGNATURES = {
     "detfeed_bgr_to_hsv": (_i, _IMG),
     "detfeed_hsv_to_bgr_cv": (_i, _IMG + [_pcv]),
     # detfeed_img.h: image files, resize, warps
-    "detfeed_codec_create": (_i, [_pp, _u32]),
-    "detfeed_codec_destroy": (None, [_p]),
-    "detfeed_codec_last_error": (_s, [_p]),
     "detfeed_codec_decode": (_i, [_p, _s, _sz, _s, _pp, _pi, _pi]),
     "detfeed_codec_probe_file": (_i, [_p, _s, _pi, _pi]),
     "detfeed_resize_linear": (_i, [_p, _sz, _i, _i, _p, _sz, _i, _i, _i]),
