@@ -260,7 +260,11 @@ typedef enum detfeed_codec_limit {
     DETFEED_LIMIT_MAX_IMAGE_BYTES = 4 /* decoded bytes, width * height * 3;
                                          default 536870912 (512 MiB) */
 } detfeed_codec_limit;
+/* The defaults above, as numbers. */
+#define DETFEED_DEFAULT_MAX_WIDTH       32768ull
+#define DETFEED_DEFAULT_MAX_HEIGHT      32768ull
 #define DETFEED_DEFAULT_MAX_PIXELS      178956970ull
+#define DETFEED_DEFAULT_MAX_FILE        1073741824ull
 #define DETFEED_DEFAULT_MAX_IMAGE_BYTES 536870912ull
 
 /* Sets one limit (value > 0). DETFEED_EINVAL for an unknown limit or 0. */
@@ -990,6 +994,48 @@ DETFEED_API int detfeed_loader_set_float(detfeed_loader *loader,
  * from DETFEED_LOADER_HSV_H (100) on are floats, the others integers
  * (except fraction, either, and classes, a list). */
 DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out);
+
+/*
+ * The value of an integer (or float) setting in force: its default until
+ * it is set, then what was set (any time, also after detfeed_loader_open).
+ * Settings from DETFEED_LOADER_HSV_H on are floats, the others integers,
+ * except fraction, either: detfeed_loader_get_int gives the count in force
+ * (0 while a ratio is), detfeed_loader_get_float the ratio in force (0
+ * while a count is; 1.0, all, by default). The image limits read their
+ * defaults (DETFEED_DEFAULT_MAX_*) until set; seed gives the 64 bits as
+ * set. DETFEED_EINVAL for NULL, a setting of the other kind, or one that is
+ * not a number (classes, cache_path, verify_record).
+ */
+DETFEED_API int detfeed_loader_get_int(const detfeed_loader *loader,
+                                       detfeed_loader_param param, int64_t *out);
+DETFEED_API int detfeed_loader_get_float(const detfeed_loader *loader,
+                                         detfeed_loader_param param, double *out);
+
+/*
+ * What detfeed_loader_set_int accepts for an integer setting: the values v
+ * with *min <= v <= *max and (v - *min) a multiple of *step (imgsz: 32;
+ * every other setting: 1), and its *default_value, what
+ * detfeed_loader_get_int gives on a new loader (fraction's is 0: its
+ * default is the ratio 1.0). cache_bytes' minimum is DETFEED_CACHE_BYTES_RAM
+ * (-1); the enum settings' range is their enum's values. Any output
+ * pointer may be NULL. DETFEED_EINVAL for a setting that takes no integer.
+ * The setter checks this same table, so these are exactly its bounds.
+ */
+DETFEED_API int detfeed_loader_param_bounds_int(detfeed_loader_param param,
+                                                int64_t *min, int64_t *max,
+                                                int64_t *step, int64_t *default_value);
+/*
+ * What detfeed_loader_set_float accepts for a float setting: every finite v
+ * with *min <= v <= *max (the smallest and the largest double it takes:
+ * shear's maximum is the double just below 90, fraction's minimum the
+ * smallest positive one), and its *default_value (the hyperparameters'
+ * Ultralytics defaults; fraction's 1.0). Settings without an upper bound
+ * (hsv_h, hsv_s, hsv_v, perspective) give DBL_MAX. Any output pointer may
+ * be NULL. DETFEED_EINVAL for a setting that takes no float.
+ */
+DETFEED_API int detfeed_loader_param_bounds_float(detfeed_loader_param param,
+                                                  double *min, double *max,
+                                                  double *default_value);
 
 /*
  * Any setting by name (as detfeed_loader_param_parse) with its value as

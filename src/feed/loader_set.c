@@ -1,16 +1,483 @@
 /*
- * loader_set.c - loader settings by name with their values as text
- * (detfeed_loader_set), for the CLI's --set and the Python package.
+ * loader_set.c - the loader's settings: the table of the numeric ones
+ * (where each lives, what it accepts, its default), which the setters, the
+ * getters, the bounds query and the defaults of a new loader all read, and
+ * the settings by name with their values as text (detfeed_loader_set), for
+ * the CLI's --set and the Python package.
  */
+#include "loader_set.h"
 #include "loader_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the numeric settings ---- */
+
+/* How a setting is kept in struct detfeed_loader. */
+typedef enum store {
+    STORE_INT,      /* an int field at `at` */
+    STORE_BOOL,     /* a bool field at `at` */
+    STORE_ENUM,     /* an enum field at `at` (detfeed_dtype, detfeed_scale) */
+    STORE_I64,      /* an int64_t field at `at` */
+    STORE_U64,      /* a uint64_t field at `at`, set and read as int64_t */
+    STORE_LIMIT,    /* limits[at] (0: the default) */
+    STORE_HYP,      /* a double of the hyperparameters at `at` in detfeed__hyp */
+    STORE_FRACTION, /* fraction_count (an integer) or fraction_ratio (a float) */
+} store;
+
+_Static_assert(sizeof(detfeed_dtype) == sizeof(int) &&
+                   sizeof(detfeed_scale) == sizeof(int),
+               "enum settings are kept as int");
+
+/*
+ * One numeric setting. Integers: set_int accepts min <= v <= max with
+ * (v - min) % step == 0. Floats: set_float accepts finite v from fmin to
+ * fmax, each bound excluded when its *_open flag is set. A setting that is
+ * a float has no integer range (step 0) and the other way round; fraction
+ * has both. Defaults: `def` for integers, `fdef` for floats, except the
+ * hyperparameters', which are detfeed__hyp_defaults()'s. `words` describes
+ * what it accepts in messages where the range alone would not.
+ */
+typedef struct param_spec {
+    detfeed_loader_param param;
+    store store;
+    size_t at;
+    int64_t min, max, step, def;
+    double fmin, fmax;
+    bool fmin_open, fmax_open;
+    double fdef;
+    const char *words;
+} param_spec;
+
+#define INT_AT(p, field, lo, hi, d)                                                    \
+    {                                                                                  \
+        .param = p, .store = STORE_INT, .at = offsetof(detfeed_loader, field),         \
+        .min = lo, .max = hi, .step = 1, .def = d                                      \
+    }
+#define BOOL_AT(p, field, d)                                                           \
+    {                                                                                  \
+        .param = p, .store = STORE_BOOL, .at = offsetof(detfeed_loader, field),        \
+        .min = 0, .max = 1, .step = 1, .def = d, .words = "0 or 1"                     \
+    }
+#define ENUM_AT(p, field, hi, d)                                                       \
+    {                                                                                  \
+        .param = p, .store = STORE_ENUM, .at = offsetof(detfeed_loader, field),        \
+        .min = 0, .max = hi, .step = 1, .def = d                                       \
+    }
+#define LIMIT(p, limit, d, what)                                                       \
+    {                                                                                  \
+        .param = p, .store = STORE_LIMIT, .at = limit, .min = 1, .max = INT64_MAX,     \
+        .step = 1, .def = d, .words = what                                             \
+    }
+#define HYP(p, field, hi)                                                              \
+    {                                                                                  \
+        .param = p, .store = STORE_HYP, .at = offsetof(detfeed__hyp, field),           \
+        .fmin = 0, .fmax = hi                                                          \
+    }
+#define PROBABILITY(p, field)                                                          \
+    {                                                                                  \
+        .param = p, .store = STORE_HYP, .at = offsetof(detfeed__hyp, field),           \
+        .fmin = 0, .fmax = 1, .words = "a probability from 0 to 1"                     \
+    }
+
+static const param_spec specs[] = {
+    {.param = DETFEED_LOADER_IMGSZ,
+     .store = STORE_INT,
+     .at = offsetof(detfeed_loader, imgsz),
+     .min = 32,
+     .max = 8192,
+     .step = 32,
+     .def = 640},
+    {.param = DETFEED_LOADER_SEED,
+     .store = STORE_U64,
+     .at = offsetof(detfeed_loader, seed),
+     .min = INT64_MIN,
+     .max = INT64_MAX,
+     .step = 1,
+     .def = 0,
+     .words = "any 64-bit integer"},
+    INT_AT(DETFEED_LOADER_EPOCHS, epochs, 1, 1000000, 100),
+    INT_AT(DETFEED_LOADER_CLOSE_MOSAIC, close_mosaic, 0, 1000000, 10),
+    {.param = DETFEED_LOADER_CACHE_BYTES,
+     .store = STORE_I64,
+     .at = offsetof(detfeed_loader, cache_bytes),
+     .min = DETFEED_CACHE_BYTES_RAM,
+     .max = INT64_MAX,
+     .step = 1,
+     .def = 0,
+     .words = "a byte count >= 0, or ram"},
+    BOOL_AT(DETFEED_LOADER_AUGMENT, augment, 1),
+    INT_AT(DETFEED_LOADER_WORKERS, workers, 1, 1024, 1),
+    INT_AT(DETFEED_LOADER_BATCH, batch, 1, 65536, 16),
+    INT_AT(DETFEED_LOADER_PREFETCH, prefetch, 1, 1024, 4),
+    INT_AT(DETFEED_LOADER_RANK, rank, 0, 65535, 0),
+    INT_AT(DETFEED_LOADER_WORLD_SIZE, world_size, 1, 65536, 1),
+    BOOL_AT(DETFEED_LOADER_DROP_LAST, drop_last, 0),
+    ENUM_AT(DETFEED_LOADER_DTYPE, dtype, DETFEED_DTYPE_BF16, DETFEED_DTYPE_F32),
+    ENUM_AT(DETFEED_LOADER_VALUE_SCALE, scale, DETFEED_SCALE_RECIPROCAL,
+            DETFEED_SCALE_QUOTIENT),
+    INT_AT(DETFEED_LOADER_OUTPUT, output, 0, DETFEED_OUTPUT_CUDA, DETFEED_OUTPUT_HOST),
+    INT_AT(DETFEED_LOADER_COLOR, colour, 0, DETFEED_ROUTE_DEVICE, DETFEED_ROUTE_WORKER),
+    INT_AT(DETFEED_LOADER_CUDA_DEVICE, cuda_device, 0, 1023, 0),
+    INT_AT(DETFEED_LOADER_ULTRALYTICS, ultralytics, 803, 804, 804),
+    INT_AT(DETFEED_LOADER_OPENCV, opencv, 0, DETFEED_CV_4_DEBIAN, DETFEED_CV_5_1),
+    INT_AT(DETFEED_LOADER_OPENCV_CPU, opencv_cpu, 0, DETFEED_CV_CPU_AVX512,
+           DETFEED_CV_CPU_AUTO),
+    INT_AT(DETFEED_LOADER_OPENCV_IPP, opencv_ipp, 0, 1, 1),
+    INT_AT(DETFEED_LOADER_NUMPY, numpy, 1, 2, 2),
+    INT_AT(DETFEED_LOADER_SINGLE_CLS, single_cls, 0, 1, 0),
+    INT_AT(DETFEED_LOADER_NC, nc, 0, 1000000, 0),
+    {.param = DETFEED_LOADER_FRACTION,
+     .store = STORE_FRACTION,
+     .min = 1,
+     .max = INT64_MAX,
+     .step = 1,
+     .def = 0,
+     .fmin = 0,
+     .fmin_open = true,
+     .fmax = 1,
+     .fdef = 1.0,
+     .words = "a ratio in (0, 1] such as 0.5, or a whole count >= 1 such as 4; 1 "
+              "means all"},
+    INT_AT(DETFEED_LOADER_CACHE, cache_mode, 0, DETFEED_CACHE_MODE_DISK,
+           DETFEED_CACHE_MODE_RAM),
+    INT_AT(DETFEED_LOADER_PARTNER_WINDOW, partner_window, 0, 1 << 20, 0),
+    LIMIT(DETFEED_LOADER_MAX_WIDTH, DETFEED_LIMIT_MAX_WIDTH, DETFEED_DEFAULT_MAX_WIDTH,
+          "a number of pixels"),
+    LIMIT(DETFEED_LOADER_MAX_HEIGHT, DETFEED_LIMIT_MAX_HEIGHT,
+          DETFEED_DEFAULT_MAX_HEIGHT, "a number of pixels"),
+    LIMIT(DETFEED_LOADER_MAX_PIXELS, DETFEED_LIMIT_MAX_PIXELS,
+          DETFEED_DEFAULT_MAX_PIXELS, "width x height"),
+    LIMIT(DETFEED_LOADER_MAX_IMAGE_BYTES, DETFEED_LIMIT_MAX_IMAGE_BYTES,
+          DETFEED_DEFAULT_MAX_IMAGE_BYTES, "decoded bytes"),
+    HYP(DETFEED_LOADER_HSV_H, hsv_h, DBL_MAX),
+    HYP(DETFEED_LOADER_HSV_S, hsv_s, DBL_MAX),
+    HYP(DETFEED_LOADER_HSV_V, hsv_v, DBL_MAX),
+    HYP(DETFEED_LOADER_DEGREES, degrees, 360),
+    HYP(DETFEED_LOADER_TRANSLATE, translate, 0.5),
+    HYP(DETFEED_LOADER_SCALE, scale, 1),
+    {.param = DETFEED_LOADER_SHEAR,
+     .store = STORE_HYP,
+     .at = offsetof(detfeed__hyp, shear),
+     .fmin = 0,
+     .fmax = 90,
+     .fmax_open = true},
+    HYP(DETFEED_LOADER_PERSPECTIVE, perspective, DBL_MAX),
+    PROBABILITY(DETFEED_LOADER_FLIPUD, flipud),
+    PROBABILITY(DETFEED_LOADER_FLIPLR, fliplr),
+    PROBABILITY(DETFEED_LOADER_MOSAIC, mosaic),
+    PROBABILITY(DETFEED_LOADER_MIXUP, mixup),
+    PROBABILITY(DETFEED_LOADER_CUTMIX, cutmix),
+    PROBABILITY(DETFEED_LOADER_BGR, bgr),
+};
+#undef INT_AT
+#undef BOOL_AT
+#undef ENUM_AT
+#undef LIMIT
+#undef HYP
+#undef PROBABILITY
+
+static const param_spec *spec_of(detfeed_loader_param p)
+{
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        if (specs[i].param == p)
+            return &specs[i];
+    return NULL;
+}
+
+static bool takes_int(const param_spec *s)
+{
+    return s != NULL && s->step > 0;
+}
+
+static bool takes_float(const param_spec *s)
+{
+    return s != NULL && (s->store == STORE_HYP || s->store == STORE_FRACTION);
+}
+
+/* The field of `s` in `l`. */
+static void *field(const detfeed_loader *l, const param_spec *s)
+{
+    const char *base = s->store == STORE_HYP ? (const char *)&l->hyp : (const char *)l;
+    return (void *)(base + s->at);
+}
+
+/* Whether set_float's bounds take v. */
+static bool float_in_range(const param_spec *s, double v)
+{
+    return isfinite(v) && (s->fmin_open ? v > s->fmin : v >= s->fmin) &&
+           (s->fmax_open ? v < s->fmax : v <= s->fmax);
+}
+
+static void put_int(detfeed_loader *l, const param_spec *s, int64_t v)
+{
+    void *f = field(l, s);
+    switch (s->store) {
+    case STORE_INT:
+    case STORE_ENUM:
+        *(int *)f = (int)v;
+        break;
+    case STORE_BOOL:
+        *(bool *)f = v != 0;
+        break;
+    case STORE_I64:
+        *(int64_t *)f = v;
+        break;
+    case STORE_U64:
+        *(uint64_t *)f = (uint64_t)v;
+        break;
+    case STORE_LIMIT:
+        l->limits[s->at] = (uint64_t)v;
+        break;
+    case STORE_FRACTION: /* a count (1: all) */
+        l->fraction_count = v;
+        l->fraction_ratio = 1.0;
+        break;
+    case STORE_HYP:
+        break;
+    }
+}
+
+static int64_t read_int(const detfeed_loader *l, const param_spec *s)
+{
+    const void *f = field(l, s);
+    switch (s->store) {
+    case STORE_INT:
+    case STORE_ENUM:
+        return *(const int *)f;
+    case STORE_BOOL:
+        return *(const bool *)f;
+    case STORE_I64:
+        return *(const int64_t *)f;
+    case STORE_U64:
+        return (int64_t) * (const uint64_t *)f;
+    case STORE_LIMIT:
+        return l->limits[s->at] ? (int64_t)l->limits[s->at] : s->def;
+    case STORE_FRACTION:
+        return l->fraction_count;
+    case STORE_HYP:
+        break;
+    }
+    return 0;
+}
+
+static void put_float(detfeed_loader *l, const param_spec *s, double v)
+{
+    if (s->store == STORE_FRACTION) { /* a ratio */
+        l->fraction_count = 0;
+        l->fraction_ratio = v;
+    } else {
+        *(double *)field(l, s) = v;
+    }
+}
+
+static double read_float(const detfeed_loader *l, const param_spec *s)
+{
+    if (s->store == STORE_FRACTION)
+        return l->fraction_count ? 0.0 : l->fraction_ratio;
+    return *(const double *)field(l, s);
+}
+
+void detfeed__loader_defaults(detfeed_loader *l)
+{
+    l->hyp = detfeed__hyp_defaults();
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        const param_spec *s = &specs[i];
+        if (s->store == STORE_LIMIT || s->store == STORE_HYP)
+            continue; /* limits: 0 is the default; the hyperparameters' above */
+        if (s->store == STORE_FRACTION)
+            put_float(l, s, s->fdef);
+        else
+            put_int(l, s, s->def);
+    }
+}
+
+int detfeed_loader_set_int(detfeed_loader *l, detfeed_loader_param p, int64_t v)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return DETFEED_EBADSTATE;
+    const param_spec *s = spec_of(p);
+    /* (v - min) % step in unsigned arithmetic: the difference can pass
+     * INT64_MAX (seed's range is every int64_t). */
+    if (!takes_int(s) || v < s->min || v > s->max ||
+        ((uint64_t)v - (uint64_t)s->min) % (uint64_t)s->step != 0)
+        return DETFEED_EINVAL;
+    put_int(l, s, v);
+    return DETFEED_OK;
+}
+
+int detfeed_loader_set_float(detfeed_loader *l, detfeed_loader_param p, double v)
+{
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    if (l->opened)
+        return DETFEED_EBADSTATE;
+    const param_spec *s = spec_of(p);
+    if (!takes_float(s) || !float_in_range(s, v))
+        return DETFEED_EINVAL;
+    put_float(l, s, v);
+    return DETFEED_OK;
+}
+
+int detfeed_loader_get_int(const detfeed_loader *l, detfeed_loader_param p,
+                           int64_t *out)
+{
+    const param_spec *s = spec_of(p);
+    if (l == NULL || out == NULL || !takes_int(s))
+        return DETFEED_EINVAL;
+    *out = read_int(l, s);
+    return DETFEED_OK;
+}
+
+int detfeed_loader_get_float(const detfeed_loader *l, detfeed_loader_param p,
+                             double *out)
+{
+    const param_spec *s = spec_of(p);
+    if (l == NULL || out == NULL || !takes_float(s))
+        return DETFEED_EINVAL;
+    *out = read_float(l, s);
+    return DETFEED_OK;
+}
+
+int detfeed_loader_param_bounds_int(detfeed_loader_param p, int64_t *min, int64_t *max,
+                                    int64_t *step, int64_t *default_value)
+{
+    const param_spec *s = spec_of(p);
+    if (!takes_int(s))
+        return DETFEED_EINVAL;
+    if (min)
+        *min = s->min;
+    if (max)
+        *max = s->max;
+    if (step)
+        *step = s->step;
+    if (default_value)
+        *default_value = s->def;
+    return DETFEED_OK;
+}
+
+int detfeed_loader_param_bounds_float(detfeed_loader_param p, double *min, double *max,
+                                      double *default_value)
+{
+    const param_spec *s = spec_of(p);
+    if (!takes_float(s))
+        return DETFEED_EINVAL;
+    if (min) /* the smallest and largest values accepted */
+        *min = s->fmin_open ? nextafter(s->fmin, INFINITY) : s->fmin;
+    if (max)
+        *max = s->fmax_open ? nextafter(s->fmax, -INFINITY) : s->fmax;
+    if (default_value) {
+        detfeed__hyp h = detfeed__hyp_defaults();
+        *default_value = s->store == STORE_HYP
+                             ? *(const double *)((const char *)&h + s->at)
+                             : s->fdef;
+    }
+    return DETFEED_OK;
+}
+
+/* What the numeric setting `s` accepts, in words. */
+static void range_words(const param_spec *s, char *buf, size_t size)
+{
+    if (s->store == STORE_LIMIT)
+        snprintf(buf, size, "%s >= %lld (default %lld)", s->words, (long long)s->min,
+                 (long long)s->def);
+    else if (s->words)
+        snprintf(buf, size, "%s", s->words);
+    else if (takes_int(s) && s->step > 1)
+        snprintf(buf, size, "an integer from %lld to %lld, a multiple of %lld",
+                 (long long)s->min, (long long)s->max, (long long)s->step);
+    else if (takes_int(s))
+        snprintf(buf, size, "an integer from %lld to %lld", (long long)s->min,
+                 (long long)s->max);
+    else if (s->fmax == DBL_MAX)
+        snprintf(buf, size, "a number >= %g", s->fmin);
+    else
+        snprintf(buf, size, "a number from %g to %s%g", s->fmin,
+                 s->fmax_open ? "below " : "", s->fmax);
+}
+
+void detfeed__loader_param_range(detfeed_loader_param p, char *buf, size_t size)
+{
+    const param_spec *s = spec_of(p);
+    if (s != NULL)
+        range_words(s, buf, size);
+    else if (p == DETFEED_LOADER_CLASSES)
+        snprintf(buf, size,
+                 "class ids >= 0 separated by commas, such as 0,2,5; "
+                 "empty for all classes");
+    else
+        snprintf(buf, size, "text");
+}
+
+int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
+{
+    static const detfeed__named names[] = {
+        {"imgsz", DETFEED_LOADER_IMGSZ},
+        {"seed", DETFEED_LOADER_SEED},
+        {"epochs", DETFEED_LOADER_EPOCHS},
+        {"close_mosaic", DETFEED_LOADER_CLOSE_MOSAIC},
+        {"cache_bytes", DETFEED_LOADER_CACHE_BYTES},
+        {"augment", DETFEED_LOADER_AUGMENT},
+        {"workers", DETFEED_LOADER_WORKERS},
+        {"batch", DETFEED_LOADER_BATCH},
+        {"prefetch", DETFEED_LOADER_PREFETCH},
+        {"rank", DETFEED_LOADER_RANK},
+        {"world_size", DETFEED_LOADER_WORLD_SIZE},
+        {"drop_last", DETFEED_LOADER_DROP_LAST},
+        {"dtype", DETFEED_LOADER_DTYPE},
+        {"value_scale", DETFEED_LOADER_VALUE_SCALE},
+        {"output", DETFEED_LOADER_OUTPUT},
+        {"color", DETFEED_LOADER_COLOR},
+        {"cuda_device", DETFEED_LOADER_CUDA_DEVICE},
+        {"ultralytics", DETFEED_LOADER_ULTRALYTICS},
+        {"opencv", DETFEED_LOADER_OPENCV},
+        {"opencv_cpu", DETFEED_LOADER_OPENCV_CPU},
+        {"opencv_ipp", DETFEED_LOADER_OPENCV_IPP},
+        {"nc", DETFEED_LOADER_NC},
+        {"numpy", DETFEED_LOADER_NUMPY},
+        {"single_cls", DETFEED_LOADER_SINGLE_CLS},
+        {"partner_window", DETFEED_LOADER_PARTNER_WINDOW},
+        {"cache", DETFEED_LOADER_CACHE},
+        {"cache_path", DETFEED_LOADER_CACHE_PATH},
+        {"verify_record", DETFEED_LOADER_VERIFY_RECORD},
+        {"max_width", DETFEED_LOADER_MAX_WIDTH},
+        {"max_height", DETFEED_LOADER_MAX_HEIGHT},
+        {"max_pixels", DETFEED_LOADER_MAX_PIXELS},
+        {"max_image_bytes", DETFEED_LOADER_MAX_IMAGE_BYTES},
+        {"fraction", DETFEED_LOADER_FRACTION},
+        {"classes", DETFEED_LOADER_CLASSES},
+        {"hsv_h", DETFEED_LOADER_HSV_H},
+        {"hsv_s", DETFEED_LOADER_HSV_S},
+        {"hsv_v", DETFEED_LOADER_HSV_V},
+        {"degrees", DETFEED_LOADER_DEGREES},
+        {"translate", DETFEED_LOADER_TRANSLATE},
+        {"scale", DETFEED_LOADER_SCALE},
+        {"shear", DETFEED_LOADER_SHEAR},
+        {"perspective", DETFEED_LOADER_PERSPECTIVE},
+        {"flipud", DETFEED_LOADER_FLIPUD},
+        {"fliplr", DETFEED_LOADER_FLIPLR},
+        {"mosaic", DETFEED_LOADER_MOSAIC},
+        {"mixup", DETFEED_LOADER_MIXUP},
+        {"cutmix", DETFEED_LOADER_CUTMIX},
+        {"bgr", DETFEED_LOADER_BGR},
+    };
+    int v = 0;
+    int rc = detfeed__lookup(names, sizeof names / sizeof names[0], name, &v);
+    if (rc == DETFEED_OK)
+        *out = (detfeed_loader_param)v;
+    return rc;
+}
+
+/* ---- settings by name, their values as text ---- */
 
 /* The settings whose values are names, with the names they accept. */
 static const detfeed__named scale_names[] = {{"quotient", DETFEED_SCALE_QUOTIENT},
@@ -131,7 +598,7 @@ static int set_number(detfeed_loader *l, const char *name, detfeed_loader_param 
                       const char *value)
 {
     int rc = DETFEED_EINVAL;
-    if (p >= DETFEED_LOADER_HSV_H) {
+    if (!takes_int(spec_of(p))) {
         double d;
         if (parse_double(value, &d))
             rc = detfeed_loader_set_float(l, p, d);
