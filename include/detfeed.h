@@ -981,7 +981,8 @@ DETFEED_API void detfeed_loader_destroy(detfeed_loader *loader);
 DETFEED_API const char *detfeed_loader_last_error(const detfeed_loader *loader);
 
 /* Integer and float settings, before detfeed_loader_open (EBADSTATE after);
- * EINVAL for an unknown key or a value out of range. DETFEED_LOADER_FRACTION
+ * EINVAL for an unknown key or a value out of range (the ranges:
+ * detfeed_loader_param_bounds_int and _float below). DETFEED_LOADER_FRACTION
  * takes both: an integer is a count, a float a ratio, as Ultralytics tells
  * them apart by type. */
 DETFEED_API int detfeed_loader_set_int(detfeed_loader *loader,
