@@ -177,7 +177,7 @@ DETFEED_API int detfeed_cv_cpu_parse(const char *name, detfeed_cv_cpu *out);
 DETFEED_API detfeed_cv_cpu detfeed_cv_cpu_resolve(detfeed_cv_cpu cpu);
 
 /* ------------------------------------------------------------------------ */
-/* Consumer dtypes and the output conversion                                */
+/* Consumer dtypes (the conversion itself: detfeed_img.h)                   */
 /* ------------------------------------------------------------------------ */
 
 /* The element type of a batch as the consumer receives it. */
