@@ -461,8 +461,7 @@ static void test_route_at_open(void)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/detfeed-batch-XXXXXX");
-    if (!CHECK(mkdtemp(root) != NULL))
+    if (!tu_temp_dir(root, sizeof root, "batch"))
         return tu_finish("test_batches");
     tu_noise_dataset(root, NIMG, 40, 150, 5, boxes);
     test_workers();

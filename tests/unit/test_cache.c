@@ -122,8 +122,7 @@ static void test_bad(const detfeed_dataset *ds)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/detfeed-cache-XXXXXX");
-    if (!CHECK(mkdtemp(root) != NULL))
+    if (!tu_temp_dir(root, sizeof root, "cache"))
         return tu_finish("test_cache");
     make_images(7);
     detfeed_dataset *ds;

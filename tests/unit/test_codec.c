@@ -190,8 +190,7 @@ static void test_bad_input(detfeed_codec *c)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/detfeed-codec-XXXXXX");
-    if (!CHECK(mkdtemp(dir) != NULL))
+    if (!tu_temp_dir(dir, sizeof dir, "codec"))
         return tu_finish("test_codec");
     detfeed_codec *c = NULL;
     CHECK_INT(detfeed_codec_create(&c, 1), DETFEED_EINVAL);

@@ -329,8 +329,7 @@ static void run_masks(double degrees)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/detfeed-consist-XXXXXX");
-    if (!CHECK(mkdtemp(root) != NULL))
+    if (!tu_temp_dir(root, sizeof root, "consist"))
         return tu_finish("test_consistency");
     uint64_t rng = 2024;
     make_dataset(&rng);

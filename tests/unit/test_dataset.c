@@ -249,8 +249,7 @@ static void test_shared(void)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/detfeed-ds-XXXXXX");
-    if (!CHECK(mkdtemp(root) != NULL))
+    if (!tu_temp_dir(root, sizeof root, "ds"))
         return tu_finish("test_dataset");
     make_tree();
     test_yaml_train();

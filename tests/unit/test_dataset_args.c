@@ -622,8 +622,7 @@ static void test_loader_settings(void)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/detfeed-args-XXXXXX");
-    if (!CHECK(mkdtemp(root) != NULL))
+    if (!tu_temp_dir(root, sizeof root, "args"))
         return tu_finish("test_dataset_args");
     make_tree();
     test_fraction_rounding();

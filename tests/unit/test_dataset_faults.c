@@ -296,8 +296,7 @@ static void test_many_polygons(void)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/detfeed-dsf-XXXXXX");
-    if (!CHECK(mkdtemp(root) != NULL))
+    if (!tu_temp_dir(root, sizeof root, "dsf"))
         return tu_finish("test_dataset_faults");
     test_fifos();
     test_links();

@@ -678,8 +678,7 @@ static void test_fuzz(detfeed_codec *c)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/detfeed-decode-XXXXXX");
-    if (!CHECK(mkdtemp(dir) != NULL))
+    if (!tu_temp_dir(dir, sizeof dir, "decode"))
         return tu_finish("test_decode");
     detfeed_codec *c = NULL;
     CHECK_INT(detfeed_codec_create(&c, 0), 0);

@@ -273,8 +273,7 @@ static void test_batches(void)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/detfeed-dense-XXXXXX");
-    if (!CHECK(mkdtemp(root) != NULL))
+    if (!tu_temp_dir(root, sizeof root, "dense"))
         return tu_finish("test_dense_masks");
     mkdir(tu_at(root, "one"), 0755);
     mkdir(tu_at(root, "mosaic"), 0755);

@@ -103,8 +103,7 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/detfeed-det-XXXXXX");
-    if (!CHECK(mkdtemp(root) != NULL))
+    if (!tu_temp_dir(root, sizeof root, "det"))
         return tu_finish("test_determinism");
     make_dataset();
     static char ref[NS][65], other[NS][65];

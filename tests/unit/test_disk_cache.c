@@ -571,9 +571,8 @@ static bool copy_coco8(char *yaml, size_t size)
 
 int main(void)
 {
-    strcpy(root, "/tmp/detfeed-disk-XXXXXX");
-    if (mkdtemp(root) == NULL)
-        return 1;
+    if (!tu_temp_dir(root, sizeof root, "disk"))
+        return tu_finish("test_disk_cache");
     chmod(root, 0755); /* the read-only checks run as another user */
     make_dataset();
     char src[256], yaml[512];

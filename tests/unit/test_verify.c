@@ -264,8 +264,7 @@ int main(void)
         printf("SKIP: DETFEED_TEST_DATA has no coco8\n");
         return 77;
     }
-    strcpy(root, "/tmp/detfeed-verify-XXXXXX");
-    if (!CHECK(mkdtemp(root) != NULL) || !CHECK(make_damaged_coco8(data)))
+    if (!tu_temp_dir(root, sizeof root, "verify") || !CHECK(make_damaged_coco8(data)))
         return tu_finish("test_verify");
     test_damaged();
     test_fail_policy();

@@ -764,9 +764,8 @@ static bool test_coco8(void)
 
 int main(void)
 {
-    strcpy(root, "/tmp/detfeed-vrec-XXXXXX");
-    if (mkdtemp(root) == NULL)
-        return 1;
+    if (!tu_temp_dir(root, sizeof root, "vrec"))
+        return tu_finish("test_verify_record");
     chmod(root, 0755); /* the read-only checks run as another user */
     setenv("XDG_CACHE_HOME", tu_at(root, "cache"), 1);
     char dir[128];

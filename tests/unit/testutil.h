@@ -65,6 +65,11 @@ static inline double tu_uniform(uint64_t *state, double lo, double hi)
 void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
                       void (*labels)(FILE *f, int i));
 
+/* Makes a new folder /tmp/detfeed-<name>-XXXXXX (mkdtemp) and writes its
+ * path into buf: buf, or NULL with a failed check and the reason. The test
+ * removes it with tu_remove_tree. */
+const char *tu_temp_dir(char *buf, size_t size, const char *name);
+
 /* "root/rel" in one of four rotating buffers (valid for the next three
  * calls; testutil_data.c). */
 const char *tu_at(const char *root, const char *rel);

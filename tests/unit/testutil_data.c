@@ -1,14 +1,17 @@
 /*
  * testutil_data.c - test data made on the fly (with the library's PNG
- * writer; testutil.c itself needs no library, for the mutation runs).
+ * writer; testutil.c itself needs no library, for the mutation runs), and
+ * the temporary folders it lives in.
  */
 #define _XOPEN_SOURCE 700 /* nftw */
 
 #include "testutil.h"
 
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
@@ -38,6 +41,18 @@ void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t 
         }
     }
     detfeed_codec_destroy(codec);
+}
+
+const char *tu_temp_dir(char *buf, size_t size, const char *name)
+{
+    int len = snprintf(buf, size, "/tmp/detfeed-%s-XXXXXX", name);
+    if (!CHECK(len > 0 && (size_t)len < size))
+        return NULL;
+    if (!CHECK(mkdtemp(buf) != NULL)) {
+        fprintf(stderr, "  cannot make %s: %s\n", buf, strerror(errno));
+        return NULL;
+    }
+    return buf;
 }
 
 const char *tu_at(const char *root, const char *rel)
