@@ -44,85 +44,110 @@ static bool overlaps(int placed[][4], int count, int x0, int y0, int x1, int y1)
     return false;
 }
 
-static void make_dataset(uint64_t *rng)
+/* Draws rectangle r of an image, q = {x0, y0, x1, y1}, clear of the ones
+ * before it (so no dot is painted over). */
+static void place(tu_image *im, int placed[][4], int r)
 {
-    /* seg/ holds the same images (a link) with polygon labels. */
-    char seg[256], link[256];
-    snprintf(seg, sizeof seg, "%s/seg", root);
-    mkdir(seg, 0755);
-    snprintf(seg, sizeof seg, "%s/seg/labels", root);
-    mkdir(seg, 0755);
-    snprintf(seg, sizeof seg, "%s/images", root);
-    snprintf(link, sizeof link, "%s/seg/images", root);
-    CHECK_INT(symlink(seg, link), 0);
-    char p[256];
-    snprintf(p, sizeof p, "%s/images", root);
-    mkdir(p, 0755);
-    snprintf(p, sizeof p, "%s/labels", root);
-    mkdir(p, 0755);
-    detfeed_codec *codec;
-    detfeed_codec_create(&codec, 0);
-    for (int i = 0; i < NIMG; i++) {
-        int w = SIDE + (int)(tu_rand(rng) % 200), h = SIDE + (int)(tu_rand(rng) % 200);
-        uint8_t *px = malloc((size_t)w * h * 3);
-        memset(px, 60, (size_t)w * h * 3);
-        snprintf(p, sizeof p, "%s/labels/im%02d.txt", root, i);
-        FILE *lf = fopen(p, "w");
-        snprintf(p, sizeof p, "%s/seg/labels/im%02d.txt", root, i);
-        FILE *sf = fopen(p, "w"); /* the same rectangles as polygons */
-        int placed[NRECT][4];
-        for (int r = 0; r < NRECT; r++) {
-            int k = i * NRECT + r;
-            /* Rectangles do not overlap, so no dot is painted over. */
-            int x0, y0, x1, y1;
-            do {
-                x0 = (int)(tu_rand(rng) % (unsigned)(w - 60));
-                y0 = (int)(tu_rand(rng) % (unsigned)(h - 60));
-                x1 = x0 + 30 + (int)(tu_rand(rng) % 30);
-                y1 = y0 + 30 + (int)(tu_rand(rng) % 30);
-            } while (overlaps(placed, r, x0, y0, x1, y1));
-            placed[r][0] = x0, placed[r][1] = y0, placed[r][2] = x1, placed[r][3] = y1;
-            uint8_t c[3];
-            colour(k, c);
-            for (int y = y0; y < y1; y++)
-                for (int x = x0; x < x1; x++)
-                    memcpy(px + ((size_t)y * w + x) * 3, c, 3);
-            /* Two keypoints: 9x9 dots (pure pixels survive a 0.5 scale) inside
-             * the rectangle, centred on the keypoint. */
-            double kx[NKPT] = {x0 + 8.5, x1 - 8.5}, ky[NKPT] = {y0 + 8.5, y1 - 8.5};
-            for (int j = 0; j < NKPT; j++) {
-                kpt_colour(k, j, c);
-                for (int dy = -4; dy <= 4; dy++)
-                    for (int dx = -4; dx <= 4; dx++)
-                        memcpy(px + ((size_t)((int)ky[j] + dy) * w + (int)kx[j] + dx) *
-                                        3,
-                               c, 3);
-            }
-            fprintf(lf, "%d %.9f %.9f %.9f %.9f", k, (x0 + x1) / 2.0 / w,
-                    (y0 + y1) / 2.0 / h, (double)(x1 - x0) / w, (double)(y1 - y0) / h);
-            for (int j = 0; j < NKPT; j++)
-                fprintf(lf, " %.9f %.9f 2", kx[j] / w, ky[j] / h);
-            fprintf(lf, "\n");
-            fprintf(sf, "%d %.9f %.9f %.9f %.9f %.9f %.9f %.9f %.9f\n", k,
-                    (double)x0 / w, (double)y0 / h, (double)x1 / w, (double)y0 / h,
-                    (double)x1 / w, (double)y1 / h, (double)x0 / w, (double)y1 / h);
-        }
-        fclose(lf);
-        fclose(sf);
-        snprintf(p, sizeof p, "%s/images/im%02d.png", root, i);
-        CHECK_INT(detfeed_codec_write_png(codec, p, px, (size_t)w * 3, w, h), 0);
-        free(px);
+    int *q = placed[r];
+    do {
+        q[0] = (int)(tu_rand(im->rng) % (unsigned)(im->w - 60));
+        q[1] = (int)(tu_rand(im->rng) % (unsigned)(im->h - 60));
+        q[2] = q[0] + 30 + (int)(tu_rand(im->rng) % 30);
+        q[3] = q[1] + 30 + (int)(tu_rand(im->rng) % 30);
+    } while (overlaps(placed, r, q[0], q[1], q[2], q[3]));
+}
+
+/* Keypoint j of rectangle q: near its top-left corner, then its bottom-right. */
+static void kpt_at(const int q[4], int j, double *x, double *y)
+{
+    *x = j == 0 ? q[0] + 8.5 : q[2] - 8.5;
+    *y = j == 0 ? q[1] + 8.5 : q[3] - 8.5;
+}
+
+static void fill(tu_image *im, int x0, int y0, int x1, int y1, const uint8_t c[3])
+{
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++)
+            memcpy(im->px + ((size_t)y * im->w + x) * 3, c, 3);
+}
+
+/* Rectangle q in class k's colour, with its keypoints as 9 x 9 dots (pure
+ * pixels survive a 0.5 scale) centred on them. */
+static void paint_rect(tu_image *im, int k, const int q[4])
+{
+    uint8_t c[3];
+    colour(k, c);
+    fill(im, q[0], q[1], q[2], q[3], c);
+    for (int j = 0; j < NKPT; j++) {
+        double kx, ky;
+        kpt_at(q, j, &kx, &ky);
+        kpt_colour(k, j, c);
+        fill(im, (int)kx - 4, (int)ky - 4, (int)kx + 5, (int)ky + 5, c);
     }
-    detfeed_codec_destroy(codec);
-    snprintf(p, sizeof p, "%s/data.yaml", root);
-    FILE *y = fopen(p, "w");
-    fprintf(y, "path: .\ntrain: images\nkpt_shape: [%d, 3]\nflip_idx: [1, 0]\nnc: %d\n",
-            NKPT, NIMG * NRECT);
-    fclose(y);
-    snprintf(p, sizeof p, "%s/seg/data.yaml", root);
-    y = fopen(p, "w");
-    fprintf(y, "path: .\ntrain: images\nnc: %d\n", NIMG * NRECT);
-    fclose(y);
+}
+
+/* Rectangle q of class k as a box with its keypoints (pose labels) and as
+ * a polygon (segment labels). */
+static void write_rect(const tu_image *im, FILE *seg, int k, const int q[4])
+{
+    double w = im->w, h = im->h;
+    fprintf(im->labels, "%d %.9f %.9f %.9f %.9f", k, (q[0] + q[2]) / 2.0 / w,
+            (q[1] + q[3]) / 2.0 / h, (q[2] - q[0]) / w, (q[3] - q[1]) / h);
+    for (int j = 0; j < NKPT; j++) {
+        double kx, ky;
+        kpt_at(q, j, &kx, &ky);
+        fprintf(im->labels, " %.9f %.9f 2", kx / w, ky / h);
+    }
+    fprintf(im->labels, "\n");
+    fprintf(seg, "%d %.9f %.9f %.9f %.9f %.9f %.9f %.9f %.9f\n", k, q[0] / w, q[1] / h,
+            q[2] / w, q[1] / h, q[2] / w, q[3] / h, q[0] / w, q[3] / h);
+}
+
+/* Image i: NRECT rectangles of classes i * NRECT + r on a plain ground. */
+static void paint(tu_image *im)
+{
+    memset(im->px, 60, (size_t)im->w * im->h * 3);
+    char p[256];
+    snprintf(p, sizeof p, "%s/seg/labels/%02d.txt", root, im->index);
+    FILE *seg = fopen(p, "w");
+    if (!CHECK(seg != NULL))
+        return;
+    int placed[NRECT][4];
+    for (int r = 0; r < NRECT; r++) {
+        place(im, placed, r);
+        paint_rect(im, im->index * NRECT + r, placed[r]);
+        write_rect(im, seg, im->index * NRECT + r, placed[r]);
+    }
+    fclose(seg);
+}
+
+/* root: pose labels (boxes with two keypoints); seg/: the same images (a
+ * link) with the rectangles as polygons. */
+static void make_dataset(void)
+{
+    mkdir(tu_at(root, "seg"), 0755);
+    mkdir(tu_at(root, "seg/labels"), 0755);
+    CHECK_INT(symlink(tu_at(root, "images"), tu_at(root, "seg/images")), 0);
+    tu_make_dataset(root, NIMG, SIDE, 200, 2024, paint, NULL);
+    char yaml[160];
+    snprintf(yaml, sizeof yaml,
+             "path: .\ntrain: images\nkpt_shape: [%d, 3]\nflip_idx: [1, 0]\nnc: %d\n",
+             NKPT, NIMG * NRECT);
+    tu_write_text(tu_at(root, "data.yaml"), yaml);
+    snprintf(yaml, sizeof yaml, "path: .\ntrain: images\nnc: %d\n", NIMG * NRECT);
+    tu_write_text(tu_at(root, "seg/data.yaml"), yaml);
+}
+
+/* The class whose colour the pixel p has, or -1. */
+static int class_of(const uint8_t *p)
+{
+    for (int k = 0; k < NIMG * NRECT; k++) {
+        uint8_t col[3];
+        colour(k, col);
+        if (memcmp(p, col, 3) == 0)
+            return k;
+    }
+    return -1;
 }
 
 typedef struct result {
@@ -136,14 +161,7 @@ static void check_sample(const uint8_t *img, int s, int n, const float *cls,
 {
     for (int y = 0; y < s; y++) {
         for (int x = 0; x < s; x++) {
-            const uint8_t *p = img + ((size_t)y * s + x) * 3;
-            int k = -1;
-            for (int c = 0; c < NIMG * NRECT && k < 0; c++) {
-                uint8_t col[3];
-                colour(c, col);
-                if (memcmp(p, col, 3) == 0)
-                    k = c;
-            }
+            int k = class_of(img + ((size_t)y * s + x) * 3);
             if (k < 0)
                 continue;
             bool inside = false, listed = false;
@@ -199,27 +217,40 @@ static bool repeats_an_image(const char *recipe, uint64_t index)
            p[0] == p[2] || p[1] == p[2];
 }
 
-static void run(const char *set_name, double degrees, double shear, double persp)
+/* A loader of imgsz s with colour off (so that the colours survive),
+ * `degrees` and flipud 0.5; the caller sets the rest and opens it. */
+static detfeed_loader *create_loader(int s, double degrees)
 {
-    enum { S = 320, CAP = 64 };
-    char src[128];
-    snprintf(src, sizeof src, "%s/data.yaml", root);
     detfeed_loader *l;
     detfeed_loader_create(&l, 0);
-    detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, S);
+    detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, s);
     detfeed_loader_set_float(l, DETFEED_LOADER_HSV_H, 0);
     detfeed_loader_set_float(l, DETFEED_LOADER_HSV_S, 0);
     detfeed_loader_set_float(l, DETFEED_LOADER_HSV_V, 0);
     detfeed_loader_set_float(l, DETFEED_LOADER_DEGREES, degrees);
+    detfeed_loader_set_float(l, DETFEED_LOADER_FLIPUD, 0.5);
+    return l;
+}
+
+/* Opens l on root/rel; a failure is a failed check, and l is destroyed. */
+static bool open_loader(detfeed_loader *l, const char *rel)
+{
+    if (CHECK_INT(detfeed_loader_open(l, tu_at(root, rel)), 0))
+        return true;
+    fprintf(stderr, "  %s\n", detfeed_loader_last_error(l));
+    detfeed_loader_destroy(l);
+    return false;
+}
+
+static void run(const char *set_name, double degrees, double shear, double persp)
+{
+    enum { S = 320, CAP = 64 };
+    detfeed_loader *l = create_loader(S, degrees);
     detfeed_loader_set_float(l, DETFEED_LOADER_SHEAR, shear);
     detfeed_loader_set_float(l, DETFEED_LOADER_PERSPECTIVE, persp);
-    detfeed_loader_set_float(l, DETFEED_LOADER_FLIPUD, 0.5);
     detfeed_loader_set_float(l, DETFEED_LOADER_MOSAIC, 0.7);
-    if (!CHECK_INT(detfeed_loader_open(l, src), 0)) {
-        fprintf(stderr, "  %s\n", detfeed_loader_last_error(l));
-        detfeed_loader_destroy(l);
+    if (!open_loader(l, "data.yaml"))
         return;
-    }
     uint8_t *img = malloc((size_t)S * S * 3);
     float cls[CAP], box[CAP * 4], kpt[CAP * NKPT * 3];
     result res = {0};
@@ -259,21 +290,9 @@ static void run(const char *set_name, double degrees, double shear, double persp
 static void run_masks(double degrees)
 {
     enum { S = 320, M = S / 4, CAP = 64 };
-    char src[128];
-    snprintf(src, sizeof src, "%s/seg/data.yaml", root);
-    detfeed_loader *l;
-    detfeed_loader_create(&l, 0);
-    detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, S);
-    detfeed_loader_set_float(l, DETFEED_LOADER_HSV_H, 0);
-    detfeed_loader_set_float(l, DETFEED_LOADER_HSV_S, 0);
-    detfeed_loader_set_float(l, DETFEED_LOADER_HSV_V, 0);
-    detfeed_loader_set_float(l, DETFEED_LOADER_DEGREES, degrees);
-    detfeed_loader_set_float(l, DETFEED_LOADER_FLIPUD, 0.5);
-    if (!CHECK_INT(detfeed_loader_open(l, src), 0)) {
-        fprintf(stderr, "  %s\n", detfeed_loader_last_error(l));
-        detfeed_loader_destroy(l);
+    detfeed_loader *l = create_loader(S, degrees);
+    if (!open_loader(l, "seg/data.yaml"))
         return;
-    }
     uint8_t *img = malloc((size_t)S * S * 3), mask[M * M];
     float cls[CAP], box[CAP * 4];
     long pixels = 0, off = 0;
@@ -293,14 +312,7 @@ static void run_masks(double degrees)
             break;
         for (int y = 0; y < S; y++) {
             for (int x = 0; x < S; x++) {
-                const uint8_t *p = img + ((size_t)y * S + x) * 3;
-                int c = -1;
-                for (int q = 0; q < NIMG * NRECT && c < 0; q++) {
-                    uint8_t col[3];
-                    colour(q, col);
-                    if (memcmp(p, col, 3) == 0)
-                        c = q;
-                }
+                int c = class_of(img + ((size_t)y * S + x) * 3);
                 int j = -1;
                 for (int i = 0; i < n && c >= 0; i++)
                     if ((int)cls[i] == c)
@@ -331,8 +343,7 @@ int main(void)
 {
     if (!tu_temp_dir(root, sizeof root, "consist"))
         return tu_finish("test_consistency");
-    uint64_t rng = 2024;
-    make_dataset(&rng);
+    make_dataset();
     run("scale and translate", 0, 0, 0);
     run("rotation and shear", 30, 8, 0);
     run("perspective", 10, 0, 0.0007);

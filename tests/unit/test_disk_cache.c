@@ -47,29 +47,17 @@ static void write_image(detfeed_codec *codec, const char *path, int w, int h,
     free(px);
 }
 
+/* i % 4 boxes of classes 0, 1, 2. */
+static void boxes(FILE *f, int i)
+{
+    for (int k = 0; k < i % 4; k++)
+        fprintf(f, "%d 0.5 0.5 %.3f %.3f\n", k, 0.2 + 0.1 * k, 0.3);
+}
+
 static void make_dataset(void)
 {
-    char p[256];
-    uint64_t rng = 5;
-    path_of(p, sizeof p, "data");
-    mkdir(p, 0755);
-    path_of(p, sizeof p, "data/images");
-    mkdir(p, 0755);
-    path_of(p, sizeof p, "data/labels");
-    mkdir(p, 0755);
-    detfeed_codec *codec;
-    detfeed_codec_create(&codec, 0);
-    for (int i = 0; i < NIMG; i++) {
-        int w = 40 + (int)(tu_rand(&rng) % 150), h = 40 + (int)(tu_rand(&rng) % 150);
-        snprintf(p, sizeof p, "%s/data/images/%02d.png", root, i);
-        write_image(codec, p, w, h, (uint64_t)i * 77 + 1);
-        snprintf(p, sizeof p, "%s/data/labels/%02d.txt", root, i);
-        FILE *f = fopen(p, "w");
-        for (int k = 0; k < i % 4; k++)
-            fprintf(f, "%d 0.5 0.5 %.3f %.3f\n", k, 0.2 + 0.1 * k, 0.3);
-        fclose(f);
-    }
-    detfeed_codec_destroy(codec);
+    mkdir(tu_at(root, "data"), 0755);
+    tu_noise_dataset(tu_at(root, "data"), NIMG, 40, 150, 5, boxes);
 }
 
 /* ---- loaders and digests ------------------------------------------------- */

@@ -59,9 +59,26 @@ static inline double tu_uniform(uint64_t *state, double lo, double hi)
     return lo + (hi - lo) * (double)(tu_rand(state) >> 11) * 0x1p-53;
 }
 
-/* A dataset of n noise PNGs, root/images/NN.png (sides min_side to
- * min_side + span - 1, drawn from `seed`), with root/labels/NN.txt written
- * by labels(f, i) (testutil_data.c). */
+/* One image of a dataset tu_make_dataset writes: its number, its size, its
+ * pixels (RGB, w * h * 3 bytes, noise until the maker paints over them), its
+ * open label file, the generator its size and noise came from (the maker may
+ * draw on), and the maker's context. */
+typedef struct tu_image {
+    int index, w, h;
+    uint8_t *px;
+    FILE *labels;
+    uint64_t *rng;
+    void *ctx;
+} tu_image;
+
+/* A dataset of n PNGs, root/images/NN.png, and their labels,
+ * root/labels/NN.txt: each image's sides (min_side to min_side + span - 1)
+ * and noise pixels are drawn from `seed`, then make(im) may paint over the
+ * pixels and writes the labels; the PNG is written after it (testutil_data.c). */
+void tu_make_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
+                     void (*make)(tu_image *im), void *ctx);
+
+/* tu_make_dataset of noise images whose labels labels(f, i) writes. */
 void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
                       void (*labels)(FILE *f, int i));
 

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
-                      void (*labels)(FILE *f, int i))
+void tu_make_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
+                     void (*make)(tu_image *im), void *ctx)
 {
     char p[512];
     snprintf(p, sizeof p, "%s/images", root);
@@ -25,22 +25,41 @@ void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t 
     detfeed_codec *codec;
     detfeed_codec_create(&codec, 0);
     for (int i = 0; i < n; i++) {
-        int w = min_side + (int)(tu_rand(&seed) % (uint64_t)span),
-            h = min_side + (int)(tu_rand(&seed) % (uint64_t)span);
-        uint8_t *px = malloc((size_t)w * h * 3);
-        for (int k = 0; k < w * h * 3; k++)
-            px[k] = (uint8_t)(tu_rand(&seed) >> 56);
-        snprintf(p, sizeof p, "%s/images/%02d.png", root, i);
-        CHECK_INT(detfeed_codec_write_png(codec, p, px, (size_t)w * 3, w, h), 0);
-        free(px);
+        tu_image im = {.index = i, .rng = &seed, .ctx = ctx};
+        im.w = min_side + (int)(tu_rand(&seed) % (uint64_t)span);
+        im.h = min_side + (int)(tu_rand(&seed) % (uint64_t)span);
+        im.px = malloc((size_t)im.w * im.h * 3);
+        for (int k = 0; k < im.w * im.h * 3; k++)
+            im.px[k] = (uint8_t)(tu_rand(&seed) >> 56);
         snprintf(p, sizeof p, "%s/labels/%02d.txt", root, i);
-        FILE *f = fopen(p, "w");
-        if (CHECK(f != NULL)) {
-            labels(f, i);
-            fclose(f);
+        im.labels = fopen(p, "w");
+        if (CHECK(im.labels != NULL)) {
+            make(&im);
+            fclose(im.labels);
         }
+        snprintf(p, sizeof p, "%s/images/%02d.png", root, i);
+        CHECK_INT(
+            detfeed_codec_write_png(codec, p, im.px, (size_t)im.w * 3, im.w, im.h), 0);
+        free(im.px);
     }
     detfeed_codec_destroy(codec);
+}
+
+typedef struct noise_labels {
+    void (*labels)(FILE *f, int i);
+} noise_labels;
+
+static void write_noise_labels(tu_image *im)
+{
+    const noise_labels *nl = im->ctx;
+    nl->labels(im->labels, im->index);
+}
+
+void tu_noise_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
+                      void (*labels)(FILE *f, int i))
+{
+    noise_labels nl = {labels};
+    tu_make_dataset(root, n, min_side, span, seed, write_noise_labels, &nl);
 }
 
 const char *tu_temp_dir(char *buf, size_t size, const char *name)
