@@ -491,31 +491,22 @@ static int readonly_child(const char *ro, const char *user)
 
 static void test_readonly(void)
 {
-    char ro[128], user[128], cmd[512], file[256], src[256];
+    char ro[128], user[128], file[256], src[256];
     snprintf(ro, sizeof ro, "%s/ro", root);
     snprintf(user, sizeof user, "%s/user", root);
-    snprintf(cmd, sizeof cmd, "mkdir -p %s %s && cp -r %s/data %s/", ro, user, root,
-             ro);
-    CHECK_INT(system(cmd), 0);
+    CHECK_INT(mkdir(ro, 0755), 0);
+    CHECK_INT(mkdir(user, 0755), 0);
+    CHECK(tu_copy_tree(tu_at(root, "data"), tu_at(ro, "data")));
     snprintf(src, sizeof src, "%s/data/images", ro);
     snprintf(file, sizeof file, "%s/built.cache", ro);
     detfeed_dataset *ds = open_dataset(src);
     CHECK_INT(build(ds, S, file), DETFEED_DISK_BUILT);
     detfeed_dataset_destroy(ds);
-    snprintf(cmd, sizeof cmd, "chmod -R a-w %s && chmod 777 %s", ro, user);
-    CHECK_INT(system(cmd), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* root writes anywhere: the checks run as an ordinary user */
-        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
-            _exit(3);
-        _exit(readonly_child(ro, user) == 0 ? 0 : 1);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    snprintf(cmd, sizeof cmd, "chmod -R u+w %s", ro);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_chmod_tree(ro, 0222, 0));
+    CHECK_INT(chmod(user, 0777), 0);
+    /* root writes anywhere: the checks run as an ordinary user */
+    CHECK(tu_run_unprivileged(readonly_child, ro, user));
+    CHECK(tu_chmod_tree(ro, 0, S_IWUSR));
 }
 
 /* ---- the loader's settings ------------------------------------------------- */
@@ -547,12 +538,11 @@ static void test_settings(const char *data)
 static bool copy_coco8(char *yaml, size_t size)
 {
     const char *data = getenv("DETFEED_TEST_DATA");
-    char src[512], cmd[1200];
+    char src[512];
     snprintf(src, sizeof src, "%s/coco8", data ? data : "../shared/data");
     if (access(src, R_OK) != 0)
         return false;
-    snprintf(cmd, sizeof cmd, "cp -r %s %s/ && chmod -R u+w %s/coco8", src, root, root);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_copy_tree(src, tu_at(root, "coco8")));
     snprintf(yaml, size, "%s/coco8/coco8.yaml", root);
     return access(yaml, R_OK) == 0;
 }

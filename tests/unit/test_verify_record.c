@@ -116,13 +116,6 @@ static void make_dataset(const char *dir, uint64_t seed)
     damage_png(tu_at(dir, "images/05.png"));
 }
 
-static void copy_tree(const char *from, const char *to)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", to, from, to);
-    CHECK_INT(system(cmd), 0);
-}
-
 /* Sets a file's modification time `delta_s` seconds from what it was. */
 static void shift_mtime(const char *path, long delta_s)
 {
@@ -365,7 +358,7 @@ static void test_changes(const char *dir)
     char from[512], to[512];
     snprintf(from, sizeof from, "%s", tu_at(dir, "images/00.png"));
     snprintf(to, sizeof to, "%s", tu_at(dir, "images/99.png"));
-    copy_tree(from, to);
+    CHECK(tu_copy_tree(from, to));
     run(src, NULL, 1, DETFEED_RECORD_WRITTEN, NULL, "added");
     run(src, NULL, 0, DETFEED_RECORD_REUSED, NULL, "after added");
     CHECK_INT(unlink(to), 0);
@@ -592,11 +585,11 @@ static int readonly_child(const char *ro, const char *user)
 
 static void test_readonly(const char *dir)
 {
-    char ro[128], user[128], user2[128], cmd[600];
+    char ro[128], user[128], user2[128];
     snprintf(ro, sizeof ro, "%s/ro", root);
     snprintf(user, sizeof user, "%s/user", root);
     snprintf(user2, sizeof user2, "%s/user2", root);
-    copy_tree(dir, ro);
+    CHECK(tu_copy_tree(dir, ro));
     mkdir(user, 0777);
     mkdir(user2, 0777);
     chmod(user, 0777);
@@ -605,23 +598,13 @@ static void test_readonly(const char *dir)
     snprintf(rec, sizeof rec, "%s/labels.detfeed-verified", ro);
     unlink(rec);
     /* a folder whose mode lets nobody write: left alone, even by root */
-    snprintf(cmd, sizeof cmd, "chmod -R a-w '%s'", ro);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_chmod_tree(ro, 0222, 0));
     char *home = getenv("XDG_CACHE_HOME");
     falls_back(tu_at(ro, "images"), user);
     CHECK(access(rec, F_OK) != 0);
     /* the same as an ordinary user, whom the permissions stop */
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
-            _exit(3);
-        _exit(readonly_child(ro, user2) == 0 ? 0 : 1);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    snprintf(cmd, sizeof cmd, "chmod -R u+w '%s'", ro);
-    CHECK_INT(system(cmd), 0);
+    CHECK(tu_run_unprivileged(readonly_child, ro, user2));
+    CHECK(tu_chmod_tree(ro, 0, S_IWUSR));
     if (home)
         setenv("XDG_CACHE_HOME", home, 1);
     else
@@ -729,16 +712,14 @@ static void test_settings(const char *src)
 static bool test_coco8(void)
 {
     const char *data = getenv("DETFEED_TEST_DATA");
-    char src[512], dir[128], cmd[4096], img[600], want[256], ref[65], hex[65];
+    char src[512], dir[128], img[600], want[256], ref[65], hex[65];
     snprintf(src, sizeof src, "%s/coco8/images/train", data ? data : "../shared/data");
     if (access(src, R_OK) != 0)
         return false;
     snprintf(dir, sizeof dir, "%s/coco8", root);
-    snprintf(cmd, sizeof cmd,
-             "mkdir -p '%s/images' '%s/labels' && cp '%s'/*.jpg '%s/images/' && "
-             "cp '%s'/../../labels/train/*.txt '%s/labels/' && chmod -R u+w '%s'",
-             dir, dir, src, dir, src, dir, dir);
-    CHECK_INT(system(cmd), 0);
+    CHECK_INT(mkdir(dir, 0755), 0);
+    CHECK(tu_copy_tree(src, tu_at(dir, "images")));
+    CHECK(tu_copy_tree(tu_at(src, "../../labels/train"), tu_at(dir, "labels")));
     snprintf(img, sizeof img, "%s/images/000000000034.jpg", dir);
     cut(img, 4000);
     char images[512];
@@ -786,9 +767,8 @@ int main(void)
     bool real = test_coco8();
     if (!real)
         fprintf(stderr, "no coco8 under DETFEED_TEST_DATA: real JPEGs not checked\n");
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "chmod -R u+w %s; rm -rf %s", root, root);
-    if (system(cmd) != 0)
+    tu_chmod_tree(root, 0, S_IWUSR); /* what the read-only checks left */
+    if (!tu_remove_tree(root))
         fprintf(stderr, "could not remove %s\n", root);
     int rc = tu_finish("test_verify_record");
     return rc == 0 && !real ? 77 : rc;

@@ -98,6 +98,25 @@ void tu_write_text(const char *path, const char *text);
  * not followed), without a shell; false (errno set) when something stays. */
 bool tu_remove_tree(const char *path);
 
+/* Makes `to` (which must not exist) a copy of the file or folder `from` and
+ * everything below it, without a shell: folders and regular files only (a
+ * link or other entry is an error), each copy with its original's
+ * permissions plus the owner's read and write (and search for a folder), so
+ * a copy of a read-only tree can be changed and removed; false (errno set)
+ * when anything was not copied. */
+bool tu_copy_tree(const char *from, const char *to);
+
+/* The permissions of `path` and everything below it become
+ * (mode & ~clear) | set (chmod -R; links are not followed, not changed);
+ * false (errno set) when any entry could not be changed, after trying all. */
+bool tu_chmod_tree(const char *path, unsigned clear, unsigned set);
+
+/* Runs child(a, b) in a forked process as an ordinary user: where this
+ * process is root (whom file permissions do not stop), the child first takes
+ * user and group 65534 (nobody). True when the child returned 0. */
+bool tu_run_unprivileged(int (*child)(const char *a, const char *b), const char *a,
+                         const char *b);
+
 /* sha256 of a buffer as 64 hex characters. */
 void tu_sha256_hex(const void *data, size_t size, char hex[65]);
 

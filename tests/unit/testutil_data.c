@@ -1,18 +1,23 @@
 /*
  * testutil_data.c - test data made on the fly (with the library's PNG
  * writer; testutil.c itself needs no library, for the mutation runs), and
- * the temporary folders it lives in.
+ * the temporary folders and trees it lives in, handled without a shell.
  */
 #define _XOPEN_SOURCE 700 /* nftw */
 
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 void tu_make_dataset(const char *root, int n, int min_side, int span, uint64_t seed,
                      void (*make)(tu_image *im), void *ctx)
@@ -115,6 +120,20 @@ void tu_digest_batches(detfeed_loader *l, uint32_t epochs, detfeed_sha256 *ctx)
     }
 }
 
+bool tu_run_unprivileged(int (*child)(const char *a, const char *b), const char *a,
+                         const char *b)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(3);
+        _exit(child(a, b) == 0 ? 0 : 1);
+    }
+    int status;
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+           WEXITSTATUS(status) == 0;
+}
+
 static int remove_entry(const char *path, const struct stat *st, int type,
                         struct FTW *ftw)
 {
@@ -125,4 +144,100 @@ static int remove_entry(const char *path, const struct stat *st, int type,
 bool tu_remove_tree(const char *path)
 {
     return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0;
+}
+
+/* Calls visit(path) and, below a folder, visit on each entry, parents before
+ * their entries (links are not followed); goes on past a failure and is
+ * false when anything failed. */
+static bool walk(const char *path,
+                 bool (*visit)(const char *path, const struct stat *st, void *ctx),
+                 void *ctx)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !visit(path, &st, ctx))
+        return false;
+    if (!S_ISDIR(st.st_mode))
+        return true;
+    DIR *dir = opendir(path);
+    if (dir == NULL)
+        return false;
+    bool ok = true;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char sub[PATH_MAX];
+        if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= (int)sizeof sub) {
+            errno = ENAMETOOLONG;
+            ok = false;
+            continue;
+        }
+        ok &= walk(sub, visit, ctx);
+    }
+    closedir(dir);
+    return ok;
+}
+
+typedef struct copy_job {
+    size_t from_len;
+    const char *to;
+} copy_job;
+
+/* Copies the regular file `from` to the new file `to`. */
+static bool copy_file(const char *from, const char *to, mode_t mode)
+{
+    int in = open(from, O_RDONLY), out = -1;
+    bool ok = in >= 0 && (out = open(to, O_WRONLY | O_CREAT | O_EXCL, mode)) >= 0;
+    char buf[1 << 14];
+    ssize_t got = 0;
+    while (ok && (got = read(in, buf, sizeof buf)) > 0)
+        ok = write(out, buf, (size_t)got) == got;
+    ok = ok && got == 0;
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && close(out) != 0)
+        ok = false;
+    return ok;
+}
+
+static bool copy_entry(const char *path, const struct stat *st, void *ctx)
+{
+    const copy_job *job = ctx;
+    char to[PATH_MAX];
+    if (snprintf(to, sizeof to, "%s%s", job->to, path + job->from_len) >=
+        (int)sizeof to) {
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    mode_t mode = (st->st_mode & 07777) | S_IRUSR | S_IWUSR;
+    if (S_ISDIR(st->st_mode))
+        return mkdir(to, mode | S_IXUSR) == 0;
+    if (S_ISREG(st->st_mode))
+        return copy_file(path, to, mode);
+    errno = EINVAL;
+    return false;
+}
+
+bool tu_copy_tree(const char *from, const char *to)
+{
+    copy_job job = {strlen(from), to};
+    return walk(from, copy_entry, &job);
+}
+
+typedef struct chmod_job {
+    mode_t clear, set;
+} chmod_job;
+
+static bool chmod_entry(const char *path, const struct stat *st, void *ctx)
+{
+    const chmod_job *job = ctx;
+    if (S_ISLNK(st->st_mode))
+        return true;
+    return chmod(path, ((st->st_mode & 07777) & ~job->clear) | job->set) == 0;
+}
+
+bool tu_chmod_tree(const char *path, unsigned clear, unsigned set)
+{
+    chmod_job job = {(mode_t)clear, (mode_t)set};
+    return walk(path, chmod_entry, &job);
 }
