@@ -87,23 +87,6 @@ static detfeed_dataset *open_ds(const char *source, int policy, const char *spli
     return ds;
 }
 
-/* A problem whose file ends with `file_end`, at `line`, with `words`. */
-static bool has_problem(const detfeed_dataset *ds, const char *file_end, int line,
-                        const char *words)
-{
-    for (size_t i = 0; i < detfeed_dataset_problem_count(ds); i++) {
-        const char *f, *r;
-        int l;
-        detfeed_dataset_problem(ds, i, &f, &l, &r);
-        size_t nf = strlen(f), ne = strlen(file_end);
-        if (nf >= ne && strcmp(f + nf - ne, file_end) == 0 && l == line &&
-            strstr(r, words))
-            return true;
-    }
-    fprintf(stderr, "  no problem %s:%d \"%s\"\n", file_end, line, words);
-    return false;
-}
-
 #define STAT(ds, s) detfeed_dataset_stat_get(ds, DETFEED_STAT_##s)
 
 static void test_yaml_train(void)
@@ -125,15 +108,16 @@ static void test_yaml_train(void)
     CHECK_INT(STAT(ds, ORPHAN_LABELS), 1);
     CHECK_INT(detfeed_dataset_class_count(ds), 3);
     CHECK_STR(detfeed_dataset_class_name(ds, 1), "dog");
-    CHECK(has_problem(ds, "labels/train/d.txt", 2, "not finite"));
-    CHECK(has_problem(ds, "labels/train/q.txt", 0, "not a regular file"));
-    CHECK(has_problem(ds, "images/train/s.png", 0, "below 10 pixels"));
-    CHECK(has_problem(ds, "images/train/g.png", 0, "empty"));
-    CHECK(has_problem(ds, "images/train/t.jpg", 0, "not a JPEG or PNG"));
-    CHECK(has_problem(ds, "images/train/f.bmp", 0, "unsupported image format 'bmp'"));
-    CHECK(has_problem(ds, "labels/train/orphan.txt", 0, "without an image"));
-    CHECK(has_problem(ds, "labels/train/dup.txt", 0, "1 duplicate"));
-    CHECK(has_problem(ds, "data.yaml", 1, "does not exist here"));
+    CHECK(tu_has_problem(ds, "labels/train/d.txt", 2, "not finite"));
+    CHECK(tu_has_problem(ds, "labels/train/q.txt", 0, "not a regular file"));
+    CHECK(tu_has_problem(ds, "images/train/s.png", 0, "below 10 pixels"));
+    CHECK(tu_has_problem(ds, "images/train/g.png", 0, "empty"));
+    CHECK(tu_has_problem(ds, "images/train/t.jpg", 0, "not a JPEG or PNG"));
+    CHECK(
+        tu_has_problem(ds, "images/train/f.bmp", 0, "unsupported image format 'bmp'"));
+    CHECK(tu_has_problem(ds, "labels/train/orphan.txt", 0, "without an image"));
+    CHECK(tu_has_problem(ds, "labels/train/dup.txt", 0, "1 duplicate"));
+    CHECK(tu_has_problem(ds, "data.yaml", 1, "does not exist here"));
     /* Order is the sorted paths; a.png first with its two boxes. */
     CHECK(strstr(detfeed_dataset_image_path(ds, 0), "images/train/a.png") != NULL);
     int w, h;
@@ -167,15 +151,15 @@ static void test_other_sources(void)
 {
     detfeed_dataset *ds = open_ds(at("data.yaml"), DETFEED_POLICY_SKIP, "val");
     CHECK_INT(STAT(ds, USABLE), 1);
-    CHECK(has_problem(ds, "data.yaml", 3, "images/missing' does not exist"));
+    CHECK(tu_has_problem(ds, "data.yaml", 3, "images/missing' does not exist"));
     detfeed_dataset_destroy(ds);
 
     ds = open_ds(at("list.txt"), DETFEED_POLICY_SKIP, NULL);
     CHECK_INT(STAT(ds, IMAGES), 4);
     CHECK_INT(STAT(ds, USABLE), 2);
     CHECK_INT(STAT(ds, CORRUPT), 2);
-    CHECK(has_problem(ds, "images/train/h.png", 0, "not a regular file"));
-    CHECK(has_problem(ds, "images/train/nothere.png", 0, "cannot open"));
+    CHECK(tu_has_problem(ds, "images/train/h.png", 0, "not a regular file"));
+    CHECK(tu_has_problem(ds, "images/train/nothere.png", 0, "cannot open"));
     detfeed_dataset_destroy(ds);
 
     ds = open_ds(at("images/train"), DETFEED_POLICY_SKIP, NULL);

@@ -53,30 +53,6 @@ static detfeed_dataset *open_ds(const char *source, int64_t nc, int *rc)
     return ds;
 }
 
-/* A problem whose file ends with `file_end`, at `line`, with `words`. */
-static bool has_problem(const detfeed_dataset *ds, const char *file_end, int line,
-                        const char *words)
-{
-    for (size_t i = 0; i < detfeed_dataset_problem_count(ds); i++) {
-        const char *f, *r;
-        int l;
-        detfeed_dataset_problem(ds, i, &f, &l, &r);
-        size_t nf = strlen(f), ne = strlen(file_end);
-        if (nf >= ne && strcmp(f + nf - ne, file_end) == 0 && l == line &&
-            strstr(r, words))
-            return true;
-    }
-    fprintf(stderr, "  no problem %s:%d \"%s\"; the problems:\n", file_end, line,
-            words);
-    for (size_t i = 0; i < detfeed_dataset_problem_count(ds); i++) {
-        const char *f, *r;
-        int l;
-        detfeed_dataset_problem(ds, i, &f, &l, &r);
-        fprintf(stderr, "    %s:%d: %s\n", f, l, r);
-    }
-    return false;
-}
-
 #define STAT(ds, s) detfeed_dataset_stat_get(ds, DETFEED_STAT_##s)
 
 /* A FIFO blocks open() until a writer comes: every place that reads a file
@@ -108,7 +84,7 @@ static void test_fifos(void)
     CHECK_INT(rc, 0);
     CHECK_INT(STAT(ds, USABLE), 1);
     CHECK_INT(STAT(ds, CORRUPT), 1);
-    CHECK(has_problem(ds, "fifo/images/p.png", 0, "a FIFO, not a regular file"));
+    CHECK(tu_has_problem(ds, "fifo/images/p.png", 0, "a FIFO, not a regular file"));
     detfeed_dataset_destroy(ds);
 
     /* A folder: the FIFO named .png is found (as Ultralytics' glob finds it)
@@ -118,14 +94,14 @@ static void test_fifos(void)
     CHECK_INT(STAT(ds, IMAGES), 3);
     CHECK_INT(STAT(ds, USABLE), 1);
     CHECK_INT(STAT(ds, CORRUPT), 2);
-    CHECK(has_problem(ds, "fifo/images/p.png", 0, "a FIFO"));
-    CHECK(has_problem(ds, "fifo/labels/b.txt", 0, "a FIFO"));
+    CHECK(tu_has_problem(ds, "fifo/images/p.png", 0, "a FIFO"));
+    CHECK(tu_has_problem(ds, "fifo/labels/b.txt", 0, "a FIFO"));
     detfeed_dataset_destroy(ds);
 
     ds = open_ds(at("fifo/data.yaml"), 0, &rc);
     CHECK_INT(rc, 0);
     CHECK_INT(STAT(ds, USABLE), 1);
-    CHECK(has_problem(ds, "fifo/data.yaml", 1, "list_fifo.txt' is a FIFO"));
+    CHECK(tu_has_problem(ds, "fifo/data.yaml", 1, "list_fifo.txt' is a FIFO"));
     detfeed_dataset_destroy(ds);
 
     ds = open_ds(at("fifo/data_fifo.yaml"), 0, &rc);
@@ -170,11 +146,11 @@ static void test_links(void)
     CHECK_INT(STAT(ds, USABLE), 3); /* a, c, more/d */
     CHECK_INT(STAT(ds, CORRUPT), 3);
     CHECK_INT(STAT(ds, LINK_LOOPS), 2);
-    CHECK(has_problem(ds, "links/images/loop", 0, "link loop"));
-    CHECK(has_problem(ds, "links/images/sub/up", 0, "link loop"));
-    CHECK(has_problem(ds, "links/images/dangling.png", 0, "dangling symbolic link"));
-    CHECK(has_problem(ds, "links/images/self.png", 0, "symbolic link loop"));
-    CHECK(has_problem(ds, "links/labels/b.txt", 0, "symbolic link loop"));
+    CHECK(tu_has_problem(ds, "links/images/loop", 0, "link loop"));
+    CHECK(tu_has_problem(ds, "links/images/sub/up", 0, "link loop"));
+    CHECK(tu_has_problem(ds, "links/images/dangling.png", 0, "dangling symbolic link"));
+    CHECK(tu_has_problem(ds, "links/images/self.png", 0, "symbolic link loop"));
+    CHECK(tu_has_problem(ds, "links/labels/b.txt", 0, "symbolic link loop"));
     size_t n = detfeed_dataset_size(ds), twice = 0;
     for (size_t i = 0; i < n; i++) /* each real image once */
         for (size_t k = 0; k < i; k++)
@@ -216,13 +192,13 @@ static void test_class_ids(void)
     int rc;
     detfeed_dataset *ds = open_ds(at("ids/images"), 0, &rc);
     CHECK_INT(STAT(ds, USABLE), 1);
-    CHECK(has_problem(ds, "ids/labels/a.txt", 1, "class id 1e+20 is above 999999"));
+    CHECK(tu_has_problem(ds, "ids/labels/a.txt", 1, "class id 1e+20 is above 999999"));
     detfeed_dataset_destroy(ds);
     ds = open_ds(at("ids/images"), 5, &rc);
     CHECK_INT(STAT(ds, USABLE), 0);
     CHECK_INT(detfeed_dataset_class_count(ds), 5);
     CHECK_STR(detfeed_dataset_class_name(ds, 4), "class_4"); /* never NULL */
-    CHECK(has_problem(ds, "ids/labels/b.txt", 1, "not below the 5 classes"));
+    CHECK(tu_has_problem(ds, "ids/labels/b.txt", 1, "not below the 5 classes"));
     detfeed_dataset_destroy(ds);
 }
 
@@ -256,7 +232,8 @@ static void test_yaml_meta(void)
     int rc;
     ds = open_ds(at("meta/nonames.yaml"), 0, &rc);
     CHECK_INT(rc, 0);
-    CHECK(has_problem(ds, "meta/nonames.yaml", 0, "the YAML has no 'names' or 'nc'"));
+    CHECK(
+        tu_has_problem(ds, "meta/nonames.yaml", 0, "the YAML has no 'names' or 'nc'"));
     detfeed_dataset_destroy(ds);
     ds = open_ds(at("meta/nc.yaml"), 0, &rc);
     CHECK_INT(detfeed_dataset_class_count(ds), 2); /* Ultralytics' class_0, ... */

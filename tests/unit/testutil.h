@@ -117,6 +117,12 @@ bool tu_chmod_tree(const char *path, unsigned clear, unsigned set);
 bool tu_run_unprivileged(int (*child)(const char *a, const char *b), const char *a,
                          const char *b);
 
+/* Whether the dataset reports a problem in a file whose path ends with
+ * `file_end`, at `line`, whose reason contains `words`; when not, says so
+ * and lists the problems it has. */
+bool tu_has_problem(const detfeed_dataset *ds, const char *file_end, int line,
+                    const char *words);
+
 /* sha256 of a buffer as 64 hex characters. */
 void tu_sha256_hex(const void *data, size_t size, char hex[65]);
 
@@ -124,5 +130,8 @@ void tu_sha256_hex(const void *data, size_t size, char hex[65]);
  * into ctx (images, instance count, cls, bboxes, batch_idx); checks that
  * each epoch starts and ends (DETFEED_NEXT_END). */
 void tu_digest_batches(detfeed_loader *l, uint32_t epochs, detfeed_sha256 *ctx);
+
+/* tu_digest_batches of epochs 0 .. epochs - 1 alone, as 64 hex characters. */
+void tu_digest_hex(detfeed_loader *l, uint32_t epochs, char hex[65]);
 
 #endif /* DETFEED_TESTUTIL_H */

@@ -120,6 +120,14 @@ void tu_digest_batches(detfeed_loader *l, uint32_t epochs, detfeed_sha256 *ctx)
     }
 }
 
+void tu_digest_hex(detfeed_loader *l, uint32_t epochs, char hex[65])
+{
+    detfeed_sha256 ctx;
+    detfeed_sha256_init(&ctx);
+    tu_digest_batches(l, epochs, &ctx);
+    detfeed_sha256_hex(&ctx, hex);
+}
+
 bool tu_run_unprivileged(int (*child)(const char *a, const char *b), const char *a,
                          const char *b)
 {
@@ -132,6 +140,36 @@ bool tu_run_unprivileged(int (*child)(const char *a, const char *b), const char 
     int status;
     return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
            WEXITSTATUS(status) == 0;
+}
+
+static bool problem_matches(const char *file, int at, const char *reason,
+                            const char *file_end, int line, const char *words)
+{
+    size_t nf = strlen(file), ne = strlen(file_end);
+    return nf >= ne && strcmp(file + nf - ne, file_end) == 0 && at == line &&
+           strstr(reason, words) != NULL;
+}
+
+bool tu_has_problem(const detfeed_dataset *ds, const char *file_end, int line,
+                    const char *words)
+{
+    size_t n = detfeed_dataset_problem_count(ds);
+    for (size_t i = 0; i < n; i++) {
+        const char *f, *r;
+        int l;
+        detfeed_dataset_problem(ds, i, &f, &l, &r);
+        if (problem_matches(f, l, r, file_end, line, words))
+            return true;
+    }
+    fprintf(stderr, "  no problem %s:%d \"%s\"; the problems:\n", file_end, line,
+            words);
+    for (size_t i = 0; i < n; i++) {
+        const char *f, *r;
+        int l;
+        detfeed_dataset_problem(ds, i, &f, &l, &r);
+        fprintf(stderr, "    %s:%d: %s\n", f, l, r);
+    }
+    return false;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int type,
