@@ -111,26 +111,6 @@ static uint64_t index_of(const detfeed_batch *b, int i)
     return (uint64_t)atoi(strrchr(detfeed_batch_im_file(b, i), '/') + 1);
 }
 
-/* "key":[a,b,c] or "key":a from the recipe JSON. */
-static int numbers(const char *json, const char *key, uint64_t *out, int max)
-{
-    const char *p = strstr(json, key);
-    if (p == NULL)
-        return 0;
-    p += strlen(key);
-    int n = 0;
-    while (n < max && *p && *p != ']' && *p != ',') {
-        while (*p == '[' || *p == ' ')
-            p++;
-        char *end;
-        out[n++] = strtoull(p, &end, 10);
-        p = *end == ',' && n < max ? end + 1 : end;
-        if (*end != ',')
-            break;
-    }
-    return n;
-}
-
 /* Epoch `epoch`'s samples of one loader in the order delivered, and the
  * digest of its batches. */
 static int delivered(detfeed_loader *l, uint32_t epoch, uint64_t *seq, char hex[65])
@@ -156,25 +136,27 @@ static void test_loader_window(int rank, int world)
 {
     detfeed_loader *l = make(3, W, rank, world);
     uint64_t seq[2 * NIMG];
-    char hex[65], json[4096];
+    char hex[65];
     int n = delivered(l, 0, seq, hex), checked = 0;
     CHECK(n > 0);
     for (int q = 0; q < n; q++) {
         if ((uint64_t)rank + (uint64_t)q * (uint64_t)world >= NIMG)
             continue; /* the shard's padding: a repeat, placed where it first is */
-        CHECK_INT(detfeed_loader_recipe_json(l, 0, seq[q], json, sizeof json), 0);
+        detfeed_recipe r;
+        CHECK_INT(detfeed_loader_recipe(l, 0, seq[q], &r), 0);
         uint64_t p[4];
-        int k =
-            strstr(json, "\"mosaic\":true") ? numbers(json, "\"partners\":", p, 3) : 0;
-        if (strstr(json, "\"mixup\":true"))
-            k += numbers(json, "\"mix_partner\":", p + k, 1);
+        int k = 0;
+        for (int t = 0; r.geometry.mosaic && t < 3; t++)
+            p[k++] = r.geometry.partners[t];
+        if (r.mixup)
+            p[k++] = r.mix_partner;
         for (int j = 0; j < k; j++) {
             int back = 0;
             while (back < W && back <= q && seq[q - back] != p[j])
                 back++;
             if (!CHECK(back < W && back <= q))
-                fprintf(stderr, "  rank %d sample %d partner %llu: %s\n", rank, q,
-                        (unsigned long long)p[j], json);
+                fprintf(stderr, "  rank %d sample %d (image %llu) partner %llu\n", rank,
+                        q, (unsigned long long)seq[q], (unsigned long long)p[j]);
             checked++;
         }
     }
@@ -277,8 +259,7 @@ int main(void)
 {
     test_recipe_window();
     test_setting();
-    snprintf(root, sizeof root, "/tmp/detfeed-partners-XXXXXX");
-    if (!CHECK(mkdtemp(root) != NULL))
+    if (!tu_temp_dir(root, sizeof root, "partners"))
         return tu_finish("test_partners");
     tu_noise_dataset(root, NIMG, 30, 90, 3, one_box);
     test_loader_window(0, 1);
