@@ -1,7 +1,7 @@
 /*
  * color_kernel.cu - the device route's kernel: one launch per batch turns
  * n HWC BGR 8-bit images into NCHW RGB of the consumer's dtype, applying
- * each image's RandomHSV tables on the way (DESIGN §2.1, §2.2, §2.5).
+ * each image's RandomHSV tables on the way.
  *
  * Exactness: the per-pixel steps are the CPU core's own (img/color_px.h,
  * compiled here as device functions), with the HSV->BGR formula of the
@@ -44,7 +44,8 @@ template <typename T> struct block_tables {
     T out[256];
 };
 
-/* The consumer's value of code c: the host-built table (DESIGN §2.1). */
+/* The consumer's value of code c: the table detfeed_dtype_table builds on
+ * the host. */
 template <typename T>
 __device__ __forceinline__ T out_value(const dtype_table &tab, int c)
 {

@@ -1,8 +1,8 @@
 /*
  * route.h - where batch images go and where colour runs (internal): the
- * output and colour route in effect, decided once when the loader opens
- * (DESIGN §2.5), and the CUDA staging of a slot. The only part of feed that
- * talks to the CUDA host header.
+ * output and colour route in effect, decided once when the loader opens,
+ * and the CUDA staging of a slot. The only part of feed that talks to the
+ * CUDA host header.
  */
 #ifndef DETFEED_ROUTE_H
 #define DETFEED_ROUTE_H
