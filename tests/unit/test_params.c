@@ -360,11 +360,9 @@ int main(void)
     check_refusals();
     check_documented();
     check_fraction_and_text();
-    char root[] = "/tmp/detfeed-params-XXXXXX";
-    if (!CHECK(mkdtemp(root) != NULL)) {
-        perror("mkdtemp");
+    char root[128];
+    if (!tu_temp_dir(root, sizeof root, "params"))
         return tu_finish("test_params");
-    }
     tu_noise_dataset(root, N, 80, 60, 5, two_boxes);
     check_recipe(root);
     CHECK(tu_remove_tree(root));
