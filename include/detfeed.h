@@ -1537,13 +1537,6 @@ typedef struct detfeed_recipe {
 DETFEED_API int detfeed_loader_recipe(const detfeed_loader *loader, uint32_t epoch,
                                       uint64_t index, detfeed_recipe *out);
 
-/* The same recipe as one JSON object (written to buf of size bytes,
- * NUL-terminated; DETFEED_ELIMIT if it does not fit). Deprecated: kept until
- * its last caller uses detfeed_loader_recipe; the command-line tool formats
- * the struct itself. */
-DETFEED_API int detfeed_loader_recipe_json(const detfeed_loader *loader, uint32_t epoch,
-                                           uint64_t index, char *buf, size_t size);
-
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,6 @@
  */
 #include "loader_internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 /* One image's draws before its transforms, in the public form. */
@@ -72,46 +71,4 @@ int detfeed_loader_recipe(const detfeed_loader *l, uint32_t epoch, uint64_t inde
     free(order);
     recipe_of(l, epoch, index, &r, &pr, out);
     return DETFEED_OK;
-}
-
-/* ---- the JSON form, until its last caller moves to the struct ---- */
-
-/* One image's draws as JSON members (no braces). */
-static int geometry_json(const detfeed_recipe_geometry *g, char *buf, size_t size)
-{
-    return snprintf(buf, size,
-                    "\"mosaic\":%s,\"partners\":[%llu,%llu,%llu],\"yc\":%d,\"xc\":%d,"
-                    "\"perspective\":[%.17g,%.17g],\"angle\":%.17g,\"scale\":%.17g,"
-                    "\"shear\":[%.17g,%.17g],\"translate\":[%.17g,%.17g]",
-                    g->mosaic ? "true" : "false", (unsigned long long)g->partners[0],
-                    (unsigned long long)g->partners[1],
-                    (unsigned long long)g->partners[2], g->yc, g->xc, g->perspective[0],
-                    g->perspective[1], g->angle, g->scale, g->shear[0], g->shear[1],
-                    g->translate[0], g->translate[1]);
-}
-
-int detfeed_loader_recipe_json(const detfeed_loader *l, uint32_t epoch, uint64_t index,
-                               char *buf, size_t size)
-{
-    if (buf == NULL)
-        return DETFEED_EINVAL;
-    detfeed_recipe r;
-    int rc = detfeed_loader_recipe(l, epoch, index, &r);
-    if (rc != DETFEED_OK)
-        return rc;
-    char own[512], partner[512];
-    geometry_json(&r.geometry, own, sizeof own);
-    geometry_json(&r.mix_geometry, partner, sizeof partner);
-    int k =
-        snprintf(buf, size,
-                 "{\"epoch\":%u,\"index\":%llu,%s,\"mixup\":%s,\"mix_partner\":%llu,"
-                 "\"mix_ratio\":%.17g,\"mix_recipe\":{%s},\"hsv\":%s,"
-                 "\"gains\":[%.17g,%.17g,%.17g],\"flipud\":%s,\"fliplr\":%s,"
-                 "\"augment\":%s}",
-                 r.epoch, (unsigned long long)r.index, own, r.mixup ? "true" : "false",
-                 (unsigned long long)r.mix_partner, r.mix_ratio, partner,
-                 r.hsv ? "true" : "false", r.gains[0], r.gains[1], r.gains[2],
-                 r.flipud ? "true" : "false", r.fliplr ? "true" : "false",
-                 r.augment ? "true" : "false");
-    return k >= 0 && (size_t)k < size ? DETFEED_OK : DETFEED_ELIMIT;
 }

@@ -395,9 +395,8 @@ static void check_failed(detfeed_loader *l)
     CHECK_INT(detfeed_loader_sample_mask_data(l, 0, 0, img, sizeof img, &w, &h, NULL),
               DETFEED_EBADSTATE);
     CHECK_INT(detfeed_loader_sample_size(l, 0, &w, &h), DETFEED_EBADSTATE);
-    char json[2048];
-    CHECK_INT(detfeed_loader_recipe_json(l, 0, 0, json, sizeof json),
-              DETFEED_EBADSTATE);
+    detfeed_recipe recipe;
+    CHECK_INT(detfeed_loader_recipe(l, 0, 0, &recipe), DETFEED_EBADSTATE);
     uint64_t order[1] = {0};
     CHECK_INT(detfeed_loader_set_rect_order(l, order, 1), DETFEED_EBADSTATE);
     CHECK_INT(detfeed_loader_route(l, NULL, NULL, NULL), DETFEED_EBADSTATE);

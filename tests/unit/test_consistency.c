@@ -204,14 +204,10 @@ static void check_sample(const uint8_t *img, int s, int n, const float *cls,
 }
 
 /* True when a mosaic recipe uses some image twice. */
-static bool repeats_an_image(const char *recipe, uint64_t index)
+static bool repeats_an_image(const detfeed_recipe *r, uint64_t index)
 {
-    unsigned long long p[3];
-    /* The sample's own fields come before its mixup partner's. */
-    const char *at = strstr(recipe, "\"partners\":["),
-               *m = strstr(recipe, "\"mosaic\":");
-    if (m == NULL || strncmp(m, "\"mosaic\":true", 13) != 0 || at == NULL ||
-        sscanf(at, "\"partners\":[%llu,%llu,%llu]", &p[0], &p[1], &p[2]) != 3)
+    const uint64_t *p = r->geometry.partners;
+    if (!r->geometry.mosaic)
         return false;
     return p[0] == index || p[1] == index || p[2] == index || p[0] == p[1] ||
            p[0] == p[2] || p[1] == p[2];
@@ -259,9 +255,10 @@ static void run(const char *set_name, double degrees, double shear, double persp
     for (int k = 0; k < 60; k++) {
         int n;
         uint64_t index = (uint64_t)(k * 7) % NIMG;
-        char recipe[1024];
-        detfeed_loader_recipe_json(l, (uint32_t)k, index, recipe, sizeof recipe);
-        if (repeats_an_image(recipe, index)) {
+        detfeed_recipe recipe;
+        if (!CHECK_INT(detfeed_loader_recipe(l, (uint32_t)k, index, &recipe), 0))
+            break;
+        if (repeats_an_image(&recipe, index)) {
             skipped++; /* a colour twice: a dropped copy would look misplaced */
             continue;
         }
@@ -270,8 +267,7 @@ static void run(const char *set_name, double degrees, double shear, double persp
                        0))
             break;
         boxes += n;
-        bool swap = (strstr(recipe, "\"flipud\":true") != NULL) !=
-                    (strstr(recipe, "\"fliplr\":true") != NULL);
+        bool swap = recipe.flipud != recipe.fliplr;
         check_sample(img, S, n, cls, box, kpt, swap, &res);
     }
     printf("%s: %d samples with repeated tiles skipped; %d boxes, %ld box pixels (%ld "
@@ -299,9 +295,10 @@ static void run_masks(double degrees)
     for (int k = 0; k < 40; k++) {
         int n;
         uint64_t index = (uint64_t)(k * 5) % NIMG;
-        char recipe[1024];
-        detfeed_loader_recipe_json(l, (uint32_t)k, index, recipe, sizeof recipe);
-        if (repeats_an_image(recipe, index))
+        detfeed_recipe recipe;
+        if (!CHECK_INT(detfeed_loader_recipe(l, (uint32_t)k, index, &recipe), 0))
+            break;
+        if (repeats_an_image(&recipe, index))
             continue;
         if (!CHECK_INT(detfeed_loader_sample(l, (uint32_t)k, index, img, CAP, &n, cls,
                                              box, NULL),

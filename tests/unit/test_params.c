@@ -332,11 +332,6 @@ static void check_recipe(const char *root)
     CHECK_INT(detfeed_loader_recipe(l, 2, 3, &again), 0);
     CHECK(again.geometry.mosaic == 0 && again.mixup == 0 && again.mix_partner == 0 &&
           again.mix_ratio == 1);
-    /* The deprecated JSON form says the same. */
-    char json[2048], want[64];
-    CHECK_INT(detfeed_loader_recipe_json(l, 0, 3, json, sizeof json), 0);
-    snprintf(want, sizeof want, "\"mix_ratio\":%.17g,", r.mix_ratio);
-    CHECK(strstr(json, want) != NULL);
     /* Refusals. */
     CHECK_INT(detfeed_loader_recipe(l, 0, N, &again), DETFEED_EINVAL);
     CHECK_INT(detfeed_loader_recipe(l, 0, 3, NULL), DETFEED_EINVAL);
