@@ -167,8 +167,8 @@ RECORD_STATES = (
 )
 
 # The staging format of detfeed_cuda_color_convert's params, private to the
-# library (DETFEED_CUDA_PARAM_STRIDE and DETFEED_CUDA_PARAM_FLAG of its
-# source): per image, its three hsv tables at 0, and a flag byte (bit 0:
+# library (DETFEED__CUDA_PARAM_STRIDE and DETFEED__CUDA_PARAM_FLAG in
+# src/cuda/cuda_host.h): per image, its three hsv tables at 0, and a flag byte (bit 0:
 # colour the image) at CUDA_PARAM_FLAG, in blocks of CUDA_PARAM_STRIDE bytes.
 CUDA_PARAM_STRIDE = 1024
 CUDA_PARAM_FLAG = 768

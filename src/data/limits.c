@@ -7,10 +7,10 @@
 
 void detfeed__limits_default(detfeed__limits *lim)
 {
-    *lim = (detfeed__limits){.max_width = 32768,
-                             .max_height = 32768,
+    *lim = (detfeed__limits){.max_width = DETFEED_DEFAULT_MAX_WIDTH,
+                             .max_height = DETFEED_DEFAULT_MAX_HEIGHT,
                              .max_pixels = DETFEED_DEFAULT_MAX_PIXELS,
-                             .max_file = 1ull << 30,
+                             .max_file = DETFEED_DEFAULT_MAX_FILE,
                              .max_image_bytes = DETFEED_DEFAULT_MAX_IMAGE_BYTES};
 }
 
