@@ -138,9 +138,9 @@ static int concat(detfeed__inst *dst, const detfeed__inst *src)
         rc = n && dst->npt != src->npt
                  ? DETFEED_ENOTSUPPORTED
                  : detfeed__inst_reserve_seg(dst, n + src->n, src->npt);
-    if (rc != DETFEED_OK)
+    if (rc != DETFEED_OK || src->n == 0) /* an empty source may hold no arrays */
         return rc;
-    if (src->n && src->npt)
+    if (src->npt)
         memcpy(dst->seg + (size_t)n * src->npt * 2, src->seg,
                (size_t)src->n * src->npt * 2 * sizeof *dst->seg);
     memcpy(dst->cls + n, src->cls, (size_t)src->n * sizeof *dst->cls);

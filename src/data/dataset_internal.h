@@ -1,9 +1,8 @@
 /*
  * dataset_internal.h - the dataset handle's layout and what the files of
  * the data layer share about it (dataset.c, sources.c, index.c,
- * problems.c, queries.c, the caches) and the loader (feed/) uses: the
- * cache plan, the drop of images it could not decode, the limits. aug
- * reads an open dataset through dataset_access.h instead. Never installed.
+ * problems.c, queries.c, the caches). Everything above data/ (aug, feed)
+ * reads a dataset through dataset_access.h instead. Never installed.
  */
 #ifndef DETFEED_DATASET_INTERNAL_H
 #define DETFEED_DATASET_INTERNAL_H
@@ -116,54 +115,8 @@ const detfeed__image *detfeed__dataset_image(const detfeed_dataset *ds, size_t i
  * (detfeed_dataset_set_limit; read-only once open). */
 const detfeed__limits *detfeed__dataset_limits(const detfeed_dataset *ds);
 
-/*
- * Takes out of an open index the images that could not be decoded, as
- * verification by decoding would have skipped them: image i goes when
- * why[i] is not NULL (the codec's message, "path: reason"), counted in
- * DETFEED_STAT_CORRUPT with a problem (the file, line 0, the reason, as
- * `detfeed check` reports it; under DETFEED_POLICY_FAIL the first one is
- * the error returned, with its message). The images after it move down;
- * the counts of the usable images are recounted. DETFEED_EFORMAT, with a
- * message, when none is left.
- */
-int detfeed__dataset_drop(detfeed_dataset *ds, char *const *why);
-
-/* Whether image i is held in the cache's arena (filled, not on demand) or
- * in the disk cache behind it. */
-bool detfeed__cache_holds(const detfeed_cache *cache, size_t i);
-
-/* Whether the cache's fill tried image i and failed (it is then decoded on
- * demand, failing again). */
-bool detfeed__cache_fill_failed(const detfeed_cache *cache, size_t i);
-
-/* After detfeed__dataset_drop(ds, drop) on the cache's dataset: the same
- * images leave the cache (drop[i] != NULL), the others move down with it.
- * DETFEED_CACHE_FAILED still counts the fill's failures. */
-void detfeed__cache_drop(detfeed_cache *cache, char *const *drop);
-
-/* What detfeed_cache_create would admit under `budget`: the bytes and the
- * number of images (first fit in index order; images of unknown size are
- * never admitted). UINT64_MAX gives all that can be cached. */
-void detfeed__cache_plan(const detfeed_dataset *ds, int imgsz, uint64_t budget,
-                         uint64_t *bytes, int64_t *images);
-
-/*
- * The budget of cache_bytes "ram": Ultralytics' check_cache_ram caches when
- * need * (1 + margin_percent / 100) <= available (margin 100 in 8.4, 50 in
- * 8.3); then the budget is `need` (all), else what fits in available / (1 +
- * margin), floor(available * 100 / (100 + margin)), filled first fit.
- * Both are min(need, that floor). Exact in integers, no overflow.
- */
-uint64_t detfeed__cache_ram_budget(uint64_t need, uint64_t available,
-                                   unsigned margin_percent);
-
 /* MemAvailable of a /proc/meminfo text ("MemAvailable:  N kB") in bytes;
- * false when it has none. */
+ * false when it has none (detfeed__mem_available's parser). */
 bool detfeed__meminfo_available(const char *text, uint64_t *bytes);
-
-/* The memory available now, as psutil.virtual_memory().available reads it
- * on Linux: /proc/meminfo's MemAvailable; where that is missing, the free
- * pages (sysconf). DETFEED_ENOTSUPPORTED, with msg, when neither is known. */
-int detfeed__mem_available(uint64_t *bytes, detfeed__msg *msg);
 
 #endif /* DETFEED_DATASET_INTERNAL_H */

@@ -9,7 +9,7 @@
 #ifndef DETFEED_VERIFY_RECORD_H
 #define DETFEED_VERIFY_RECORD_H
 
-#include "dataset_internal.h"
+#include "core/internal.h"
 
 typedef struct detfeed__vrec detfeed__vrec;
 
