@@ -143,16 +143,8 @@ void detfeed__batch_places(detfeed_batch *bt, int pos, int w, int h, detfeed__de
     const detfeed__slot_spec *spec = bt->spec;
     sample_rec *r = &bt->s[pos];
     size_t quarter = (size_t)(w / 4) * (size_t)(h / 4);
-    size_t plane = (size_t)w * h * detfeed_dtype_size(spec->dtype);
-    bool host = detfeed__route_output(spec->route) != DETFEED_OUTPUT_CUDA;
-    *d = (detfeed__dest){
-        .image = {.px = host ? bt->images + (size_t)pos * 3 * plane : NULL,
-                  .tensor = true,
-                  .dtype = spec->dtype,
-                  .scale = spec->scale,
-                  .defer_colour =
-                      detfeed__route_colour(spec->route) == DETFEED_ROUTE_DEVICE},
-        .labels = &r->lab};
+    *d = (detfeed__dest){.labels = &r->lab};
+    detfeed__route_place(spec->route, bt->images, pos, w, h, &d->image);
     if (bt->masks) {
         r->narrow =
             (detfeed__buf){.p = bt->masks + (size_t)pos * quarter, .bytes = quarter};
@@ -162,16 +154,11 @@ void detfeed__batch_places(detfeed_batch *bt, int pos, int w, int h, detfeed__de
 }
 
 int detfeed__batch_put(detfeed_batch *bt, int pos, const detfeed__sample *s,
-                       uint64_t index, detfeed__clock *clock)
+                       uint64_t index)
 {
-    detfeed__route *route = bt->spec->route;
-    if (detfeed__route_output(route) == DETFEED_OUTPUT_CUDA) {
-        detfeed__clock_enter(clock, DETFEED_STAGE_CONVERT);
-        int rc = detfeed__route_put(route, bt->images, pos, s);
-        detfeed__clock_enter(clock, -1);
-        if (rc != DETFEED_OK)
-            return rc;
-    }
+    int rc = detfeed__route_stage_colour(bt->spec->route, bt->images, pos, &s->recipe);
+    if (rc != DETFEED_OK)
+        return rc;
     sample_rec *r = &bt->s[pos];
     r->ds_index = index;
     r->n = s->n;

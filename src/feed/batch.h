@@ -17,7 +17,6 @@ typedef struct detfeed__slot_spec {
     int side;            /* the largest image side a batch holds */
     int nkpt;            /* keypoints per instance (0: none) */
     detfeed_dtype dtype; /* of the consumer's images */
-    detfeed_scale scale; /* and how they are scaled */
     bool masks;          /* a segment dataset: overlap masks */
 } detfeed__slot_spec;
 
@@ -32,16 +31,16 @@ int detfeed__batch_slot(const detfeed_batch *bt);
 bool detfeed__batch_pinned(const detfeed_batch *bt);
 
 /* On a worker thread, before sample `pos` of the slot (w x h) is made: its
- * places in the slot, for detfeed__augment: its image in the tensor (host
- * output; CUDA output stages it in detfeed__batch_put), its label arrays
- * and its overlap mask. Valid until the slot is refilled. */
+ * places in the slot, for detfeed__augment: its image where the route puts
+ * it (detfeed__route_place: the tensor, or the CUDA staging), its label
+ * arrays and its overlap mask. Valid until the slot is refilled. */
 void detfeed__batch_places(detfeed_batch *bt, int pos, int w, int h, detfeed__dest *d);
 
 /* On a worker thread, once sample `s` of dataset image `index` is made into
  * the places of `pos`: its record (index, shapes, mask type) and, with CUDA
- * output, its image staged (timed as DETFEED_STAGE_CONVERT on `clock`). */
+ * output, its colour parameters (detfeed__route_stage_colour). */
 int detfeed__batch_put(detfeed_batch *bt, int pos, const detfeed__sample *s,
-                       uint64_t index, detfeed__clock *clock);
+                       uint64_t index);
 
 /* On the consumer's thread, once the slot holds `count` samples of h x w
  * (batch `index` of the epoch): the label arrays and masks assembled and,

@@ -162,7 +162,7 @@ static int produce(void *ctx, int worker, uint64_t seq, int slot, int pos)
     detfeed__sample s;
     int rc = augment_or_skip(e, worker, seq, &ask, &dest, &s);
     if (rc == DETFEED_OK)
-        rc = detfeed__batch_put(bt, pos, &s, ask.index, &e->clocks[worker]);
+        rc = detfeed__batch_put(bt, pos, &s, ask.index);
     if (rc == DETFEED_OK)
         return DETFEED_OK;
     const detfeed__scratch *sc = &e->scratch[worker];
@@ -188,7 +188,6 @@ static detfeed__slot_spec slot_spec(const detfeed__plan *p, detfeed__route *rout
                                 .side = detfeed__plan_side(p),
                                 .nkpt = nkpt,
                                 .dtype = p->dtype,
-                                .scale = p->scale,
                                 .masks = detfeed_dataset_task(p->ds) ==
                                          DETFEED_TASK_SEGMENT};
 }

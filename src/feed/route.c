@@ -139,37 +139,39 @@ void detfeed__route_host_free(void *p, bool pinned)
         free(p);
 }
 
-/* CUDA output: the sample's 8-bit image into the slot as it is, and its
- * colour parameters: on the device route the tables of its gains, flagged
- * when colour applies (the worker left it undone); else no colour. */
-static int stage(const detfeed__route *r, uint8_t *images, int pos,
-                 const detfeed__sample *s)
+void detfeed__route_place(const detfeed__route *r, uint8_t *images, int pos, int w,
+                          int h, detfeed__pixels *out)
 {
-    size_t bytes = (size_t)s->img->w * s->img->h * 3;
-    memcpy(images + param_bytes(&r->ask) + (size_t)pos * bytes, s->img->px, bytes);
+    if (r->output == DETFEED_OUTPUT_CUDA) {
+        size_t bytes = (size_t)w * h * 3;
+        *out =
+            (detfeed__pixels){.px = images + param_bytes(&r->ask) + (size_t)pos * bytes,
+                              .defer_colour = r->colour == DETFEED_ROUTE_DEVICE};
+        return;
+    }
+    size_t plane = (size_t)w * h * detfeed_dtype_size(r->ask.dtype);
+    *out = (detfeed__pixels){.px = images + (size_t)pos * 3 * plane,
+                             .tensor = true,
+                             .dtype = r->ask.dtype,
+                             .scale = r->ask.scale};
+}
+
+int detfeed__route_stage_colour(const detfeed__route *r, uint8_t *images, int pos,
+                                const detfeed__recipe *recipe)
+{
+    if (r->output != DETFEED_OUTPUT_CUDA)
+        return DETFEED_OK;
     uint8_t *p = images + (size_t)pos * DETFEED__CUDA_PARAM_STRIDE;
     p[DETFEED__CUDA_PARAM_FLAG] = 0;
-    if (r->colour != DETFEED_ROUTE_DEVICE || !s->recipe.hsv)
+    if (r->colour != DETFEED_ROUTE_DEVICE || !recipe->hsv)
         return DETFEED_OK;
     /* Colour comes before the flips in Ultralytics; the worker has flipped
      * the image already, which moves the columns that OpenCV's row tail
      * covers when the image is mirrored left-right. */
     p[DETFEED__CUDA_PARAM_FLAG] = DETFEED__CUDA_PARAM_COLOUR |
-                                  (s->recipe.fliplr ? DETFEED__CUDA_PARAM_MIRRORED : 0);
-    return detfeed_hsv_lut(s->recipe.gains[0], s->recipe.gains[1], s->recipe.gains[2],
+                                  (recipe->fliplr ? DETFEED__CUDA_PARAM_MIRRORED : 0);
+    return detfeed_hsv_lut(recipe->gains[0], recipe->gains[1], recipe->gains[2],
                            (uint8_t(*)[256])p);
-}
-
-int detfeed__route_put(const detfeed__route *r, uint8_t *images, int pos,
-                       const detfeed__sample *s)
-{
-    if (r->output == DETFEED_OUTPUT_CUDA)
-        return stage(r, images, pos, s);
-    int w = s->img->w, h = s->img->h;
-    size_t plane = (size_t)w * h * detfeed_dtype_size(r->ask.dtype);
-    return detfeed_convert_chw(s->img->px, (size_t)w * 3, w, h,
-                               images + (size_t)pos * 3 * plane, plane, r->ask.dtype,
-                               r->ask.scale);
 }
 
 int detfeed__route_submit(detfeed__route *r, int slot, const uint8_t *images, int n,

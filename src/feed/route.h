@@ -50,12 +50,18 @@ uint64_t detfeed__route_device_bytes(const detfeed__route *r);
 void *detfeed__route_host_alloc(size_t bytes, bool *pinned, const char **why);
 void detfeed__route_host_free(void *p, bool pinned);
 
-/* Puts sample `s` at position `pos` of a slot's `images`: converted to the
- * consumer's layout and dtype on host output; with CUDA output its 8-bit
- * image as it is, and its colour parameters (the gains' tables when the
- * device colours it). */
-int detfeed__route_put(const detfeed__route *r, uint8_t *images, int pos,
-                       const detfeed__sample *s);
+/* Where the image at position `pos` of a slot's `images` goes, for a
+ * sample of w x h: on host output the consumer's tensor (CHW, RGB, the
+ * dtype and scale asked for); with CUDA output the 8-bit image, as made,
+ * in the staging area, colour left undone when the device colours it. */
+void detfeed__route_place(const detfeed__route *r, uint8_t *images, int pos, int w,
+                          int h, detfeed__pixels *out);
+
+/* CUDA output: the colour parameters of the image at `pos` (its recipe's
+ * gains as the kernel's tables when the device colours it, else none);
+ * DETFEED_OK without CUDA output. */
+int detfeed__route_stage_colour(const detfeed__route *r, uint8_t *images, int pos,
+                                const detfeed__recipe *recipe);
 
 /* CUDA output: the device side of slot `slot` (the n images of h x w staged
  * in `images`), ordered before the work the consumer submits on `stream`
