@@ -14,8 +14,9 @@
 
 /* Exit codes: 0 success, 1 the work failed, 2 the command line is wrong.
  * CLI_INTERRUPTED is internal: a signal stopped the work (the command then
- * cleans up and ends by that signal). */
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_INTERRUPTED = -2 };
+ * cleans up and ends by that signal); far from every detfeed status, so that
+ * a loader error (DETFEED_ENOMEM is -2) is never taken for a signal. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_INTERRUPTED = -1000 };
 
 typedef enum cli_kind { CLI_FLAG, CLI_INT, CLI_DOUBLE, CLI_STRING } cli_kind;
 
@@ -82,6 +83,23 @@ void cli_progress_init(cli_progress *p, const char *what);
 void cli_progress_update(cli_progress *p, long done, long total);
 /* Clears the bar's line if it was shown. */
 void cli_progress_end(cli_progress *p);
+
+/* One epoch of a loader under a progress line, for the commands that run
+ * whole epochs: cli_epoch_begin starts epoch e of `epochs` (the route's
+ * note after the first start; the loader's message on failure),
+ * cli_epoch_step counts a batch, cli_epoch_end clears the line and turns
+ * the epoch's last detfeed_loader_next status into CLI_OK (the epoch
+ * ended), CLI_INTERRUPTED, or the loader's message. */
+typedef struct cli_epoch {
+    detfeed_loader *loader;
+    cli_progress bar;
+    long epoch, epochs, per, done;
+} cli_epoch;
+
+int cli_epoch_begin(cli_epoch *it, detfeed_loader *l, long e, long epochs,
+                    const char *what);
+void cli_epoch_step(cli_epoch *it);
+int cli_epoch_end(cli_epoch *it, int rc);
 
 /* The --route and --output options: sets the loader's colour route
  * ("worker" or "device") and output ("host", "cuda", or "auto": CUDA for

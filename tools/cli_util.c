@@ -343,6 +343,35 @@ void cli_route_note(const detfeed_loader *l)
                 cli_route_name(l));
 }
 
+int cli_epoch_begin(cli_epoch *it, detfeed_loader *l, long e, long epochs,
+                    const char *what)
+{
+    *it = (cli_epoch){.loader = l, .epoch = e, .epochs = epochs};
+    if (detfeed_loader_start(l, (uint32_t)e) != DETFEED_OK)
+        return cli_error("%s", detfeed_loader_last_error(l));
+    if (e == 0)
+        cli_route_note(l);
+    cli_progress_init(&it->bar, what);
+    it->per = (long)detfeed_loader_batch_count(l);
+    return CLI_OK;
+}
+
+void cli_epoch_step(cli_epoch *it)
+{
+    cli_progress_update(&it->bar, it->epoch * it->per + ++it->done,
+                        it->epochs * it->per);
+}
+
+int cli_epoch_end(cli_epoch *it, int rc)
+{
+    cli_progress_end(&it->bar);
+    if (rc == CLI_INTERRUPTED)
+        return rc;
+    return rc == DETFEED_NEXT_END
+               ? CLI_OK
+               : cli_error("%s", detfeed_loader_last_error(it->loader));
+}
+
 cli_skips cli_skips_of(const detfeed_loader *l)
 {
     cli_skips k = {.first = NULL};

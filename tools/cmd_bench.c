@@ -161,25 +161,18 @@ static int run_epochs(detfeed_loader *l, long epochs, const atomic_int *stop,
     for (long e = 0; e < epochs; e++) {
         double t0 = cli_now();
         long n = 0;
-        if (detfeed_loader_start(l, (uint32_t)e) != DETFEED_OK)
-            return cli_error("%s", detfeed_loader_last_error(l));
-        if (e == 0)
-            cli_route_note(l);
+        cli_epoch it;
+        int rc = cli_epoch_begin(&it, l, e, epochs, "bench");
+        if (rc != CLI_OK)
+            return rc;
         const detfeed_batch *b;
-        int rc;
-        cli_progress bar;
-        cli_progress_init(&bar, "bench");
-        long per = (long)detfeed_loader_batch_count(l), done = 0;
         while ((rc = next_batch(l, stop, &b)) == DETFEED_OK) {
             n += detfeed_batch_size(b, NULL, NULL);
             detfeed_loader_release(l, b);
-            cli_progress_update(&bar, e * per + ++done, epochs * per);
+            cli_epoch_step(&it);
         }
-        cli_progress_end(&bar);
-        if (rc == CLI_INTERRUPTED)
+        if ((rc = cli_epoch_end(&it, rc)) != CLI_OK)
             return rc;
-        if (rc != 1)
-            return cli_error("%s", detfeed_loader_last_error(l));
         rate[e] = n / (cli_now() - t0);
         rss[e] = peak_rss_kib();
         *images = n;

@@ -104,26 +104,21 @@ static int replay(detfeed_loader *l, const replay_opts *o, host_images *h)
     long batches = 0, images = 0, instances = 0;
     double t0 = cli_now();
     for (long e = 0; e < o->epochs; e++) {
-        if (detfeed_loader_start(l, (uint32_t)e) != DETFEED_OK)
-            return cli_error("%s", detfeed_loader_last_error(l));
-        if (e == 0)
-            cli_route_note(l);
+        cli_epoch it;
+        int rc = cli_epoch_begin(&it, l, e, o->epochs, "replay");
+        if (rc != CLI_OK)
+            return rc;
         const detfeed_batch *b;
-        int rc;
-        cli_progress bar;
-        cli_progress_init(&bar, "replay");
-        long per = (long)detfeed_loader_batch_count(l), done = 0;
         while ((rc = detfeed_loader_next(l, &b)) == DETFEED_OK) {
             int hr = hash_batch(&ctx, b, nkpt, h, &images, &instances);
             batches++;
             detfeed_loader_release(l, b);
             if (hr != DETFEED_OK)
                 return cli_error("batch %ld: %s", batches - 1, detfeed_strerror(hr));
-            cli_progress_update(&bar, e * per + ++done, o->epochs * per);
+            cli_epoch_step(&it);
         }
-        cli_progress_end(&bar);
-        if (rc != 1)
-            return cli_error("%s", detfeed_loader_last_error(l));
+        if ((rc = cli_epoch_end(&it, rc)) != CLI_OK)
+            return rc;
     }
     double secs = cli_now() - t0;
     char hex[65];
