@@ -231,14 +231,17 @@ static int opened_in_epoch(detfeed_loader *l)
 
 /* Without a RAM cache, the partners come from the store of recent images:
  * an epoch decodes each image about once, not once per tile as uniform
- * partners do. */
+ * partners do. "About": two workers that want an image the store does not
+ * hold yet both decode it (the store keeps one), so a few files open twice,
+ * more under a sanitizer's timing; without the store every tile decodes
+ * (4-5 opens an image). */
 static void test_decodes(void)
 {
     detfeed_loader *l = make(2, W, 0, 1), *u = make(2, 0, 0, 1);
     int window = opened_in_epoch(l), uniform = opened_in_epoch(u);
     if (window < 0 || uniform < 0)
         tu_skip("inotify is not available: decodes not counted");
-    else if (!CHECK(window >= NIMG && window <= NIMG + 2 && uniform >= 3 * NIMG))
+    else if (!CHECK(window >= NIMG && window <= NIMG + NIMG / 2 && uniform >= 3 * NIMG))
         fprintf(stderr, "  %d image files opened with a window, %d with uniform\n",
                 window, uniform);
     detfeed_loader_destroy(l);
