@@ -1,10 +1,15 @@
-"""Summarises bench/run_fits.sh: per arm the median wall time of the fit with
-min-max, the paired reductions (c vs b, b vs a, c vs a; per pair, then the
-median), peak allocated CUDA memory, training images/s, GPU idle fraction
-(1 - mean nvidia-smi utilisation over the whole fit, sampled every 100 ms), and
-whether the hashes of (b) and (c) agree.
+"""Summarises paired training fits (bench/run_fits.sh, bench/fit_pairs.sh):
+per arm the median wall time of the fit with min-max, the training phase and
+the data wait (medians), training images/s, peak allocated CUDA memory and GPU
+idle fraction (1 - mean nvidia-smi utilisation over the fit, sampled every
+100 ms, where a trace is there); the paired reductions of wall time and of the
+training phase (per pair, then the median); whether the hashes of the detfeed
+arms agree; and the profile of any fit run with --profile.
 
-    python3 bench/fits_summary.py OUT
+    python3 bench/fits_summary.py OUT [X:Y ...]
+
+Fits are OUT/fit-ARM-PAIR.json; X:Y compares arm X against arm Y (default: c:b,
+b:a, c:a where present).
 """
 import glob
 import json
@@ -14,7 +19,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_util import median  # noqa: E402
 
-NAMES = {"a": "Ultralytics loader", "b": "detfeed worker route", "c": "detfeed device route"}
 HASHES = ("hash_model", "hash_optimizer", "hash_ema", "hash_losses", "hash_inputs")
 
 
@@ -23,44 +27,91 @@ def idle(path):
     return 1 - sum(vals) / (100 * len(vals)) if vals else None
 
 
-def main():
-    out = sys.argv[1]
+def load(out):
     fits = {}
     for f in glob.glob(os.path.join(out, "fit-*-*.json")):
-        arm, pair = os.path.basename(f)[4:-5].split("-")
+        arm, pair = os.path.basename(f)[4:-5].rsplit("-", 1)
         r = json.load(open(f))
         util = os.path.join(out, "util-%s-%s.txt" % (arm, pair))
         r["idle"] = idle(util) if os.path.exists(util) else None
         fits[(arm, int(pair))] = r
-    pairs = sorted({p for _, p in fits})
-    print("| arm | wall s (median, min-max) | train images/s | peak CUDA MiB | GPU idle | fits |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for arm in "abc":
+    return fits
+
+
+def label(r):
+    name = "Ultralytics loader" if r["loader"] == "ultralytics" else \
+        "detfeed %s colour" % r.get("color")
+    return name + (" (%s)" % r["label"] if r.get("label") else "")
+
+
+def med(rs, key, fmt="%.1f"):
+    v = [r[key] for r in rs if r.get(key) is not None]
+    return fmt % median(v) if v else "n/a"
+
+
+def table(fits, arms, pairs):
+    print("| arm | wall s (median, min-max) | train phase s | data wait s | train images/s "
+          "| peak CUDA MiB | GPU idle | fits |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for arm in arms:
         rs = [fits[(arm, p)] for p in pairs if (arm, p) in fits]
-        if not rs:
-            continue
         w = [r["wall_s"] for r in rs]
         idles = [r["idle"] for r in rs if r["idle"] is not None]
-        print("| (%s) %s | %.1f (%.1f-%.1f) | %.1f | %.0f | %s | %d |" % (
-            arm, NAMES[arm], median(w), min(w), max(w),
-            median([r["train_images_per_s"] for r in rs]),
-            median([r["peak_cuda_allocated_mib"] for r in rs]),
+        print("| (%s) %s | %.1f (%.1f-%.1f) | %s | %s | %s | %s | %s | %d |" % (
+            arm, label(rs[0]), median(w), min(w), max(w), med(rs, "train_s"),
+            med(rs, "data_wait_s", "%.2f"), med(rs, "train_images_per_s"),
+            med(rs, "peak_cuda_allocated_mib", "%.0f"),
             "%.1f%%" % (100 * median(idles)) if idles else "n/a", len(rs)))
-    for x, y in (("c", "b"), ("b", "a"), ("c", "a")):
-        red = [1 - fits[(x, p)]["wall_s"] / fits[(y, p)]["wall_s"] for p in pairs
-               if (x, p) in fits and (y, p) in fits]
+
+
+def compare(fits, pairs, x, y):
+    for key, what in (("wall_s", "wall time"), ("train_s", "training phase")):
+        red = [1 - fits[(x, p)][key] / fits[(y, p)][key] for p in pairs
+               if (x, p) in fits and (y, p) in fits and fits[(x, p)].get(key)
+               and fits[(y, p)].get(key)]
         if red:
-            print("(%s) vs (%s): wall time reduced by %.1f%% (paired median; %.1f%% to %.1f%%)" % (
-                x, y, 100 * median(red), 100 * min(red), 100 * max(red)))
-    bc = [fits[k] for k in sorted(fits) if k[0] in "bc"]
+            print("(%s) vs (%s): %s reduced by %.1f%% (paired median over %d; %.1f%% to %.1f%%)"
+                  % (x, y, what, 100 * median(red), len(red), 100 * min(red), 100 * max(red)))
+
+
+def hashes(fits):
+    det = [fits[k] for k in sorted(fits) if fits[k]["loader"] == "detfeed"]
     for h in HASHES:
-        vals = {r.get(h) for r in bc}
-        print("%s over the %d (b) and (c) fits: %s" % (
-            h, len(bc), "all equal (%s)" % next(iter(vals))[:16] if len(vals) == 1
+        vals = {r.get(h) for r in det}
+        print("%s over the %d detfeed fits: %s" % (
+            h, len(det), "all equal (%s)" % str(next(iter(vals)))[:16] if len(vals) == 1
             else "%d different values" % len(vals)))
-    a_inputs = {fits[k].get("hash_inputs") for k in fits if k[0] == "a"}
-    print("hash_inputs over the (a) fits: %d different values (Ultralytics' own "
-          "randomness)" % len(a_inputs))
+
+
+def profiles(fits):
+    for (arm, pair), r in sorted(fits.items()):
+        p = r.get("profile")
+        if not p:
+            continue
+        calls = ", ".join("%s %.1f/step %.2f ms" % (k, v["count_per_step"], v["cpu_ms_per_step"])
+                          for k, v in sorted(p["calls"].items()))
+        print("profile (%s) fit %d, %d steps: GPU busy %.1f ms/step; %s" % (
+            arm, pair, p["steps"], p["gpu_busy_ms_per_step"], calls))
+
+
+def main():
+    out = sys.argv[1]
+    fits = load(out)
+    if not fits:
+        raise SystemExit("%s: no fit-ARM-PAIR.json" % out)
+    pairs = sorted({p for _, p in fits})
+    arms = sorted({a for a, _ in fits})
+    table(fits, arms, pairs)
+    vs = [tuple(s.split(":")) for s in sys.argv[2:]] or \
+        [(x, y) for x, y in (("c", "b"), ("b", "a"), ("c", "a")) if x in arms and y in arms]
+    for x, y in vs:
+        compare(fits, pairs, x, y)
+    hashes(fits)
+    a_inputs = {fits[k].get("hash_inputs") for k in fits if fits[k]["loader"] == "ultralytics"}
+    if a_inputs:
+        print("hash_inputs over the Ultralytics fits: %d different values (its own "
+              "randomness)" % len(a_inputs))
+    profiles(fits)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,12 @@ the training phases, peak allocated CUDA memory, the per-step losses, and
 sha256 hashes of the final model, optimizer and EMA state, of the loss
 history (equal hashes: equal training), and of what the model was fed (per
 training batch, exact integer sums of the float32 image bits and of the
-label arrays, taken on the GPU: equal hashes, equal inputs).
+label arrays, taken on the GPU: equal hashes, equal inputs), the data wait
+(time from the end of one training step to the start of the next: the
+loader's next and the progress bar) and, with --profile N, a PyTorch
+profile (CPU and CUDA activity) of N training steps from step 20: the
+trainer thread's synchronizations (count and time), the GPU's busy time
+and the top operators, written beside --out as PROFILE.txt and in the JSON.
 """
 import argparse
 import hashlib
@@ -68,6 +73,36 @@ def state_hash(obj):
     return h.hexdigest()
 
 
+SYNC_CALLS = ("cudaStreamSynchronize", "cudaEventSynchronize", "cudaDeviceSynchronize",
+              "cudaMemcpy", "cudaMemcpyAsync", "cudaStreamWaitEvent", "cudaLaunchKernel")
+
+
+def profile_summary(prof, steps, path):
+    """Synchronizations and launches on the CPU side, GPU busy time, per step."""
+    avg = {e.key: e for e in prof.key_averages()}
+    out = {"steps": steps, "calls": {}}
+    for name in SYNC_CALLS:
+        e = avg.get(name)
+        if e is not None:
+            out["calls"][name] = {"count_per_step": e.count / steps,
+                                  "cpu_ms_per_step": e.cpu_time_total / 1e3 / steps}
+    spans = sorted((ev.time_range.start, ev.time_range.end) for ev in prof.events()
+                   if ev.device_type.name == "CUDA" and ev.time_range.end > ev.time_range.start)
+    busy, end = 0, None
+    for a, b in spans:  # the union of the device's intervals
+        if end is None or a > end:
+            busy += b - a
+            end = b
+        elif b > end:
+            busy += b - end
+            end = b
+    out["gpu_busy_ms_per_step"] = busy / 1e3 / steps
+    if path:
+        with open(path, "w") as f:
+            f.write(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=40))
+    return out
+
+
 def offline_patches():
     import ultralytics.engine.trainer as tr
     tr.check_amp = lambda model: True
@@ -90,6 +125,11 @@ def main():
     ap.add_argument("--project", default="/tmp/detfeed-runs")
     ap.add_argument("--name", default="run")
     ap.add_argument("--out", help="JSON result file")
+    ap.add_argument("--close-mosaic", type=int, default=10,
+                    help="Ultralytics' close_mosaic (its default 10)")
+    ap.add_argument("--label", default="", help="a word on this arm, kept in the JSON")
+    ap.add_argument("--profile", type=int, default=0,
+                    help="profile this many training steps from step 20 (0: none)")
     a = ap.parse_args()
     offline_patches()
     from ultralytics import YOLO
@@ -97,7 +137,16 @@ def main():
     data = dataset_yaml(a.data, run_dir + "-data")
     steps, losses, phases = [0], [], {"train_s": 0.0, "images": 0}
     cuda = a.device != "cpu"
-    marks = {}
+    marks = {"wait": 0.0, "end": None}
+    prof = {"p": None, "summary": None}
+
+    def on_batch_start(tr):
+        if marks["end"] is not None:
+            marks["wait"] += time.perf_counter() - marks["end"]
+        if a.profile and steps[0] == 20:
+            prof["p"] = torch.profiler.profile(activities=[
+                torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA])
+            prof["p"].__enter__()
 
     def on_epoch_start(tr):
         marks["t"] = time.perf_counter()
@@ -107,10 +156,20 @@ def main():
 
     def on_batch_end(tr):
         steps[0] += 1
+        marks["end"] = time.perf_counter()
+        if prof["p"] is not None and steps[0] == 20 + a.profile:
+            if cuda:
+                torch.cuda.synchronize()
+            prof["p"].__exit__(None, None, None)
+            table = a.out[:-5] + "-profile.txt" if a.out and a.out.endswith(".json") else None
+            prof["summary"] = profile_summary(prof["p"], a.profile, table)
+            prof["p"] = None
+            marks["end"] = time.perf_counter()
         losses.append([float(x) for x in tr.loss_items.values()] if isinstance(tr.loss_items, dict)
                       else [float(x) for x in tr.loss_items])
 
     def on_epoch_end(tr):
+        marks["end"] = None  # validation and checkpoints are not the data wait
         if cuda:
             torch.cuda.synchronize()
         phases["train_s"] += time.perf_counter() - marks["t"]
@@ -118,29 +177,35 @@ def main():
 
     fed = []
 
-    def recording(base):
-        class Recording(base):
-            def preprocess_batch(self, batch):
-                batch = super().preprocess_batch(batch)
-                fed.append(torch.stack([
-                    batch["img"].float().view(torch.int32).sum(dtype=torch.int64),
-                    batch["cls"].float().view(torch.int32).sum(dtype=torch.int64),
-                    batch["bboxes"].float().view(torch.int32).sum(dtype=torch.int64),
-                    batch["batch_idx"].float().view(torch.int32).sum(dtype=torch.int64)]))
-                return batch
-        return Recording
+    def record_inputs(tr):
+        """Wraps the trainer's preprocess_batch (an instance attribute, so that
+        it holds whatever class the trainer factory made)."""
+        inner = tr.preprocess_batch
+
+        def preprocess_batch(batch):
+            batch = inner(batch)
+            fed.append(torch.stack([
+                batch["img"].float().view(torch.int32).sum(dtype=torch.int64),
+                batch["cls"].float().view(torch.int32).sum(dtype=torch.int64),
+                batch["bboxes"].float().view(torch.int32).sum(dtype=torch.int64),
+                batch["batch_idx"].float().view(torch.int32).sum(dtype=torch.int64)]))
+            return batch
+        tr.preprocess_batch = preprocess_batch
 
     kw = dict(data=data, epochs=a.epochs, imgsz=a.imgsz, batch=a.batch, workers=a.workers,
+              close_mosaic=a.close_mosaic,
               seed=a.seed, deterministic=True, cache="ram", plots=False, val=bool(a.val),
               project=a.project, name=a.name, exist_ok=True, verbose=False, device=a.device)
     if a.loader == "detfeed":
         import detfeed.ultralytics
-        kw["trainer"] = recording(detfeed.ultralytics.trainer(color=a.color))
+        kw["trainer"] = detfeed.ultralytics.trainer(color=a.color)
     else:
         from ultralytics.models.yolo.detect import DetectionTrainer
-        kw["trainer"] = recording(DetectionTrainer)
+        kw["trainer"] = DetectionTrainer
     model = YOLO(a.model)
+    model.add_callback("on_pretrain_routine_start", record_inputs)
     model.add_callback("on_train_epoch_start", on_epoch_start)
+    model.add_callback("on_train_batch_start", on_batch_start)
     model.add_callback("on_train_batch_end", on_batch_end)
     model.add_callback("on_train_epoch_end", on_epoch_end)
     if cuda:
@@ -152,8 +217,10 @@ def main():
     last = torch.load(os.path.join(str(tr.save_dir), "weights", "last.pt"), weights_only=False)
     res = {
         "loader": a.loader, "color": a.color if a.loader == "detfeed" else None,
+        "label": a.label, "close_mosaic": a.close_mosaic,
         "model": a.model, "epochs": a.epochs, "batch": a.batch, "imgsz": a.imgsz,
-        "workers": a.workers, "wall_s": wall, "steps": steps[0],
+        "workers": a.workers, "wall_s": wall, "steps": steps[0], "train_s": phases["train_s"],
+        "data_wait_s": marks["wait"], "profile": prof["summary"],
         "train_images_per_s": phases["images"] / phases["train_s"] if phases["train_s"] else None,
         "peak_cuda_allocated_mib": torch.cuda.max_memory_allocated() / 2**20 if cuda else None,
         "final_loss": losses[-1] if losses else None,
