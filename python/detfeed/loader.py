@@ -325,7 +325,12 @@ class Loader:
     a copy: it is the loader's buffer, valid until the next batch is taken
     (clone it to keep it). On CUDA it is ordered before the work later queued
     on the stream that was current when the batch was taken. Epochs count
-    up from 0 by themselves; set_epoch() sets the next one.
+    up from 0 by themselves; set_epoch() sets the next one. Validation
+    batches also carry ratio_pad (per image: the (h, w) gains and the
+    (left, top) padding, as Ultralytics' validators read them) and take the
+    images in the order `rect_order` holds (dataset indices, int64; None in
+    training): NumPy's argsort of the aspect ratios h / w, as Ultralytics'
+    rect mode orders them.
 
     One iterator at a time: an iterator starts the epoch at its first
     next(), which raises DetfeedError while another iterator of the loader
@@ -430,6 +435,7 @@ class Loader:
         self._check(lib.detfeed_loader_open(h, data), "open")
         ds = lib.detfeed_loader_dataset(h)
         self.dataset = Dataset(ds, handle)
+        self.rect_order = None
         if not augment:
             self._set_rect_order(h, ds)
         self._shard_size = lib.detfeed_shard_size(len(self.dataset), rank, world_size)
@@ -495,6 +501,7 @@ class Loader:
         order = np.ascontiguousarray(_stack_mod.rect_order(hs, ws))
         self._check(lib.detfeed_loader_set_rect_order(h, order.ctypes.data, n),
                     "validation order")
+        self.rect_order = order.astype(np.int64)
 
     # -- the DataLoader surface ---------------------------------------------
     def __len__(self):
