@@ -8,8 +8,18 @@
 
 trainer() returns a trainer class for model.train(trainer=...). It follows
 the model's task (detect, segment, pose) and extends that task's Ultralytics
-trainer; the training batches come from detfeed.Loader, the validation
-batches from Ultralytics' own loader, so the metrics are computed as always.
+trainer; the training batches come from detfeed.Loader, and so do the
+validation batches (trainer(val="detfeed"), the default): the same
+letterboxed rectangles, in the same order (NumPy's argsort of the aspect
+ratios), as the batches of Ultralytics' own validation loader, byte for
+byte, with every key its validators read, in host memory as uint8 as
+Ultralytics gives them (its validator moves and converts them). The
+validator and its metrics stay Ultralytics'. trainer(val="ultralytics")
+keeps Ultralytics' validation loader; it is kept also, with a log line
+saying why, under DDP (detfeed's rect batches need one process), for a
+model whose largest stride is above 32 (detfeed's rect shapes are
+multiples of 32) and for a detect model on segment data (detfeed orders
+the instances by mask area there).
 
 The data is what Ultralytics resolves (its check_det_dataset: the datasets
 folder, `path`, downloads), and every train argument that shapes the
@@ -44,14 +54,18 @@ class TrainArgumentError(ValueError):
     """A train argument detfeed does not support, named in the message."""
 
 
-def trainer(color="worker", dtype="float32", **loader_options):
+def trainer(color="worker", dtype="float32", val="detfeed", **loader_options):
     """A trainer class for model.train(trainer=...) whose training batches
     come from detfeed. color: "worker" or "device" (the CUDA kernel colours
     and converts the batch); dtype: "float32" (the floats Ultralytics'
-    preprocess_batch makes) or "uint8" (codes; Ultralytics divides); further
-    keywords go to detfeed.Loader (e.g. prefetch)."""
+    preprocess_batch makes) or "uint8" (codes; Ultralytics divides); val:
+    "detfeed" (validation batches from detfeed.Loader too) or "ultralytics"
+    (Ultralytics' validation loader); further keywords go to detfeed.Loader
+    (e.g. prefetch; the validation loader takes those of _VAL_OPTIONS)."""
     if color not in ("worker", "device"):
         raise ValueError("color must be 'worker' or 'device', not %r" % (color,))
+    if val not in ("detfeed", "ultralytics"):
+        raise ValueError("val must be 'detfeed' or 'ultralytics', not %r" % (val,))
     if str(dtype).replace("torch.", "") not in ("float32", "uint8"):
         raise ValueError("dtype must be 'float32' or 'uint8': the model receives float32 "
                          "as Ultralytics gives it, not %r" % (dtype,))
@@ -61,6 +75,7 @@ def trainer(color="worker", dtype="float32", **loader_options):
                         "(give them to model.train)" % (", ".join(taken),
                                                         "it" if len(taken) == 1 else "them"))
     options = dict(loader_options, color=color, dtype=str(dtype).replace("torch.", ""))
+    settings = {"loader": options, "val": val}
     from ultralytics.utils import DEFAULT_CFG
 
     class DetfeedTrainer:
@@ -70,7 +85,7 @@ def trainer(color="worker", dtype="float32", **loader_options):
         def __new__(cls, cfg=DEFAULT_CFG, overrides=None, _callbacks=None):
             from ultralytics.cfg import get_cfg
             task = (overrides or {}).get("task") or get_cfg(cfg).task
-            return _task_class(task)(options, cfg, overrides, _callbacks)
+            return _task_class(task)(settings, cfg, overrides, _callbacks)
 
     return DetfeedTrainer
 
@@ -107,20 +122,53 @@ class _Prescaled:
 class _DetfeedMixin:
     """The detfeed parts of a task trainer (mixed in before Ultralytics' class)."""
 
-    def __init__(self, options, cfg, overrides, _callbacks):
-        self._detfeed_options = options
+    def __init__(self, settings, cfg, overrides, _callbacks):
+        self._detfeed_options = settings["loader"]
+        self._detfeed_val = settings["val"]
         super().__init__(cfg, overrides, _callbacks)
         check_train_arguments(self.args)
         self.add_callback("on_train_epoch_start", _sync_epoch)
 
     def get_dataloader(self, dataset_path, batch_size=16, rank=0, mode="train"):
         if mode != "train":
-            return super().get_dataloader(dataset_path, batch_size, rank, mode)
+            return self._val_loader(dataset_path, batch_size, rank, mode)
         loader, source = build_loader(self.args, self.data, dataset_path, batch_size,
                                       self.device, self._detfeed_options)
         if rank in (-1, 0):
             log_loader(loader, {source: str(self.args.data)})
         return loader
+
+    def _val_loader(self, dataset_path, batch_size, rank, mode):
+        """detfeed's validation loader, or Ultralytics' with trainer(val=
+        "ultralytics") or where detfeed's cannot give its batches (the log
+        says why)."""
+        if self._detfeed_val == "ultralytics":
+            return super().get_dataloader(dataset_path, batch_size, rank, mode)
+        why = self._no_detfeed_val(rank)
+        if why is None:
+            loader, source = build_val_loader(self.args, self.data, dataset_path, batch_size,
+                                              self.device, self._detfeed_options)
+            if self.args.task != "detect" or loader.dataset.task != "segment":
+                log_loader(loader.loader, {source: str(self.args.data)}, mode="val")
+                return loader
+            loader.close()
+            why = ("detfeed orders a segment dataset's instances by mask area, Ultralytics' "
+                   "detect dataset keeps the label files' order")
+        from ultralytics.utils import LOGGER, colorstr
+        LOGGER.info("%sdetfeed: validation through Ultralytics' loader: %s"
+                    % (colorstr("val: "), why))
+        return super().get_dataloader(dataset_path, batch_size, rank, mode)
+
+    def _no_detfeed_val(self, rank):
+        """Why detfeed cannot give this trainer's validation batches, or None."""
+        from ultralytics.utils.torch_utils import unwrap_model
+        if rank != -1:
+            return ("DDP shards validation over the processes (detfeed's rect batches need one "
+                    "process)")
+        stride = max(int(unwrap_model(self.model).stride.max()), 32)  # as build_dataset
+        if stride != 32:
+            return "the model's stride is %d (detfeed's rect shapes are multiples of 32)" % stride
+        return None
 
     def preprocess_batch(self, batch):
         img = batch["img"]
@@ -171,13 +219,15 @@ def check_train_arguments(args):
         raise TrainArgumentError("detfeed: train arguments not supported: " + "; ".join(refused))
 
 
-def _threads(args, device):
-    """Ultralytics' number of DataLoader workers, as threads (at least one)."""
+def _threads(args, device, mode="train"):
+    """Ultralytics' number of DataLoader workers, as threads (at least one);
+    validation has twice the workers, as Ultralytics' trainer gives it."""
     nd = 0
     if device.type == "cuda":
         import torch
         nd = torch.cuda.device_count()
-    return max(min((os.cpu_count() or 1) // max(nd, 1), int(args.workers)), 1)
+    workers = int(args.workers) * (2 if mode == "val" else 1)
+    return max(min((os.cpu_count() or 1) // max(nd, 1), workers), 1)
 
 
 def _cache(args):
@@ -198,14 +248,14 @@ def build_loader(args, data, dataset_path, batch_size, device, options):
                     seed=args.seed, epochs=args.epochs, close_mosaic=args.close_mosaic,
                     split="train", tensors="torch", device=str(device) if cuda else "cpu",
                     value_scale="reciprocal" if cuda else "quotient", cache=_cache(args),
-                    **_dataset_args(args, data),
+                    **_dataset_args(args, data, "train"),
                     drop_last=bool(args.compile), **hyp)
     if settings["cache"] != "ram":
         # Ultralytics without cache="ram" draws mosaic partners from a buffer
         # of its recent images (min(n, batch * 8, 1000)): the same window.
         settings["partner_window"] = min(batch_size * 8, 1000)
     settings.update(options)
-    source = _write_data_yaml(data, dataset_path, args)
+    source = _write_data_yaml(data, dataset_path, args, "train")
     try:
         loader = Loader(source, **settings)
         if settings["drop_last"] and len(loader) == 0:
@@ -218,14 +268,130 @@ def build_loader(args, data, dataset_path, batch_size, device, options):
     return loader, source
 
 
-def _write_data_yaml(data, dataset_path, args):
-    """The training split as Ultralytics resolved it, in a dataset YAML of
-    absolute paths (removed once the loader has indexed it)."""
+# trainer() keywords the validation loader takes too (the others concern
+# training batches: colour route, dtype, disk cache file, partners).
+_VAL_OPTIONS = ("prefetch", "policy", "verify_record", "opencv", "opencv_cpu", "opencv_ipp",
+                "ultralytics", "numpy", "nc", "max_width", "max_height", "max_pixels",
+                "max_image_bytes")
+
+
+def build_val_loader(args, data, dataset_path, batch_size, device, options):
+    """ValidationLoader for the split Ultralytics validates on (dataset_path:
+    its data[args.split]) with the batch size it gives validation, and the
+    path of the dataset YAML it was given (removed since)."""
+    # The epochs of the loader are its validation passes (one per epoch with
+    # val=True, else the last, and the final one): after each it starts
+    # the next, as Ultralytics' workers go on to the next pass.
+    passes = (args.epochs if args.val else 1) + 1
+    settings = dict(imgsz=args.imgsz, batch=batch_size, workers=_threads(args, device, "val"),
+                    epochs=passes, augment=False, split="val", tensors="torch", device="cpu",
+                    dtype="uint8", cache=_cache(args), rank=0, world_size=1,
+                    **_dataset_args(args, data, "val"))
+    settings.update({k: v for k, v in options.items() if k in _VAL_OPTIONS})
+    source = _write_data_yaml(data, dataset_path, args, "val")
+    try:
+        loader = Loader(source, **settings)
+    finally:
+        os.unlink(source)
+    return ValidationLoader(loader, args.task, device), source
+
+
+class ValidationLoader:
+    """What Ultralytics' trainer and validators use of a validation
+    DataLoader, over a detfeed.Loader of validation batches (`loader`):
+    len(), iteration (one pass: the batches Ultralytics' collate_fn makes,
+    same keys, dtypes and bytes; for segment also sem_masks), batch_size,
+    num_workers, drop_last, sampler (the positions
+    0..n-1), dataset (im_files and labels in batch order, as Ultralytics'
+    rect dataset holds them) and close(). The images are the loader's
+    buffer until the next batch is taken; on a CUDA device the next batch
+    is taken only after the work queued on the current stream (the
+    validator's copy of the images) is done."""
+
+    def __init__(self, loader, task, device):
+        self.loader = loader
+        self.dataset = ValidationDataset(loader.dataset, loader.rect_order)
+        self.batch_size = min(loader.batch_size, len(self.dataset))  # as build_dataloader
+        self.num_workers = loader.num_workers
+        self.drop_last = False
+        self.sampler = range(len(self.dataset))
+        self._task = task
+        self._device = device if device.type == "cuda" else None
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __iter__(self):
+        import torch
+        epoch = iter(self.loader)
+        while True:
+            if self._device is not None:
+                # The slots are page-locked: the validator's copy of the last
+                # batch may still be running when the next one is taken
+                # (which lets the workers refill its slot).
+                torch.cuda.current_stream(self._device).synchronize()
+            batch = next(epoch, None)
+            if batch is None:
+                return
+            if self._task == "segment":
+                batch["sem_masks"] = sem_masks(batch)
+            yield batch
+
+    def reset(self):
+        """For the trainer: nothing to rebuild."""
+
+    def close(self):
+        """Closes the detfeed loader (its worker threads and memory)."""
+        self.loader.close()
+
+
+class ValidationDataset:
+    """A validation loader's dataset in the order its batches take the
+    images (Ultralytics' rect dataset is reordered so): len(), im_files and
+    labels (the detfeed Dataset's, reordered); the rest is the detfeed
+    Dataset's (names, task, kpt_shape, stats(), problems())."""
+
+    def __init__(self, dataset, order):
+        self._dataset, self._order = dataset, [int(i) for i in order]
+        self.im_files = [dataset.im_files[i] for i in self._order]
+
+    def __len__(self):
+        return len(self._order)
+
+    @property
+    def labels(self):
+        labels = self._dataset.labels
+        return [labels[i] for i in self._order]
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("_dataset", "_order"):
+            raise AttributeError(name)
+        return getattr(self._dataset, name)
+
+
+def sem_masks(batch):
+    """Per image the class of the instance each mask pixel belongs to
+    (float32, B x H/4 x W/4), as Ultralytics' Format makes sem_masks from
+    overlapping masks: cls[mask - 1], so that a pixel of no instance takes
+    the image's last instance's class; zeros for an image without one."""
+    import torch
+    masks, cls, idx = batch["masks"], batch["cls"].view(-1), batch["batch_idx"]
+    out = torch.zeros(masks.shape, dtype=torch.float32, device=masks.device)
+    for i in range(masks.shape[0]):
+        c = cls[idx == i]
+        if c.numel():
+            out[i] = c[masks[i].long() - 1]
+    return out
+
+
+def _write_data_yaml(data, dataset_path, args, split):
+    """The split ("train" or "val") as Ultralytics resolved it, in a dataset
+    YAML of absolute paths (removed once the loader has indexed it)."""
     import json
     paths = dataset_path if isinstance(dataset_path, (list, tuple)) else [dataset_path]
     lines = ["path: " + json.dumps(os.path.abspath(str(data.get("path", "."))), ensure_ascii=False),
-             "train: [" + ", ".join(json.dumps(os.path.abspath(str(p)), ensure_ascii=False)
-                                    for p in paths) + "]"]
+             split + ": [" + ", ".join(json.dumps(os.path.abspath(str(p)), ensure_ascii=False)
+                                       for p in paths) + "]"]
     names = data["names"]  # single_cls: {0: "item"} (the library checks no id then)
     names = names if isinstance(names, dict) else dict(enumerate(names))
     lines.append("names:")
@@ -241,17 +407,23 @@ def _write_data_yaml(data, dataset_path, args):
     return path
 
 
-def log_loader(loader, aliases):
+def log_loader(loader, aliases, mode="train"):
     """One line for detfeed (route, worker threads, cache) and one for its
     dataset scan, with each problem it found, as Ultralytics logs its own
     (the YAML written for the loader named as the user's data)."""
     from ultralytics.utils import LOGGER, colorstr
-    prefix = colorstr("train: ")
-    LOGGER.info("%sdetfeed %s: batches in %s memory, colour in the %s, %d worker threads, %s"
-                % (prefix, lib.version(), loader.device, loader.color,
-                   loader.num_workers, _cache_summary(loader.cache_stats())))
-    if loader.route_note:
-        LOGGER.info("%sdetfeed: %s" % (prefix, loader.route_note))
+    prefix = colorstr("%s: " % mode)
+    if mode == "val":
+        LOGGER.info("%sdetfeed %s: validation batches (letterboxed rectangles, uint8) in %s "
+                    "memory, %d worker threads, %s"
+                    % (prefix, lib.version(), loader.device, loader.num_workers,
+                       _cache_summary(loader.cache_stats())))
+    else:
+        LOGGER.info("%sdetfeed %s: batches in %s memory, colour in the %s, %d worker threads, %s"
+                    % (prefix, lib.version(), loader.device, loader.color,
+                       loader.num_workers, _cache_summary(loader.cache_stats())))
+        if loader.route_note:
+            LOGGER.info("%sdetfeed: %s" % (prefix, loader.route_note))
     st = loader.dataset.stats()
     extra = (("rejected_lines", "label lines rejected"), ("duplicates", "duplicate labels removed"),
              ("unsupported", "images in formats detfeed cannot read"),
@@ -296,10 +468,12 @@ def _sync_epoch(tr):
         tr.train_loader.set_epoch(tr.epoch)
 
 
-def _dataset_args(args, data):
-    """single_cls, classes and fraction as Ultralytics' dataset takes them."""
+def _dataset_args(args, data, split):
+    """single_cls, classes and fraction as Ultralytics' dataset of that
+    split takes them (validation: the fraction of args.split)."""
     from ultralytics.data.utils import get_split_fraction
-    fraction = 1.0 if data.get("complete") else get_split_fraction(args.fraction, "train")
+    fraction = 1.0 if data.get("complete") else get_split_fraction(
+        args.fraction, "train" if split == "train" else args.split)
     out = {"single_cls": int(bool(args.single_cls)),
            "fraction": str(fraction) if isinstance(fraction, int) else repr(float(fraction))}
     if args.classes is not None:

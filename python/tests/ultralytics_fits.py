@@ -1,19 +1,24 @@
 """Real Ultralytics fits through detfeed.ultralytics.trainer(), on the CPU,
-recording what the model was fed; run by test_ultralytics.py in a process of
-its own (Ultralytics reads its settings, the datasets folder among them, once
-at import).
+recording what the model was fed; run by test_ultralytics.py and
+test_ultralytics_val.py in a process of their own (Ultralytics reads its
+settings, the datasets folder among them, once at import).
 
     python ultralytics_fits.py DATA_DIR WORK_DIR OUT.json [NAME...]
 
-DATA_DIR holds coco8, coco8-seg and coco8-pose; they are copied into
-WORK_DIR/datasets, Ultralytics' datasets folder for the run, so that
-data="coco8.yaml" resolves as it does for a user (the YAMLs that ship with
-Ultralytics). For each fit OUT.json gets: the batches the model received
-(class ids, image files, shapes, value checks), the loader's settings as
-detfeed reports them, and, for comparison, what Ultralytics' own dataset
-of the same arguments holds (its image files and class ids), or the error
-when the arguments are refused.
+DATA_DIR holds coco8, coco8-seg and coco8-pose (and coco128 for the
+comparison that reads it); they are copied into WORK_DIR/datasets,
+Ultralytics' datasets folder for the run, so that data="coco8.yaml"
+resolves as it does for a user (the YAMLs that ship with Ultralytics).
+For each fit OUT.json gets: the batches the model received (class ids,
+image files, shapes, value checks), the loader's settings as detfeed
+reports them, the validation loader and the metrics after each epoch,
+and, for comparison, what Ultralytics' own dataset of the same arguments
+holds (its image files and class ids), or the error when the arguments
+are refused. Without NAMEs it runs FITS; the names of VAL_FITS and
+VAL_BATCHES (Ultralytics' validation loader against detfeed's, batch by
+batch and key by key) run when named.
 """
+import itertools
 import json
 import os
 import shutil
@@ -30,7 +35,9 @@ COLOR = os.environ.get("DETFEED_FIT_COLOR", "worker")
 ONLY = set(sys.argv[4:])
 DATASETS = os.path.join(WORK, "datasets")
 os.makedirs(DATASETS, exist_ok=True)
-for name in ("coco8", "coco8-seg", "coco8-pose"):
+for name in ("coco8", "coco8-seg", "coco8-pose", "coco128"):
+    if name == "coco128" and not any(n.endswith("coco128") for n in ONLY):
+        continue  # read by one comparison only
     if not os.path.exists(os.path.join(DATASETS, name)):
         shutil.copytree(os.path.join(DATA, name), os.path.join(DATASETS, name))
 os.environ["YOLO_CONFIG_DIR"] = os.path.join(WORK, "config")
@@ -41,6 +48,7 @@ subprocess.run([sys.executable, "-c", "from ultralytics.utils import SETTINGS; "
                 "SETTINGS.update(datasets_dir=%r, runs_dir=%r, sync=False)"
                 % (DATASETS, os.path.join(WORK, "runs"))], check=True)
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from ultralytics import YOLO  # noqa: E402
 from ultralytics.data import build_yolo_dataset  # noqa: E402
@@ -122,6 +130,14 @@ def record_batches(rec):
             return out
         tr.preprocess_batch = wrapped
 
+    def train_start(tr):
+        ld = tr.test_loader
+        rec["val_loader"] = {"type": type(ld).__name__, "batch_size": ld.batch_size,
+                             "batches": len(ld), "images": len(ld.dataset)}
+
+    def fit_epoch_end(tr):
+        rec["metrics"].append(dict(tr.metrics))
+
     def epoch_end(tr):
         ld = tr.train_loader
         rec["loader"] = {"type": type(ld).__name__, "workers": getattr(ld, "num_workers", None),
@@ -134,7 +150,8 @@ def record_batches(rec):
                                      for c in lb["cls"].flatten().tolist()})
         rec["dataset_files"] = sorted(ld.dataset.im_files)
         rec["dataset_instances"] = sum(len(lb["cls"]) for lb in ld.dataset.labels)
-    return start, epoch_end
+    return {"on_pretrain_routine_start": start, "on_train_epoch_end": epoch_end,
+            "on_train_start": train_start, "on_fit_epoch_end": fit_epoch_end}
 
 
 def ultralytics_dataset(task, args):
@@ -147,19 +164,20 @@ def ultralytics_dataset(task, args):
             "instances": sum(len(lb["cls"]) for lb in ds.labels)}
 
 
-def fit(name, task, epochs=1, plots=False, imgsz=64, **args):
+def fit(name, task, epochs=1, plots=False, imgsz=64, val=False, val_loader="detfeed", **args):
+    """One fit (val: Ultralytics' train argument, validation after every
+    epoch; val_loader: trainer(val=...), whose loader validates)."""
     plots = plots and POLARS  # without polars Ultralytics cannot finish its plots
     rec = {"task": task, "args": {k: repr(v) for k, v in args.items()}, "batches": [],
-           "trained": []}
+           "trained": [], "metrics": []}
     model = YOLO(MODELS[task])
-    start, epoch_end = record_batches(rec)
-    model.add_callback("on_pretrain_routine_start", start)
-    model.add_callback("on_train_epoch_end", epoch_end)
+    for event, callback in record_batches(rec).items():
+        model.add_callback(event, callback)
     t = time.time()
     try:
         model.train(data=DATAS[task], epochs=epochs, imgsz=imgsz, batch=4, device=DEVICE,
-                    trainer=du.trainer(color=COLOR), exist_ok=True, name=name, plots=plots, val=False,
-                    verbose=False, **args)
+                    trainer=du.trainer(color=COLOR, val=val_loader), exist_ok=True, name=name,
+                    plots=plots, val=val, verbose=False, **args)
     except Exception as e:  # refused arguments: the message is the result
         rec["error"] = "%s: %s" % (type(e).__name__, e)
         rec["trained"] = []
@@ -207,6 +225,97 @@ FITS = {
     "obb": dict(task="obb"),
 }
 
+# The same fits validated through detfeed's loader and through Ultralytics'
+# (imgsz 96: at 64, coco8-seg's validation images have instances of equal
+# mask area, whose order NumPy's argsort and detfeed's differ on).
+VAL_FITS = {}
+for _task in ("detect", "segment", "pose"):
+    for _loader in ("detfeed", "ultralytics"):
+        VAL_FITS["val_%s_%s" % (_task, _loader)] = dict(task=_task, epochs=2, imgsz=96, val=True,
+                                                       val_loader=_loader)
+
+# Validation loaders compared batch by batch: (task, data, imgsz, batch size
+# of the validation loader[, model]). The last two keep Ultralytics' loader.
+VAL_BATCHES = {
+    "val_batches_detect": ("detect", "coco8.yaml", 96, 2),
+    "val_batches_segment": ("segment", "coco8-seg.yaml", 96, 2),
+    "val_batches_pose": ("pose", "coco8-pose.yaml", 96, 2),
+    "val_batches_default": ("detect", "coco8.yaml", 64, 8),  # the fits' batch 4, doubled
+    "val_batches_coco128": ("detect", "coco128.yaml", 64, 16),  # equal aspect ratios
+    "val_batches_detect_on_segment_data": ("detect", "coco8-seg.yaml", 96, 2),
+    "val_batches_stride_64": ("detect", "coco8.yaml", 128, 2, "yolov8n-p6.yaml"),
+}
+
+
+def _differs(a, b):
+    """Why batch values a (Ultralytics') and b (detfeed's) differ, or None."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+            return "types %s, %s" % (type(a).__name__, type(b).__name__)
+        for what in ("dtype", "shape", "device"):
+            if getattr(a, what) != getattr(b, what):
+                return "%s %s, %s" % (what, getattr(a, what), getattr(b, what))
+        if not torch.equal(a, b):
+            return "%d of %d values differ" % (int((a != b).sum()), a.numel())
+        return None
+    if type(a) is not type(b):
+        return "types %s, %s" % (type(a).__name__, type(b).__name__)
+    if a != b:
+        return "%r, %r" % (a, b)
+    return None
+
+
+def val_batches(task, data, imgsz, batch, model=None):
+    """Ultralytics' validation loader, as its trainer's get_dataloader
+    (mode="val") makes it, against detfeed's trainer's: loader, dataset
+    and every batch, key by key."""
+    tr = du.trainer()(overrides=dict(model=model or MODELS[task], data=data, task=task,
+                                     device="cpu",
+                                     imgsz=imgsz, batch=batch // 2, exist_ok=True,
+                                     name="val_batches", verbose=False))
+    tr.setup_model()
+    path = tr.data[tr.args.split]
+    ul = PLAINS[task].get_dataloader(tr, path, batch_size=batch, rank=-1, mode="val")
+    dl = tr.get_dataloader(path, batch_size=batch, rank=-1, mode="val")
+    rec = {"type": type(dl).__name__, "diffs": [], "batches": 0, "keys": None}
+    if type(dl) is type(ul):  # detfeed's trainer kept Ultralytics' loader
+        return rec
+    for what in ("len", "batch_size", "images", "im_files", "sampler"):
+        u, d = [{"len": len, "batch_size": lambda x: x.batch_size,
+                 "images": lambda x: len(x.dataset), "im_files": lambda x: x.dataset.im_files,
+                 "sampler": lambda x: list(x.sampler)}[what](x) for x in (ul, dl)]
+        if u != d:
+            at = next((k for k, (a, b) in enumerate(zip(u, d)) if a != b), None) \
+                if isinstance(u, list) and isinstance(d, list) else None
+            rec["diffs"].append("%s: %r, %r" % (what, u, d) if at is None else
+                                "%s: %d and %d items, first difference at %d: %r, %r"
+                                % (what, len(u), len(d), at, u[at], d[at]))
+    for i, (u, d) in enumerate(zip(ul.dataset.labels, dl.dataset.labels)):
+        for k in ("cls", "bboxes"):
+            if not np.array_equal(u[k], d[k]):
+                rec["diffs"].append("labels[%d][%s]" % (i, k))
+    rec["max_instances"] = max(len(lb["cls"]) for lb in dl.dataset.labels)
+    for i, (u, d) in enumerate(itertools.zip_longest(ul, dl)):
+        if u is None or d is None:
+            rec["diffs"].append("batch %d: only %s gives it" % (i, "detfeed" if u is None
+                                                                 else "Ultralytics"))
+            continue
+        rec["batches"] += 1
+        rec["keys"] = sorted(u)
+        rec["shapes"] = rec.get("shapes", []) + [list(u["img"].shape)]
+        if sorted(u) != sorted(d):
+            rec["diffs"].append("batch %d keys: %s, %s" % (i, sorted(u), sorted(d)))
+        for k in sorted(set(u) & set(d)):
+            a, b = u[k], d[k]
+            if k == "resized_shape":  # Ultralytics' are NumPy arrays
+                a = tuple(tuple(int(v) for v in s) for s in a)
+            why = _differs(a, b)
+            if why:
+                rec["diffs"].append("batch %d %s: %s" % (i, k, why))
+    dl.close()
+    return rec
+
+
 def dense_dataset():
     """coco8-seg's training images with generated labels: the first of 300
     small polygons (a 20 x 15 grid), the others of 40; returns its YAML."""
@@ -238,8 +347,14 @@ def dense_dataset():
 
 
 results = {}
-for name, spec in FITS.items():
-    if ONLY and name not in ONLY:
+unknown = ONLY - set(FITS) - set(VAL_FITS) - set(VAL_BATCHES)
+if unknown:
+    raise SystemExit("unknown names: %s" % ", ".join(sorted(unknown)))
+for name in sorted(ONLY & set(VAL_BATCHES)):
+    results[name] = val_batches(*VAL_BATCHES[name])
+    print("compared", name, len(results[name]["diffs"]), "differences", flush=True)
+for name, spec in list(FITS.items()) + list(VAL_FITS.items()):
+    if (ONLY and name not in ONLY) or (not ONLY and name not in FITS):
         continue
     spec = dict(spec)
     data = spec.pop("data_override", None)
