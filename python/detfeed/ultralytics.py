@@ -174,8 +174,11 @@ class _DetfeedMixin:
         img = batch["img"]
         if not isinstance(getattr(self, "train_loader", None), Loader):
             return super().preprocess_batch(batch)
-        if self.args.task == "detect":
-            batch.pop("masks", None)  # a segment dataset's masks: Ultralytics' detect has none
+        if self.args.task == "detect":  # a segment or pose dataset's: Ultralytics' detect has none
+            batch.pop("masks", None)
+            batch.pop("keypoints", None)
+        elif self.args.task == "segment":  # YOLO26-seg's semantic loss reads them
+            batch["sem_masks"] = sem_masks(batch)
         if not img.is_floating_point():
             return super().preprocess_batch(batch)  # dtype uint8: Ultralytics converts
         batch["img"] = _Prescaled(img.to(self.device, non_blocking=self.device.type == "cuda"))
@@ -300,8 +303,8 @@ class ValidationLoader:
     """What Ultralytics' trainer and validators use of a validation
     DataLoader, over a detfeed.Loader of validation batches (`loader`):
     len(), iteration (one pass: the batches Ultralytics' collate_fn makes,
-    same keys, dtypes and bytes; for segment also sem_masks), batch_size,
-    num_workers, drop_last, sampler (the positions
+    same keys, dtypes and bytes; for segment also sem_masks, for detect no
+    keypoints), batch_size, num_workers, drop_last, sampler (the positions
     0..n-1), dataset (im_files and labels in batch order, as Ultralytics'
     rect dataset holds them) and close(). The images are the loader's
     buffer until the next batch is taken; on a CUDA device the next batch
@@ -333,7 +336,9 @@ class ValidationLoader:
             batch = next(epoch, None)
             if batch is None:
                 return
-            if self._task == "segment":
+            if self._task == "detect":
+                batch.pop("keypoints", None)  # a pose dataset's: Ultralytics' detect has none
+            elif self._task == "segment":
                 batch["sem_masks"] = sem_masks(batch)
             yield batch
 
@@ -397,7 +402,7 @@ def _write_data_yaml(data, dataset_path, args, split):
     lines.append("names:")
     lines += ["  %d: %s" % (int(k), json.dumps(str(v), ensure_ascii=False))
               for k, v in sorted(names.items())]
-    if args.task == "pose":
+    if data.get("kpt_shape") is not None:  # a detect model keeps the boxes of pose labels
         lines.append("kpt_shape: %s" % json.dumps(list(data["kpt_shape"])))
         if data.get("flip_idx") is not None:
             lines.append("flip_idx: %s" % json.dumps(list(data["flip_idx"])))

@@ -64,6 +64,14 @@ def test_each_task_trains_with_its_own_batches(fits, task):
     assert fits[task]["dataset_cls"] == fits[task]["ultralytics"]["cls"]
 
 
+def test_yolo26_segment_trains_with_sem_masks(fits):
+    # Its semantic loss reads sem_masks, which the trainer adds as
+    # Ultralytics' Format makes them.
+    for b in trained(fits["segment_yolo26"]):
+        assert "sem_masks" in b["keys"]
+    assert fits["segment_yolo26"]["metrics"]
+
+
 def test_an_image_of_300_polygons_trains_with_int32_masks(fits):
     batches = trained(fits["segment_dense"])
     for b in batches:  # Ultralytics' types: np.int32 past 255 instances, torch.cat promotes
@@ -78,6 +86,15 @@ def test_an_image_of_300_polygons_trains_with_int32_masks(fits):
 def test_a_detection_model_on_segment_data_gets_no_masks(fits):
     for b in trained(fits["detect_on_segment_data"]):
         assert "masks" not in b
+
+
+def test_a_detection_model_on_pose_data_gets_the_boxes_only(fits):
+    # Ultralytics keeps the boxes of pose labels for a box task.
+    fit = fits["detect_on_pose_data"]
+    for b in trained(fit):
+        assert "keypoints" not in b["keys"]
+    assert fit["dataset_files"] == fit["ultralytics"]["files"]
+    assert fit["dataset_instances"] == fit["ultralytics"]["instances"] > 0
 
 
 def test_the_plotted_batches_are_the_batches_trained_on(fits):

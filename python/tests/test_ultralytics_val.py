@@ -23,7 +23,7 @@ COCO128 = os.path.isdir(os.path.join(DATA, "coco128"))
 
 TASKS = ("detect", "segment", "pose")
 COMPARISONS = ["val_batches_%s" % t for t in TASKS] + [
-    "val_batches_default"] + (
+    "val_batches_default", "val_batches_detect_on_pose_data"] + (
     ["val_batches_coco128"] if COCO128 else [])
 FALLBACKS = ["val_batches_detect_on_segment_data", "val_batches_stride_64"]
 FITS = ["val_%s_%s" % (t, v) for t in TASKS for v in ("detfeed", "ultralytics")]
@@ -63,7 +63,7 @@ def test_validation_batches_equal_ultralytics(record, name):
     if task == "segment":
         assert "sem_masks" in rec["keys"]  # Ultralytics' Format has it too
     if task == "detect":
-        assert "masks" not in rec["keys"]
+        assert "masks" not in rec["keys"] and "keypoints" not in rec["keys"]
 
 
 def test_comparisons_cover_several_batches_and_shapes(record):

@@ -164,13 +164,15 @@ def ultralytics_dataset(task, args):
             "instances": sum(len(lb["cls"]) for lb in ds.labels)}
 
 
-def fit(name, task, epochs=1, plots=False, imgsz=64, val=False, val_loader="detfeed", **args):
+def fit(name, task, epochs=1, plots=False, imgsz=64, val=False, val_loader="detfeed", model=None,
+        **args):
     """One fit (val: Ultralytics' train argument, validation after every
-    epoch; val_loader: trainer(val=...), whose loader validates)."""
+    epoch; val_loader: trainer(val=...), whose loader validates; model: a
+    model YAML other than the task's)."""
     plots = plots and POLARS  # without polars Ultralytics cannot finish its plots
     rec = {"task": task, "args": {k: repr(v) for k, v in args.items()}, "batches": [],
            "trained": [], "metrics": []}
-    model = YOLO(MODELS[task])
+    model = YOLO(model or MODELS[task])
     for event, callback in record_batches(rec).items():
         model.add_callback(event, callback)
     t = time.time()
@@ -202,6 +204,7 @@ def fit(name, task, epochs=1, plots=False, imgsz=64, val=False, val_loader="detf
 FITS = {
     "detect": dict(task="detect", epochs=3, plots=True),
     "segment": dict(task="segment"),
+    "segment_yolo26": dict(task="segment", model="yolo26n-seg.yaml"),  # reads sem_masks
     "pose": dict(task="pose"),
     "single_cls": dict(task="detect", single_cls=True),
     "classes": dict(task="detect", classes=[22, 45]),
@@ -213,6 +216,7 @@ FITS = {
     "workers": dict(task="detect", workers=3),
     "multi_scale": dict(task="detect", epochs=3, multi_scale=0.5),
     "detect_on_segment_data": dict(task="detect", data_override="coco8-seg.yaml"),
+    "detect_on_pose_data": dict(task="detect", data_override="coco8-pose.yaml"),
     # an image of 300 polygons: int32 masks, as Ultralytics' own loader gives them
     "segment_dense": dict(task="segment", data_override="dense-seg", imgsz=320, mosaic=0.0),
     # refused before training, each with a message naming it
@@ -241,6 +245,7 @@ VAL_BATCHES = {
     "val_batches_segment": ("segment", "coco8-seg.yaml", 96, 2),
     "val_batches_pose": ("pose", "coco8-pose.yaml", 96, 2),
     "val_batches_default": ("detect", "coco8.yaml", 64, 8),  # the fits' batch 4, doubled
+    "val_batches_detect_on_pose_data": ("detect", "coco8-pose.yaml", 96, 2),  # no keypoints
     "val_batches_coco128": ("detect", "coco128.yaml", 64, 16),  # equal aspect ratios
     "val_batches_detect_on_segment_data": ("detect", "coco8-seg.yaml", 96, 2),
     "val_batches_stride_64": ("detect", "coco8.yaml", 128, 2, "yolov8n-p6.yaml"),
