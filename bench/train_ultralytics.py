@@ -127,6 +127,9 @@ def main():
     ap.add_argument("--out", help="JSON result file")
     ap.add_argument("--close-mosaic", type=int, default=10,
                     help="Ultralytics' close_mosaic (its default 10)")
+    ap.add_argument("--val-loader", choices=["detfeed", "ultralytics"], default="detfeed",
+                    help="detfeed arms: validation batches through detfeed (default) or "
+                         "Ultralytics' own loader")
     ap.add_argument("--label", default="", help="a word on this arm, kept in the JSON")
     ap.add_argument("--profile", type=int, default=0,
                     help="profile this many training steps from step 20 (0: none)")
@@ -198,7 +201,7 @@ def main():
               project=a.project, name=a.name, exist_ok=True, verbose=False, device=a.device)
     if a.loader == "detfeed":
         import detfeed.ultralytics
-        kw["trainer"] = detfeed.ultralytics.trainer(color=a.color)
+        kw["trainer"] = detfeed.ultralytics.trainer(color=a.color, val=a.val_loader)
     else:
         from ultralytics.models.yolo.detect import DetectionTrainer
         kw["trainer"] = DetectionTrainer
@@ -218,6 +221,7 @@ def main():
     res = {
         "loader": a.loader, "color": a.color if a.loader == "detfeed" else None,
         "label": a.label, "close_mosaic": a.close_mosaic,
+        "val_loader": a.val_loader if a.loader == "detfeed" else "ultralytics",
         "model": a.model, "epochs": a.epochs, "batch": a.batch, "imgsz": a.imgsz,
         "workers": a.workers, "wall_s": wall, "steps": steps[0], "train_s": phases["train_s"],
         "data_wait_s": marks["wait"], "profile": prof["summary"],

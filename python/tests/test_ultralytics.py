@@ -4,16 +4,14 @@ each checked on the batches the model received, against what Ultralytics'
 own dataset holds for the same arguments, or refused with a message naming
 the argument. The fits run in one process of their own
 (ultralytics_fits.py); these tests read its record."""
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 
+from fits_process import run_fits
+
 DATA = os.environ.get("DETFEED_TEST_DATA",
                       os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data"))
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 pytest.importorskip("torch")
 pytest.importorskip("ultralytics")
@@ -23,20 +21,7 @@ if not all(os.path.isdir(os.path.join(DATA, d)) for d in ("coco8", "coco8-seg", 
 
 @pytest.fixture(scope="module")
 def fits(tmp_path_factory):
-    work = tmp_path_factory.mktemp("fits")
-    out = work / "fits.json"
-    env = dict(os.environ)
-    import detfeed  # the fits import the detfeed this test imports
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(os.path.dirname(detfeed.__file__))]
-        + [p for p in [env.get("PYTHONPATH")] if p])
-    run = subprocess.run([sys.executable, os.path.join(HERE, "ultralytics_fits.py"), DATA,
-                          str(work), str(out)], env=env, capture_output=True, text=True,
-                         timeout=1200)
-    if run.returncode != 0:
-        raise AssertionError("the fits failed:\n" + run.stdout[-4000:] + run.stderr[-8000:])
-    with open(out) as f:
-        return json.load(f)
+    return run_fits(DATA, tmp_path_factory.mktemp("fits"))
 
 
 def trained(fit):

@@ -4,16 +4,14 @@ trainer's get_dataloader(mode="val")), key by key and byte for byte, and a
 fit validated through either ends with the same metrics. The loaders and
 fits run in a process of their own (ultralytics_fits.py); these tests read
 its record."""
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 
+from fits_process import run_fits
+
 DATA = os.environ.get("DETFEED_TEST_DATA",
                       os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data"))
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 pytest.importorskip("torch")
 pytest.importorskip("ultralytics")
@@ -31,20 +29,8 @@ FITS = ["val_%s_%s" % (t, v) for t in TASKS for v in ("detfeed", "ultralytics")]
 
 @pytest.fixture(scope="module")
 def record(tmp_path_factory):
-    work = tmp_path_factory.mktemp("val")
-    out = work / "val.json"
-    env = dict(os.environ)
-    import detfeed  # the run imports the detfeed this test imports
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(os.path.dirname(detfeed.__file__))]
-        + [p for p in [env.get("PYTHONPATH")] if p])
-    run = subprocess.run([sys.executable, os.path.join(HERE, "ultralytics_fits.py"), DATA,
-                          str(work), str(out)] + COMPARISONS + FALLBACKS + FITS, env=env,
-                         capture_output=True, text=True, timeout=900)
-    if run.returncode != 0:
-        raise AssertionError("the run failed:\n" + run.stdout[-4000:] + run.stderr[-8000:])
-    with open(out) as f:
-        return json.load(f)
+    return run_fits(DATA, tmp_path_factory.mktemp("val"),
+                    COMPARISONS + FALLBACKS + FITS, timeout=900)
 
 
 # The keys Ultralytics' validators and their loss read, per task.
