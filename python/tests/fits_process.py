@@ -10,6 +10,20 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def data_or_skip():
+    """The shared data folder (DETFEED_TEST_DATA, else ../shared/data beside
+    the checkout); skips the calling test module without torch, Ultralytics
+    or coco8, coco8-seg and coco8-pose there."""
+    import pytest
+    data = os.environ.get("DETFEED_TEST_DATA",
+                          os.path.join(HERE, "..", "..", "..", "shared", "data"))
+    pytest.importorskip("torch")
+    pytest.importorskip("ultralytics")
+    if not all(os.path.isdir(os.path.join(data, d)) for d in ("coco8", "coco8-seg", "coco8-pose")):
+        pytest.skip("no shared data (coco8, coco8-seg, coco8-pose)", allow_module_level=True)
+    return data
+
+
 def run_fits(data, work, names=(), timeout=1200):
     """ultralytics_fits.py DATA WORK OUT [NAME...]: its results as a dict;
     AssertionError with the end of its output when it fails."""

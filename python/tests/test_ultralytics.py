@@ -4,19 +4,12 @@ each checked on the batches the model received, against what Ultralytics'
 own dataset holds for the same arguments, or refused with a message naming
 the argument. The fits run in one process of their own
 (ultralytics_fits.py); these tests read its record."""
-import os
 
 import pytest
 
-from fits_process import run_fits
+from fits_process import data_or_skip, run_fits
 
-DATA = os.environ.get("DETFEED_TEST_DATA",
-                      os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data"))
-
-pytest.importorskip("torch")
-pytest.importorskip("ultralytics")
-if not all(os.path.isdir(os.path.join(DATA, d)) for d in ("coco8", "coco8-seg", "coco8-pose")):
-    pytest.skip("no shared data (coco8, coco8-seg, coco8-pose)", allow_module_level=True)
+DATA = data_or_skip()
 
 
 @pytest.fixture(scope="module")
