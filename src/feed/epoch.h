@@ -18,7 +18,6 @@ typedef struct detfeed__plan {
     bool augment, drop_last;
     detfeed_policy policy;
     detfeed_dtype dtype;
-    detfeed_scale scale;
     /* validation (rect mode): each image's batch shape (h, w), and the
      * dataset indices by aspect ratio; NULL in training */
     int (*rect)[2];

@@ -373,7 +373,6 @@ static void make_plan(detfeed_loader *l)
                               .drop_last = l->drop_last,
                               .policy = l->policy,
                               .dtype = l->dtype,
-                              .scale = l->scale,
                               .rect = l->rect,
                               .rect_order = l->rect_order};
 }
