@@ -115,6 +115,14 @@ void detfeed_sha256_final(detfeed_sha256 *ctx, uint8_t out[32])
     }
 }
 
+void detfeed_sha256_of(const void *data, size_t size, uint8_t out[32])
+{
+    detfeed_sha256 ctx;
+    detfeed_sha256_init(&ctx);
+    detfeed_sha256_update(&ctx, data, size);
+    detfeed_sha256_final(&ctx, out);
+}
+
 void detfeed_sha256_hex(detfeed_sha256 *ctx, char hex[65])
 {
     static const char digits[] = "0123456789abcdef";

@@ -26,5 +26,7 @@ void detfeed_sha256_final(detfeed_sha256 *ctx, uint8_t out[32]);
 /* Writes the digest of `ctx` as 64 lowercase hex characters and a NUL into
  * hex (65 bytes). Finalises the context. */
 void detfeed_sha256_hex(detfeed_sha256 *ctx, char hex[65]);
+/* The digest of `size` bytes at `data` in one call. */
+void detfeed_sha256_of(const void *data, size_t size, uint8_t out[32]);
 
 #endif /* DETFEED_SHA256_H */

@@ -124,17 +124,9 @@ static uint64_t round_up(uint64_t v, uint64_t a)
     return (v + a - 1) / a * a;
 }
 
-static void sha256(const void *data, size_t bytes, uint8_t out[32])
-{
-    detfeed_sha256 ctx;
-    detfeed_sha256_init(&ctx);
-    detfeed_sha256_update(&ctx, data, bytes);
-    detfeed_sha256_final(&ctx, out);
-}
-
 static void header_sha(const dc_header *h, uint8_t out[32])
 {
-    sha256(h, offsetof(dc_header, header_sha), out);
+    detfeed_sha256_of(h, offsetof(dc_header, header_sha), out);
 }
 
 /* ---- the index this dataset makes ---------------------------------------- */
@@ -303,7 +295,7 @@ static bool check_file(detfeed_disk_cache *dc, const uint8_t *base, size_t size,
     if (!check_header(dc, &h, size, why, wn))
         return false;
     uint8_t sha[32];
-    sha256(base + DC_HEADER, h.index_bytes, sha);
+    detfeed_sha256_of(base + DC_HEADER, h.index_bytes, sha);
     if (memcmp(sha, h.index_sha, 32) != 0)
         return snprintf(why, wn, "damaged: the index's checksum does not match"), false;
     const dc_record *r = (const dc_record *)(base + DC_HEADER);
@@ -414,7 +406,7 @@ static uint8_t *final_index(detfeed_disk_cache *dc, dc_header *h)
                      .file_bytes = dc->file_bytes};
     memcpy(h->magic, DC_MAGIC, 8);
     memcpy(h->pixels, dc->pixels, sizeof h->pixels);
-    sha256(index, dc->index_bytes, h->index_sha);
+    detfeed_sha256_of(index, dc->index_bytes, h->index_sha);
     header_sha(h, h->header_sha);
     return index;
 }

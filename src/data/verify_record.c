@@ -87,14 +87,6 @@ static const char *errtext(int e, char *buf, size_t size)
     return strerror_r(e, buf, size); /* the GNU variant */
 }
 
-static void sha256(const void *data, size_t bytes, uint8_t out[32])
-{
-    detfeed_sha256 ctx;
-    detfeed_sha256_init(&ctx);
-    detfeed_sha256_update(&ctx, data, bytes);
-    detfeed_sha256_final(&ctx, out);
-}
-
 /* An errno that says the folder cannot be written (the place to give up). */
 static bool unwritable(int e)
 {
@@ -142,7 +134,7 @@ static bool check_header(const detfeed__vrec *r, const vr_header *h, size_t size
                          char *why, size_t wn)
 {
     uint8_t sha[32];
-    sha256(h, offsetof(vr_header, header_sha), sha);
+    detfeed_sha256_of(h, offsetof(vr_header, header_sha), sha);
     if (memcmp(h->magic, VR_MAGIC, 8) != 0)
         return snprintf(why, wn, "not a verification record (no magic)"), false;
     if (h->byte_order != VR_ORDER)
@@ -224,7 +216,7 @@ static bool load(detfeed__vrec *r, const char *path, char *why, size_t wn)
     if (!check_header(r, &h, size, why, wn))
         return false;
     uint8_t sha[32];
-    sha256(r->data + sizeof h, h.body_bytes, sha);
+    detfeed_sha256_of(r->data + sizeof h, h.body_bytes, sha);
     if (memcmp(sha, h.body_sha, 32) != 0)
         return snprintf(why, wn, "damaged: the checksum does not match"), false;
     return parse_entries(r, r->data + sizeof h, h.body_bytes, h.count, why, wn);
@@ -507,8 +499,8 @@ static uint8_t *serialize(const detfeed__vrec *r, char *const *why, size_t *size
     }
     memcpy(h.magic, VR_MAGIC, 8);
     memcpy(h.provenance, r->provenance, sizeof h.provenance);
-    sha256(buf + sizeof h, body, h.body_sha);
-    sha256(&h, offsetof(vr_header, header_sha), h.header_sha);
+    detfeed_sha256_of(buf + sizeof h, body, h.body_sha);
+    detfeed_sha256_of(&h, offsetof(vr_header, header_sha), h.header_sha);
     memcpy(buf, &h, sizeof h);
     *size = sizeof h + body;
     return buf;
