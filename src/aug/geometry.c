@@ -256,9 +256,7 @@ int detfeed__inst_from_labels(detfeed__inst *inst, const detfeed__src_labels *la
     return append_labels(inst, lab, w, h, 1.0f, false, 0, 0);
 }
 
-int detfeed__letterbox(const uint8_t *src, int w, int h, const detfeed__src_labels *lab,
-                       int out_w, int out_h, bool scaleup, detfeed__img *out,
-                       detfeed__inst *inst, int pad[2], double *ratio)
+detfeed__fit detfeed__letterbox_fit(int w, int h, int out_w, int out_h, bool scaleup)
 {
     double r = fmin((double)out_h / h, (double)out_w / w);
     if (!scaleup)
@@ -266,32 +264,51 @@ int detfeed__letterbox(const uint8_t *src, int w, int h, const detfeed__src_labe
     /* max(round(side * r), 1): a thin image keeps at least one pixel. */
     int nw = (int)fmax(round_even(w * r), 1), nh = (int)fmax(round_even(h * r), 1);
     double dw = (out_w - nw) / 2.0, dh = (out_h - nh) / 2.0;
-    int top = (int)round_even(dh - 0.1), left = (int)round_even(dw - 0.1);
+    /* The bottom and right pads are what is left: round(d + 0.1) each, and
+     * the sizes add up to the output. */
+    return (detfeed__fit){.nw = nw,
+                          .nh = nh,
+                          .left = (int)round_even(dw - 0.1),
+                          .top = (int)round_even(dh - 0.1),
+                          .r = r};
+}
+
+/* The letterboxed pixels: the pad, then the image (resized when the fit
+ * says so) at (left, top). */
+static int letterbox_pixels(const uint8_t *src, int w, int h, const detfeed__fit *f,
+                            int out_w, int out_h, detfeed__img *out)
+{
     int rc = detfeed__img_reserve(out, out_w, out_h);
     if (rc != DETFEED_OK)
         return rc;
     fill_pad(out->px, (size_t)out_w * out_h * 3);
-    /* The bottom and right pads are what is left: round(d + 0.1) each, and
-     * the sizes add up to the output. */
-    uint8_t *dst = out->px + ((size_t)top * out_w + left) * 3;
-    if (nw == w && nh == h) {
+    uint8_t *dst = out->px + ((size_t)f->top * out_w + f->left) * 3;
+    if (f->nw == w && f->nh == h) {
         for (int y = 0; y < h; y++)
             memcpy(dst + (size_t)y * out_w * 3, src + (size_t)y * w * 3, (size_t)w * 3);
-    } else {
-        rc = detfeed_resize_linear(src, (size_t)w * 3, w, h, dst, (size_t)out_w * 3, nw,
-                                   nh, 3);
-        if (rc != DETFEED_OK)
-            return rc;
+        return DETFEED_OK;
     }
+    return detfeed_resize_linear(src, (size_t)w * 3, w, h, dst, (size_t)out_w * 3,
+                                 f->nw, f->nh, 3);
+}
+
+int detfeed__letterbox(const uint8_t *src, int w, int h, const detfeed__src_labels *lab,
+                       int out_w, int out_h, bool scaleup, detfeed__img *out,
+                       detfeed__inst *inst, int pad[2], double *ratio)
+{
+    detfeed__fit f = detfeed__letterbox_fit(w, h, out_w, out_h, scaleup);
+    int rc = out ? letterbox_pixels(src, w, h, &f, out_w, out_h, out) : DETFEED_OK;
+    if (rc != DETFEED_OK)
+        return rc;
     if (pad) {
-        pad[0] = left;
-        pad[1] = top;
+        pad[0] = f.left;
+        pad[1] = f.top;
     }
     if (ratio)
-        *ratio = r;
+        *ratio = f.r;
     inst->n = 0;
     inst->npt = 0;
-    return append_labels(inst, lab, w, h, (float)r, true, left, top);
+    return append_labels(inst, lab, w, h, (float)f.r, true, f.left, f.top);
 }
 
 /* ---- Mosaic --------------------------------------------------------------- */
@@ -334,46 +351,58 @@ static void copy_rect_in(uint8_t *dst, int dst_w, int x1a, int y1a, const uint8_
                   ch);
 }
 
+detfeed__rect detfeed__mosaic_tile(int i, int w, int h, int s, int xc, int yc,
+                                   int origin[2])
+{
+    int S = 2 * s;
+    int x1a, y1a, x2a, y2a, x1b, y1b;
+    switch (i) {
+    case 0: /* top left */
+        x1a = imax(xc - w, 0), y1a = imax(yc - h, 0), x2a = xc, y2a = yc;
+        x1b = w - (x2a - x1a), y1b = h - (y2a - y1a);
+        break;
+    case 1: /* top right */
+        x1a = xc, y1a = imax(yc - h, 0), x2a = imin(xc + w, S), y2a = yc;
+        x1b = 0, y1b = h - (y2a - y1a);
+        break;
+    case 2: /* bottom left */
+        x1a = imax(xc - w, 0), y1a = yc, x2a = xc, y2a = imin(S, yc + h);
+        x1b = w - (x2a - x1a), y1b = 0;
+        break;
+    default: /* bottom right */
+        x1a = xc, y1a = yc, x2a = imin(xc + w, S), y2a = imin(S, yc + h);
+        x1b = 0, y1b = 0;
+        break;
+    }
+    origin[0] = x1a - x1b;
+    origin[1] = y1a - y1b;
+    /* The source rectangle is clipped to the tile as NumPy slicing does. */
+    int cw = imin(x2a - x1a, w - x1b), ch = imin(y2a - y1a, h - y1b);
+    return (detfeed__rect){x1a, y1a, x1a + imax(cw, 0), y1a + imax(ch, 0)};
+}
+
 int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
                      const detfeed__rect *need, const detfeed__stack *st,
                      detfeed__img *out, detfeed__inst *inst)
 {
-    int S = 2 * s;
-    int rc = detfeed__img_reserve(out, S, S);
-    if (rc != DETFEED_OK)
-        return rc;
+    int S = 2 * s, rc;
     detfeed__rect all = {0, 0, S, S};
     if (need == NULL)
         need = &all;
-    fill_pad_rect(out, need);
+    if (out) {
+        if ((rc = detfeed__img_reserve(out, S, S)) != DETFEED_OK)
+            return rc;
+        fill_pad_rect(out, need);
+    }
     inst->n = 0;
     inst->npt = 0;
     for (int i = 0; i < 4; i++) {
-        int w = tiles[i].w, h = tiles[i].h;
-        int x1a, y1a, x2a, y2a, x1b, y1b;
-        switch (i) {
-        case 0: /* top left */
-            x1a = imax(xc - w, 0), y1a = imax(yc - h, 0), x2a = xc, y2a = yc;
-            x1b = w - (x2a - x1a), y1b = h - (y2a - y1a);
-            break;
-        case 1: /* top right */
-            x1a = xc, y1a = imax(yc - h, 0), x2a = imin(xc + w, S), y2a = yc;
-            x1b = 0, y1b = h - (y2a - y1a);
-            break;
-        case 2: /* bottom left */
-            x1a = imax(xc - w, 0), y1a = yc, x2a = xc, y2a = imin(S, yc + h);
-            x1b = w - (x2a - x1a), y1b = 0;
-            break;
-        default: /* bottom right */
-            x1a = xc, y1a = yc, x2a = imin(xc + w, S), y2a = imin(S, yc + h);
-            x1b = 0, y1b = 0;
-            break;
-        }
-        /* The source rectangle is clipped to the tile as NumPy slicing does. */
-        int cw = imin(x2a - x1a, w - x1b), ch = imin(y2a - y1a, h - y1b);
-        copy_rect_in(out->px, S, x1a, y1a, tiles[i].px, w, x1b, y1b, cw, ch, need);
-        rc =
-            append_labels(inst, &tiles[i].lab, w, h, 1.0f, false, x1a - x1b, y1a - y1b);
+        int w = tiles[i].w, h = tiles[i].h, o[2];
+        detfeed__rect c = detfeed__mosaic_tile(i, w, h, s, xc, yc, o);
+        if (out)
+            copy_rect_in(out->px, S, c.x0, c.y0, tiles[i].px, w, c.x0 - o[0],
+                         c.y0 - o[1], c.x1 - c.x0, c.y1 - c.y0, need);
+        rc = append_labels(inst, &tiles[i].lab, w, h, 1.0f, false, o[0], o[1]);
         if (rc != DETFEED_OK)
             return rc;
     }
@@ -675,19 +704,25 @@ detfeed__rect detfeed__warp_reads(const float M[9], bool persp, int in_w, int in
     return r;
 }
 
+bool detfeed__is_perspective(const detfeed__recipe *r)
+{
+    return r->perspective[0] != 0 || r->perspective[1] != 0;
+}
+
 int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
                                 const detfeed__recipe *r, const detfeed__stack *st,
                                 int out_w, int out_h, detfeed__img *out)
 {
     float M[9];
     detfeed__affine_matrix(r, in->w, in->h, out_w, out_h, st, M);
-    int rc = detfeed__img_reserve(out, out_w, out_h);
-    if (rc != DETFEED_OK)
-        return rc;
-    bool persp = r->perspective[0] != 0 || r->perspective[1] != 0;
-    rc = warp(in, M, persp, st, out_w, out_h, out);
-    if (rc != DETFEED_OK)
-        return rc;
+    bool persp = detfeed__is_perspective(r);
+    if (out) {
+        int rc = detfeed__img_reserve(out, out_w, out_h);
+        if (rc == DETFEED_OK)
+            rc = warp(in, M, persp, st, out_w, out_h, out);
+        if (rc != DETFEED_OK)
+            return rc;
+    }
     /* The original boxes, for box_candidates, before they are transformed. */
     float *orig = malloc((size_t)(inst->n ? inst->n : 1) * 4 * sizeof *orig);
     bool *keep = malloc((size_t)(inst->n ? inst->n : 1));
@@ -787,38 +822,56 @@ void detfeed__inst_to_xywh(detfeed__inst *in)
 }
 
 /* Ultralytics mirrors the centre of xywh boxes; the flags say which way. */
-void detfeed__flip(detfeed__img *im, detfeed__inst *in, bool ud, bool lr,
-                   const int *flip_idx)
+void detfeed__flip_labels(detfeed__inst *in, int w, int h, bool ud, bool lr,
+                          const int *flip_idx)
 {
     for (int i = 0; i < in->n; i++) {
         float *b = in->box + 4 * (size_t)i;
         if (ud)
-            b[1] = (float)im->h - b[1];
+            b[1] = (float)h - b[1];
         if (lr)
-            b[0] = (float)im->w - b[0];
+            b[0] = (float)w - b[0];
         for (int k = 0; k < in->nkpt; k++) {
             float *p = in->kpt + ((size_t)i * in->nkpt + k) * 3;
             if (ud)
-                p[1] = (float)im->h - p[1];
+                p[1] = (float)h - p[1];
             if (lr)
-                p[0] = (float)im->w - p[0];
+                p[0] = (float)w - p[0];
         }
         for (int k = 0; in->npt && k < in->npt; k++) {
             float *p = seg_at(in, i) + 2 * k;
             if (ud)
-                p[1] = (float)im->h - p[1];
+                p[1] = (float)h - p[1];
             if (lr)
-                p[0] = (float)im->w - p[0];
+                p[0] = (float)w - p[0];
         }
     }
-    if (ud) {
+    if (ud)
+        permute_kpts(in, flip_idx);
+    if (lr)
+        permute_kpts(in, flip_idx);
+}
+
+void detfeed__flip_pixels(detfeed__img *im, bool ud, bool lr)
+{
+    if (ud)
         flip_rows(im);
-        permute_kpts(in, flip_idx);
-    }
-    if (lr) {
+    if (lr)
         flip_cols(im);
-        permute_kpts(in, flip_idx);
-    }
+}
+
+void detfeed__flip(detfeed__img *im, detfeed__inst *in, bool ud, bool lr,
+                   const int *flip_idx)
+{
+    detfeed__flip_labels(in, im->w, im->h, ud, lr, flip_idx);
+    detfeed__flip_pixels(im, ud, lr);
+}
+
+void detfeed__mixup_blend(uint8_t *img, const uint8_t *partner, size_t n, double r)
+{
+    double w0 = r, w1 = 1 - r;
+    for (size_t i = 0; i < n; i++)
+        img[i] = (uint8_t)(img[i] * w0 + partner[i] * w1);
 }
 
 int detfeed__inst_permute(detfeed__inst *in, const int *order)

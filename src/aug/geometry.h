@@ -64,10 +64,23 @@ void detfeed__inst_free(detfeed__inst *in);
 /* Room for n polygons of npt points (npt fixed while instances exist). */
 int detfeed__inst_reserve_seg(detfeed__inst *in, int n, int npt);
 
+/* Where LetterBox puts a w x h image in out_w x out_h: scaled by r =
+ * min(H / h, W / w) (capped at 1 without scaleup) to nw x nh (max(round(
+ * side * r), 1), Python's round), its top-left corner at (left, top) =
+ * round(d - 0.1) of each side's pad d = (out - n) / 2. It is resized
+ * exactly when (nw, nh) differs from (w, h). */
+typedef struct detfeed__fit {
+    int nw, nh, left, top;
+    double r;
+} detfeed__fit;
+
+detfeed__fit detfeed__letterbox_fit(int w, int h, int out_w, int out_h, bool scaleup);
+
 /* Ultralytics' LetterBox (center, stride 32, auto off): resize by
  * r = min(H / h, W / w) (capped at 1 without scaleup) with INTER_LINEAR,
  * pad with 114 split as round(d -/+ 0.1); labels denormalized, scaled by r
- * and shifted. `pad` receives (left, top) and `ratio` r (may be NULL). */
+ * and shifted. `pad` receives (left, top) and `ratio` r (may be NULL).
+ * out NULL: the labels alone (src is not read). */
 int detfeed__letterbox(const uint8_t *src, int w, int h, const detfeed__src_labels *lab,
                        int out_w, int out_h, bool scaleup, detfeed__img *out,
                        detfeed__inst *inst, int pad[2], double *ratio);
@@ -84,12 +97,22 @@ typedef struct detfeed__rect {
     int x0, y0, x1, y1;
 } detfeed__rect;
 
+/* Tile i (0..3: top-left, top-right, bottom-left, bottom-right) of a
+ * Mosaic of side s around (xc, yc), of w x h pixels: the rectangle of the
+ * 2s x 2s canvas its pixels cover (empty when none: x1 == x0 or y1 == y0)
+ * and in origin the canvas position of its pixel (0, 0), so that canvas
+ * pixel (x, y) of the rectangle is tile pixel (x - origin[0], y -
+ * origin[1]); also the shift of its labels. */
+detfeed__rect detfeed__mosaic_tile(int i, int w, int h, int s, int xc, int yc,
+                                   int origin[2]);
+
 /* Ultralytics' 4-tile Mosaic on a 2s x 2s canvas of 114 around (xc, yc):
- * tiles placed top-left, top-right, bottom-left, bottom-right; labels
- * shifted, clipped to the canvas, zero-area boxes dropped. Only the
- * canvas's pixels inside `need` are written (the rest keep whatever the
- * buffer held): what the warp that follows reads, from
- * detfeed__warp_reads; NULL writes them all. */
+ * tiles placed top-left, top-right, bottom-left, bottom-right
+ * (detfeed__mosaic_tile, painted in that order); labels shifted, clipped
+ * to the canvas, zero-area boxes dropped. Only the canvas's pixels inside
+ * `need` are written (the rest keep whatever the buffer held): what the
+ * warp that follows reads, from detfeed__warp_reads; NULL writes them
+ * all. out NULL: the labels alone (no tile pixel is read). */
 int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
                      const detfeed__rect *need, const detfeed__stack *st,
                      detfeed__img *out, detfeed__inst *inst);
@@ -106,11 +129,17 @@ detfeed__rect detfeed__warp_reads(const float M[9], bool persp, int in_w, int in
 void detfeed__affine_matrix(const detfeed__recipe *r, int in_w, int in_h, int out_w,
                             int out_h, const detfeed__stack *st, float M[9]);
 
-/* RandomPerspective: warps `in` by M into out_w x out_h (border 114; a
- * perspective warp when the recipe's perspective is non-zero), transforms
- * boxes and keypoints, clips, and keeps the box_candidates. With polygons,
- * the boxes come from the transformed polygons (apply_segments) and the
- * candidates' area threshold is 0.01 instead of 0.1. */
+/* Whether RandomPerspective warps with warpPerspective (some perspective
+ * draw is non-zero) rather than warpAffine. */
+bool detfeed__is_perspective(const detfeed__recipe *r);
+
+/* RandomPerspective: warps `in` by M (detfeed__affine_matrix of in's size)
+ * into out_w x out_h (border 114; a perspective warp when
+ * detfeed__is_perspective), transforms boxes and keypoints, clips, and
+ * keeps the box_candidates. With polygons, the boxes come from the
+ * transformed polygons (apply_segments) and the candidates' area threshold
+ * is 0.01 instead of 0.1. out NULL: the labels alone (in's size is all
+ * that is read of it). */
 int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
                                 const detfeed__recipe *r, const detfeed__stack *st,
                                 int out_w, int out_h, detfeed__img *out);
@@ -121,9 +150,18 @@ void detfeed__inst_to_xywh(detfeed__inst *inst);
 
 /* RandomFlip: vertical and/or horizontal, in place; keypoints permuted by
  * flip_idx (NULL: not permuted). Boxes must be centre x, y, w, h
- * (detfeed__inst_to_xywh first): their centres are mirrored. */
+ * (detfeed__inst_to_xywh first): their centres are mirrored.
+ * detfeed__flip_labels and detfeed__flip_pixels are its two halves, for
+ * labels of a w x h image and for the pixels alone. */
 void detfeed__flip(detfeed__img *im, detfeed__inst *inst, bool ud, bool lr,
                    const int *flip_idx);
+void detfeed__flip_labels(detfeed__inst *inst, int w, int h, bool ud, bool lr,
+                          const int *flip_idx);
+void detfeed__flip_pixels(detfeed__img *im, bool ud, bool lr);
+
+/* MixUp's pixels: img[i] = (uint8_t)(img[i] * r + partner[i] * (1 - r)) in
+ * double, truncated, for n bytes. */
+void detfeed__mixup_blend(uint8_t *img, const uint8_t *partner, size_t n, double r);
 
 /* Reorders the instances: instance k becomes old instance order[k]. */
 int detfeed__inst_permute(detfeed__inst *inst, const int *order);
