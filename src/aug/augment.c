@@ -103,8 +103,8 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
             int S = 2 * a->hyp.imgsz;
             float M[9];
             detfeed__affine_matrix(r, S, S, out_w, out_h, &a->stack, M);
-            bool persp = r->perspective[0] != 0 || r->perspective[1] != 0;
-            detfeed__rect need = detfeed__warp_reads(M, persp, S, S, out_w, out_h);
+            detfeed__rect need =
+                detfeed__warp_reads(M, detfeed__is_perspective(r), S, S, out_w, out_h);
             rc = detfeed__mosaic4(t, a->hyp.imgsz, r->xc, r->yc, &need, &a->stack,
                                   &s->canvas, inst);
         }
@@ -152,24 +152,29 @@ static int concat(detfeed__inst *dst, const detfeed__inst *src)
     return DETFEED_OK;
 }
 
-/* MixUp: the partner through its own pre-chain (slots + 32), then
- * img * r + partner * (1 - r) in double, truncated, and the labels joined. */
+/* The MixUp partner's own recipe (its pre-chain's draws, slots + 32). */
+static void partner_recipe(const detfeed__augmenter *a, const detfeed__sample_ask *ask,
+                           detfeed__recipe *pr)
+{
+    detfeed__recipe_make(&a->hyp, a->seed, ask->epoch, ask->index,
+                         detfeed_dataset_size(a->ds), ask->mosaic_on,
+                         DETFEED__SLOT_PARTNER_BASE, ask->place, pr);
+}
+
+/* MixUp: the partner through its own pre-chain, then img * r + partner *
+ * (1 - r) in double, truncated, and the labels joined. */
 static int mixup(const detfeed__augmenter *a, detfeed__scratch *s,
                  const detfeed__sample_ask *ask, const detfeed__recipe *r,
                  detfeed__clock *clock)
 {
     detfeed__recipe pr;
-    detfeed__recipe_make(&a->hyp, a->seed, ask->epoch, ask->index,
-                         detfeed_dataset_size(a->ds), ask->mosaic_on,
-                         DETFEED__SLOT_PARTNER_BASE, ask->place, &pr);
+    partner_recipe(a, ask, &pr);
     int rc = train_geometry(a, s, r->mix_partner, &pr, ask->out_w, ask->out_h,
                             &s->mix_out, &s->mix_inst, NULL, NULL, clock);
     if (rc != DETFEED_OK)
         return rc;
-    double w0 = r->mix_ratio, w1 = 1 - r->mix_ratio;
-    size_t n = (size_t)ask->out_w * ask->out_h * 3;
-    for (size_t i = 0; i < n; i++)
-        s->out.px[i] = (uint8_t)(s->out.px[i] * w0 + s->mix_out.px[i] * w1);
+    detfeed__mixup_blend(s->out.px, s->mix_out.px, (size_t)ask->out_w * ask->out_h * 3,
+                         r->mix_ratio);
     return concat(&s->inst, &s->mix_inst);
 }
 
@@ -218,6 +223,218 @@ static int training(const detfeed__augmenter *a, detfeed__scratch *s,
     return rc;
 }
 
+/* ---- the description instead of the pixels (detfeed__pixels.render) ---- */
+
+/* Whether the cache holds image i (a description names cached images only). */
+static bool held(const detfeed__augmenter *a, uint64_t i)
+{
+    return a->cache && detfeed__cache_holds(a->cache, (size_t)i);
+}
+
+/* Whether the cache holds image `index` and, under recipe r, its tiles. */
+static bool geometry_held(const detfeed__augmenter *a, uint64_t index,
+                          const detfeed__recipe *r)
+{
+    if (!held(a, index))
+        return false;
+    for (int k = 0; r->mosaic && k < 3; k++)
+        if (!held(a, r->partners[k]))
+            return false;
+    return true;
+}
+
+/* Whether the cache holds every image the sample reads (its MixUp partner's
+ * tiles through the partner's recipe). */
+static bool sample_held(const detfeed__augmenter *a, const detfeed__sample_ask *ask,
+                        const detfeed__recipe *r)
+{
+    if (!a->train)
+        return held(a, ask->index);
+    detfeed__recipe pr;
+    if (r->mixup)
+        partner_recipe(a, ask, &pr);
+    return geometry_held(a, ask->index, r) &&
+           (!r->mixup || geometry_held(a, r->mix_partner, &pr));
+}
+
+/* Image `index` (loaded as tile t) covering canvas rectangle c, its pixel
+ * (0, 0) at (ox, oy). */
+static detfeed__render_tile render_tile(uint64_t index, const detfeed__tile *t,
+                                        detfeed__rect c, int ox, int oy)
+{
+    return (detfeed__render_tile){.index = index,
+                                  .w = t->w,
+                                  .h = t->h,
+                                  .x0 = c.x0,
+                                  .y0 = c.y0,
+                                  .x1 = c.x1,
+                                  .y1 = c.y1,
+                                  .ox = ox,
+                                  .oy = oy};
+}
+
+/* Mosaic's labels, and its canvas as 4 placed tiles. */
+static int describe_mosaic(const detfeed__augmenter *a, detfeed__scratch *s,
+                           uint64_t index, const detfeed__recipe *r,
+                           detfeed__render_image *im, detfeed__inst *inst, int *ori_w,
+                           int *ori_h, detfeed__clock *clock)
+{
+    detfeed__tile t[4];
+    int rc = tile(a, s, 0, index, &t[0], ori_w, ori_h, clock);
+    for (int k = 1; k < 4 && rc == DETFEED_OK; k++)
+        rc = tile(a, s, k, r->partners[k - 1], &t[k], NULL, NULL, clock);
+    if (rc != DETFEED_OK)
+        return rc;
+    int side = a->hyp.imgsz;
+    im->canvas_w = im->canvas_h = 2 * side;
+    im->ntiles = 4;
+    for (int k = 0; k < 4; k++) {
+        int o[2];
+        detfeed__rect c =
+            detfeed__mosaic_tile(k, t[k].w, t[k].h, side, r->xc, r->yc, o);
+        im->tiles[k] =
+            render_tile(k ? r->partners[k - 1] : index, &t[k], c, o[0], o[1]);
+    }
+    return detfeed__mosaic4(t, side, r->xc, r->yc, NULL, &a->stack, NULL, inst);
+}
+
+/* Without Mosaic: the labels, and the canvas the warp reads (8.4: the loaded
+ * image itself; 8.3: the image letterboxed, when that does not resize). */
+static int describe_single(const detfeed__augmenter *a, detfeed__scratch *s,
+                           uint64_t index, int out_w, int out_h,
+                           detfeed__render_image *im, detfeed__inst *inst, int *ori_w,
+                           int *ori_h, int32_t *status, detfeed__clock *clock)
+{
+    detfeed__tile t;
+    int rc = tile(a, s, 0, index, &t, ori_w, ori_h, clock);
+    if (rc != DETFEED_OK)
+        return rc;
+    im->ntiles = 1;
+    if (a->stack.ultralytics >= 804) {
+        im->canvas_w = t.w, im->canvas_h = t.h;
+        im->tiles[0] = render_tile(index, &t, (detfeed__rect){0, 0, t.w, t.h}, 0, 0);
+        return detfeed__inst_from_labels(inst, &t.lab, t.w, t.h);
+    }
+    detfeed__fit f = detfeed__letterbox_fit(t.w, t.h, out_w, out_h, true);
+    if (f.nw != t.w || f.nh != t.h) {
+        *status = DETFEED__RENDER_RESIZES;
+        return DETFEED_OK;
+    }
+    im->canvas_w = out_w, im->canvas_h = out_h;
+    detfeed__rect c = {f.left, f.top, f.left + t.w, f.top + t.h};
+    im->tiles[0] = render_tile(index, &t, c, f.left, f.top);
+    return detfeed__letterbox(NULL, t.w, t.h, &t.lab, out_w, out_h, true, NULL, inst,
+                              NULL, NULL);
+}
+
+/* train_geometry's labels exactly as it makes them, and its pixels
+ * described in im instead of made. */
+static int describe_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
+                             uint64_t index, const detfeed__recipe *r, int out_w,
+                             int out_h, detfeed__render_image *im, detfeed__inst *inst,
+                             int *ori_w, int *ori_h, int32_t *status,
+                             detfeed__clock *clock)
+{
+    memset(im, 0, sizeof *im);
+    int rc = r->mosaic ? describe_mosaic(a, s, index, r, im, inst, ori_w, ori_h, clock)
+                       : describe_single(a, s, index, out_w, out_h, im, inst, ori_w,
+                                         ori_h, status, clock);
+    release_owned(s);
+    if (rc != DETFEED_OK || *status != DETFEED__RENDER_DESCRIBED)
+        return rc;
+    float M[9];
+    detfeed__affine_matrix(r, im->canvas_w, im->canvas_h, out_w, out_h, &a->stack, M);
+    for (int k = 0; k < 9; k++)
+        im->M[k] = M[k];
+    im->warp = detfeed__is_perspective(r) ? DETFEED__RENDER_PERSPECTIVE
+                                          : DETFEED__RENDER_AFFINE;
+    detfeed__img canvas = {.w = im->canvas_w, .h = im->canvas_h};
+    return detfeed__random_perspective(&canvas, inst, r, &a->stack, out_w, out_h, NULL);
+}
+
+/* training()'s labels, its image described in d. */
+static int describe_training(const detfeed__augmenter *a, detfeed__scratch *s,
+                             const detfeed__sample_ask *ask, detfeed__sample *out,
+                             detfeed__render *d, detfeed__clock *clock)
+{
+    const detfeed__recipe *r = &out->recipe;
+    int rc =
+        describe_geometry(a, s, ask->index, r, ask->out_w, ask->out_h, &d->image[0],
+                          &s->inst, &out->ori_w, &out->ori_h, &d->status, clock);
+    if (rc == DETFEED_OK && d->status == DETFEED__RENDER_DESCRIBED && r->mixup) {
+        detfeed__recipe pr;
+        partner_recipe(a, ask, &pr);
+        rc = describe_geometry(a, s, r->mix_partner, &pr, ask->out_w, ask->out_h,
+                               &d->image[1], &s->mix_inst, NULL, NULL, &d->status,
+                               clock);
+        if (rc == DETFEED_OK && d->status == DETFEED__RENDER_DESCRIBED)
+            rc = concat(&s->inst, &s->mix_inst);
+        d->mixup = 1;
+        d->mix_ratio = r->mix_ratio;
+    }
+    if (rc != DETFEED_OK || d->status != DETFEED__RENDER_DESCRIBED)
+        return rc;
+    detfeed__clock_enter(clock, DETFEED_STAGE_FLIP);
+    detfeed__inst_to_xywh(&s->inst);
+    detfeed__flip_labels(&s->inst, ask->out_w, ask->out_h, r->flipud, r->fliplr,
+                         detfeed_dataset_flip_idx(a->ds));
+    d->flipud = r->flipud, d->fliplr = r->fliplr;
+    return DETFEED_OK;
+}
+
+/* validation()'s labels, its letterbox described in d as a copied canvas
+ * (when it does not resize). */
+static int describe_validation(const detfeed__augmenter *a, detfeed__scratch *s,
+                               const detfeed__sample_ask *ask, detfeed__sample *out,
+                               detfeed__render *d, detfeed__clock *clock)
+{
+    detfeed__tile t;
+    int rc = tile(a, s, 0, ask->index, &t, &out->ori_w, &out->ori_h, clock);
+    release_owned(s);
+    if (rc != DETFEED_OK)
+        return rc;
+    detfeed__fit f = detfeed__letterbox_fit(t.w, t.h, ask->out_w, ask->out_h, false);
+    if (f.nw != t.w || f.nh != t.h) {
+        d->status = DETFEED__RENDER_RESIZES;
+        return DETFEED_OK;
+    }
+    detfeed__render_image *im = &d->image[0];
+    im->M[0] = im->M[4] = im->M[8] = 1;
+    im->warp = DETFEED__RENDER_COPY;
+    im->canvas_w = ask->out_w, im->canvas_h = ask->out_h;
+    im->ntiles = 1;
+    detfeed__rect c = {f.left, f.top, f.left + t.w, f.top + t.h};
+    im->tiles[0] = render_tile(ask->index, &t, c, f.left, f.top);
+    rc = detfeed__letterbox(NULL, t.w, t.h, &t.lab, ask->out_w, ask->out_h, false, NULL,
+                            &s->inst, NULL, NULL);
+    if (rc == DETFEED_OK)
+        detfeed__inst_to_xywh(&s->inst);
+    return rc;
+}
+
+/* The sample's labels with its image described in d, when every image it
+ * reads is cached and the description can express it; otherwise d says why
+ * (the rest of d zero) and nothing is made. */
+static int describe(const detfeed__augmenter *a, detfeed__scratch *s,
+                    const detfeed__sample_ask *ask, detfeed__sample *out,
+                    detfeed__render *d, detfeed__clock *clock)
+{
+    memset(d, 0, sizeof *d);
+    d->out_w = ask->out_w, d->out_h = ask->out_h;
+    int rc = DETFEED_OK;
+    if (!sample_held(a, ask, &out->recipe))
+        d->status = DETFEED__RENDER_UNCACHED;
+    else
+        rc = a->train ? describe_training(a, s, ask, out, d, clock)
+                      : describe_validation(a, s, ask, out, d, clock);
+    if (d->status != DETFEED__RENDER_DESCRIBED) {
+        int32_t why = d->status;
+        memset(d, 0, sizeof *d);
+        d->status = why;
+    }
+    return rc;
+}
+
 /* ---- Format, into the caller's places ---- */
 
 static int grow_floats(float **p, size_t n)
@@ -261,15 +478,15 @@ static int buf_room(detfeed__buf *b, size_t bytes)
 
 /* The mask's place for this sample (NULL: none), and what it needs. */
 static detfeed__buf *mask_place(const detfeed__augmenter *a, const detfeed__dest *d,
-                                const detfeed__scratch *s, detfeed__sample *out)
+                                int w, int h, const detfeed__scratch *s,
+                                detfeed__sample *out)
 {
     out->mask_type = DETFEED_MASK_NONE;
     out->mask_bytes = 0;
     if (detfeed_dataset_task(a->ds) != DETFEED_TASK_SEGMENT)
         return NULL;
     out->mask_type = detfeed__mask_type(s->inst.n);
-    out->mask_bytes =
-        (size_t)(s->out.w / 4) * (size_t)(s->out.h / 4) * (size_t)out->mask_type;
+    out->mask_bytes = (size_t)(w / 4) * (size_t)(h / 4) * (size_t)out->mask_type;
     return out->mask_type == DETFEED_MASK_I32 ? d->mask_i32 : d->mask_u8;
 }
 
@@ -289,18 +506,18 @@ static int put_image(const detfeed__pixels *p, const detfeed__img *im)
 
 /* Format: the places checked (nothing written when one is short), the
  * overlap mask (which orders the instances), the label arrays normalized,
- * then the image. */
+ * then the image, when it was made (not described). */
 static int format_sample(const detfeed__augmenter *a, detfeed__scratch *s,
                          const detfeed__sample_ask *ask, const detfeed__dest *d,
-                         detfeed__sample *out, detfeed__clock *clock)
+                         bool made, detfeed__sample *out, detfeed__clock *clock)
 {
     detfeed__clock_enter(clock, DETFEED_STAGE_PACK);
-    int w = s->out.w, h = s->out.h, nkpt;
-    if (w != ask->out_w || h != ask->out_h)
+    int w = ask->out_w, h = ask->out_h, nkpt;
+    if (made && (s->out.w != w || s->out.h != h))
         return DETFEED_EBADSTATE; /* the places are for out_w x out_h: by design */
     detfeed_dataset_kpt_shape(a->ds, &nkpt, NULL);
     out->n = s->inst.n;
-    detfeed__buf *mask = mask_place(a, d, s, out);
+    detfeed__buf *mask = mask_place(a, d, w, h, s, out);
     int rc = mask ? buf_room(mask, out->mask_bytes) : DETFEED_OK;
     if (rc == DETFEED_OK && d->labels)
         rc = labels_room(d->labels, out->n, nkpt);
@@ -313,7 +530,7 @@ static int format_sample(const detfeed__augmenter *a, detfeed__scratch *s,
         detfeed__format(&s->inst, w, h, &a->stack, d->labels->cls, d->labels->box,
                         d->labels->kpt);
     detfeed__clock_enter(clock, DETFEED_STAGE_CONVERT);
-    return put_image(&d->image, &s->out);
+    return made ? put_image(&d->image, &s->out) : DETFEED_OK;
 }
 
 int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s,
@@ -325,12 +542,16 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s,
                          detfeed_dataset_size(a->ds), ask->mosaic_on, 0, ask->place,
                          &out->recipe);
     detfeed__clock_enter(clock, DETFEED_STAGE_GEOMETRY);
-    int rc = a->train ? training(a, s, ask, dest->image.defer_colour, out, clock)
+    detfeed__render *d = dest->image.render;
+    int rc = d ? describe(a, s, ask, out, d, clock) : DETFEED_OK;
+    bool made = d == NULL || d->status != DETFEED__RENDER_DESCRIBED;
+    if (rc == DETFEED_OK && made)
+        rc = a->train ? training(a, s, ask, dest->image.defer_colour, out, clock)
                       : validation(a, s, ask, out, clock);
     if (rc == DETFEED_OK)
-        rc = format_sample(a, s, ask, dest, out, clock);
+        rc = format_sample(a, s, ask, dest, made, out, clock);
     detfeed__clock_enter(clock, -1);
-    out->img = &s->out;
+    out->img = made ? &s->out : NULL;
     out->res_w = ask->out_w, out->res_h = ask->out_h;
     if (!a->train && a->stack.ultralytics < 804) /* load_image's size */
         detfeed_load_size(out->ori_w, out->ori_h, a->hyp.imgsz, &out->res_w,

@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "geometry.h"
 #include "recent.h"
+#include "render.h"
 
 /* What every sample of a run shares; read-only while samples are made. */
 typedef struct detfeed__augmenter {
@@ -63,6 +64,15 @@ typedef struct detfeed__pixels {
     detfeed_scale scale;
     /* RandomHSV left undone for the device (the recipe carries the gains). */
     bool defer_colour;
+    /* The description mode. NULL: the image is made. Otherwise the image is
+     * described in *render instead (render.h: the staged 8-bit image before
+     * colour, as with defer_colour), and nothing is written to px: the
+     * same recipe, the same image loads and the same labels, overlap mask
+     * and label arrays, but no canvas, warp, blend, flip, colour or
+     * conversion. A sample the description cannot express (render->status
+     * says why: an image it reads is not in the cache, or a letterbox
+     * resizes) is made as with render NULL, into px as asked. */
+    detfeed__render *render;
 } detfeed__pixels;
 
 /* Format's label arrays: [cap] classes, [cap][4] boxes (normalized centre
@@ -99,7 +109,8 @@ typedef struct detfeed__dest {
 /* What a sample came to, besides what went to the places. */
 typedef struct detfeed__sample {
     /* The image as made (HWC BGR 8-bit, out_w x out_h), valid until the
-     * next call with the scratch. */
+     * next call with the scratch; NULL when it was described instead
+     * (detfeed__pixels.render). */
     const detfeed__img *img;
     detfeed__recipe recipe;
     int n;            /* instances (labels in Format's order) */
