@@ -169,10 +169,8 @@ static unsigned blocks_per_image(int n, int64_t hw, int64_t slots)
     return (unsigned)(k < 1 ? 1 : k > 65535 ? 65535 : k);
 }
 
-template <typename T>
-static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *params,
-                          void *dst, const row_split &split, const dtype_table &tab,
-                          cudaStream_t stream)
+/* Blocks of colour_convert<T> resident in one wave on the current device. */
+template <typename T> static cudaError_t wave_of(int64_t *wave)
 {
     int dev = 0, sms = 1, per_sm = 1;
     cudaError_t e = cudaGetDevice(&dev);
@@ -181,19 +179,40 @@ static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *
     if (e == cudaSuccess)
         e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, colour_convert<T>,
                                                           256, 0);
+    *wave = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
+    return e;
+}
+
+template <typename T>
+static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *params,
+                          void *dst, const row_split &split, const dtype_table &tab,
+                          int64_t wave, cudaStream_t stream)
+{
+    cudaError_t e = wave > 0 ? cudaSuccess : wave_of<T>(&wave);
     if (e != cudaSuccess)
         return e;
-    dim3 grid(blocks_per_image(n, hw, (int64_t)sms * (per_sm > 0 ? per_sm : 1)),
-              (unsigned)n);
+    dim3 grid(blocks_per_image(n, hw, wave), (unsigned)n);
     colour_convert<T><<<grid, 256, 0, stream>>>(src, params, (T *)dst, hw, split, tab);
     return cudaGetLastError();
+}
+
+extern "C" int detfeed__cuda_color_wave(detfeed_dtype dtype, int64_t *wave)
+{
+    size_t esize = detfeed_dtype_size(dtype);
+    if (esize == 0 || wave == nullptr)
+        return DETFEED_EINVAL;
+    cudaError_t e = esize == 4   ? wave_of<uint32_t>(wave)
+                    : esize == 2 ? wave_of<uint16_t>(wave)
+                                 : wave_of<uint8_t>(wave);
+    return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
 }
 
 extern "C" int detfeed__cuda_color_convert_stack(const uint8_t *src, int n, int width,
                                                  int height, const uint8_t *params,
                                                  const detfeed__hsv_stack *st,
                                                  void *dst, detfeed_dtype dtype,
-                                                 detfeed_scale scale, void *stream)
+                                                 detfeed_scale scale, int64_t wave,
+                                                 void *stream)
 {
     size_t esize = detfeed_dtype_size(dtype);
     if (src == nullptr || dst == nullptr || st == nullptr || n < 1 || n > 65535 ||
@@ -217,9 +236,9 @@ extern "C" int detfeed__cuda_color_convert_stack(const uint8_t *src, int n, int 
     row_split split = {width, detfeed__hsv_block_end(st, width), st->simd, st->tail};
     cudaStream_t s = (cudaStream_t)stream;
     cudaError_t e =
-        esize == 4   ? launch<uint32_t>(src, n, hw, params, dst, split, tab, s)
-        : esize == 2 ? launch<uint16_t>(src, n, hw, params, dst, split, tab, s)
-                     : launch<uint8_t>(src, n, hw, params, dst, split, tab, s);
+        esize == 4   ? launch<uint32_t>(src, n, hw, params, dst, split, tab, wave, s)
+        : esize == 2 ? launch<uint16_t>(src, n, hw, params, dst, split, tab, wave, s)
+                     : launch<uint8_t>(src, n, hw, params, dst, split, tab, wave, s);
     return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
 }
 
@@ -233,5 +252,5 @@ extern "C" int detfeed_cuda_color_convert(const uint8_t *src, int n, int width,
     if (detfeed__hsv_stack_of(cv, &st) != DETFEED_OK)
         return DETFEED_EINVAL;
     return detfeed__cuda_color_convert_stack(src, n, width, height, params, &st, dst,
-                                             dtype, scale, stream);
+                                             dtype, scale, 0, stream);
 }

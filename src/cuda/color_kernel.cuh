@@ -14,12 +14,18 @@
 extern "C" {
 #endif
 
-/* detfeed_cuda_color_convert with the stack `st` (detfeed__hsv_stack_of). */
+/* The kernel's blocks for `dtype` resident in one wave on the current
+ * device (SMs x blocks per SM), into *wave: what a caller that launches it
+ * often asks once (three runtime queries). */
+int detfeed__cuda_color_wave(detfeed_dtype dtype, int64_t *wave);
+
+/* detfeed_cuda_color_convert with the stack `st` (detfeed__hsv_stack_of)
+ * and the wave of detfeed__cuda_color_wave for `dtype` (0: queried now). */
 int detfeed__cuda_color_convert_stack(const uint8_t *src, int n, int width, int height,
                                       const uint8_t *params,
                                       const detfeed__hsv_stack *st, void *dst,
                                       detfeed_dtype dtype, detfeed_scale scale,
-                                      void *stream);
+                                      int64_t wave, void *stream);
 
 #ifdef __cplusplus
 }

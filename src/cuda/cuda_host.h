@@ -65,10 +65,17 @@ int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot, const void *hos
                                detfeed_dtype dtype, detfeed_scale scale, void *consumer,
                                void **dev, void **ready);
 
-/* Waits until slot's copy has read the host memory (before it is refilled),
- * then records that the slot's output may be overwritten once the work
- * submitted on `consumer` so far is done. */
+/* Records, on `consumer`, that the slot's output may be overwritten once
+ * the work submitted there so far is done. Never blocks the caller: the
+ * slot's host memory may still be read by its copy (see
+ * detfeed__cuda_route_copy_done). */
 int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot, void *consumer);
+
+/* Whether the slot's last copy has read its host memory (1) or not yet (0),
+ * without blocking (cudaEventQuery); with `wait`, blocks until it has. A
+ * slot never submitted is done. A failure is recorded as the route's error
+ * and counts as done (DETFEED_ECUDA, non-zero). Consumer's thread only. */
+int detfeed__cuda_route_copy_done(detfeed__cuda_route *r, int slot, bool wait);
 
 /* Waits for everything submitted (a new epoch refills every slot). */
 int detfeed__cuda_route_sync(detfeed__cuda_route *r);

@@ -19,6 +19,10 @@ struct detfeed__cuda_route {
     int device, slots;
     size_t in_bytes, out_bytes;
     detfeed__hsv_stack stack; /* the reference stack of the colour kernel */
+    /* The kernel's one-wave block count for `wave_dtype`, asked at the first
+     * submit (0: not yet), not at every launch. */
+    int64_t wave;
+    detfeed_dtype wave_dtype;
     cudaStream_t stream;
     uint8_t *in;
     route_slot *slot;
@@ -177,11 +181,17 @@ extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
         e = cudaMemcpyAsync(r->in, host, bytes, cudaMemcpyHostToDevice, r->stream);
     if (e == cudaSuccess)
         e = cudaEventRecord(s->copied, r->stream);
-    int rc = e == cudaSuccess
-                 ? detfeed__cuda_color_convert_stack(r->in + params, n, w, h, r->in,
-                                                     &r->stack, s->out, dtype, scale,
-                                                     r->stream)
-                 : DETFEED_ECUDA;
+    int rc = e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
+    if (rc == DETFEED_OK && (r->wave == 0 || r->wave_dtype != dtype)) {
+        rc = detfeed__cuda_color_wave(dtype, &r->wave);
+        r->wave_dtype = dtype;
+        if (rc != DETFEED_OK)
+            r->wave = 0; /* asked again at the next submit */
+    }
+    if (rc == DETFEED_OK)
+        rc =
+            detfeed__cuda_color_convert_stack(r->in + params, n, w, h, r->in, &r->stack,
+                                              s->out, dtype, scale, r->wave, r->stream);
     if (rc == DETFEED_OK)
         e = cudaEventRecord(s->ready, r->stream);
     if (rc == DETFEED_OK && e == cudaSuccess)
@@ -209,12 +219,26 @@ extern "C" int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot,
     device_scope d;
     cudaError_t e = enter(r, &d);
     if (e == cudaSuccess)
-        e = cudaEventSynchronize(s->copied);
-    if (e == cudaSuccess)
         e = cudaEventRecord(s->consumed, (cudaStream_t)consumer);
     leave(&d);
     s->submitted = false;
     return e == cudaSuccess ? DETFEED_OK : failed(r, e);
+}
+
+extern "C" int detfeed__cuda_route_copy_done(detfeed__cuda_route *r, int slot,
+                                             bool wait)
+{
+    device_scope d;
+    cudaError_t e = enter(r, &d);
+    if (e == cudaSuccess)
+        e = wait ? cudaEventSynchronize(r->slot[slot].copied)
+                 : cudaEventQuery(r->slot[slot].copied);
+    leave(&d);
+    if (e == cudaErrorNotReady) {
+        (void)cudaGetLastError(); /* not an error: the copy runs */
+        return 0;
+    }
+    return e == cudaSuccess ? 1 : failed(r, e);
 }
 
 extern "C" int detfeed__cuda_route_sync(detfeed__cuda_route *r)

@@ -74,6 +74,12 @@ int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot, void *consumer
     return DETFEED_ENOTSUPPORTED;
 }
 
+int detfeed__cuda_route_copy_done(detfeed__cuda_route *r, int slot, bool wait)
+{
+    (void)r, (void)slot, (void)wait;
+    return 1;
+}
+
 int detfeed__cuda_route_sync(detfeed__cuda_route *r)
 {
     (void)r;

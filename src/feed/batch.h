@@ -48,8 +48,10 @@ int detfeed__batch_put(detfeed_batch *bt, int pos, const detfeed__sample *s,
  * on `stream`. Fails with a message in `msg`. */
 int detfeed__batch_finish(detfeed_batch *bt, int count, uint64_t index, int h, int w,
                           void *stream, detfeed__msg *msg);
-/* The consumer gave the batch back: with CUDA output, its copy must have
- * read the slot before it is refilled. */
+/* The consumer gave the batch back: with CUDA output its device tensor may
+ * be overwritten after the work on `stream` so far. Never waits: the copy
+ * of its images may still be reading the slot (the caller gives the slot
+ * to the workers once detfeed__route_copy_done says it has finished). */
 void detfeed__batch_release(detfeed_batch *bt, void *stream);
 
 #endif /* DETFEED_BATCH_H */

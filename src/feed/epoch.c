@@ -94,6 +94,10 @@ struct detfeed__epochs {
     atomic_int failed_worker; /* the first worker whose sample failed, or -1 */
     detfeed__msg err;
     _Atomic uint64_t wait_ns; /* the consumer in detfeed__epochs_next */
+    /* Slots the consumer released whose copy to the device may still read
+     * them, oldest first: they go back to the workers once it has
+     * (consumer's thread only; at most one per slot). */
+    int *held, held_first, held_n;
     /* samples replaced under the skip policy, and the first one's message
      * (skip_state: 0 none, 1 being written, 2 written) */
     _Atomic uint64_t skipped;
@@ -222,9 +226,11 @@ int detfeed__epochs_create(detfeed__epochs **out, const detfeed__plan *plan,
     e->n = detfeed_dataset_size(plan->ds);
     e->spec = slot_spec(plan, route);
     e->epoch_order = malloc((e->n ? e->n : 1) * sizeof *e->epoch_order);
-    int rc = e->epoch_order ? detfeed__slots_create(&e->slots, plan->prefetch, &e->spec,
-                                                    &e->pinned_why)
-                            : DETFEED_ENOMEM;
+    e->held = malloc((size_t)plan->prefetch * sizeof *e->held);
+    int rc =
+        e->epoch_order && e->held
+            ? detfeed__slots_create(&e->slots, plan->prefetch, &e->spec, &e->pinned_why)
+            : DETFEED_ENOMEM;
     if (rc == DETFEED_OK)
         rc = init_workers(e);
     if (rc != DETFEED_OK) {
@@ -248,7 +254,23 @@ void detfeed__epochs_destroy(detfeed__epochs *e)
     free(e->clocks);
     free(e->order);
     free(e->epoch_order);
+    free(e->held);
     free(e);
+}
+
+/* Gives the held slots whose copies are done back to the workers, oldest
+ * first; with `wait`, all of them, waiting for their copies. */
+static void give_back(detfeed__epochs *e, bool wait)
+{
+    int depth = e->plan->prefetch;
+    while (e->held_n > 0) {
+        int slot = e->held[e->held_first];
+        if (!detfeed__route_copy_done(e->route, slot, wait))
+            return;
+        detfeed__ring_release(e->ring, slot);
+        e->held_first = (e->held_first + 1) % depth;
+        e->held_n--;
+    }
 }
 
 int detfeed__epochs_start(detfeed__epochs *e, uint32_t epoch, detfeed__msg *msg)
@@ -256,10 +278,11 @@ int detfeed__epochs_start(detfeed__epochs *e, uint32_t epoch, detfeed__msg *msg)
     const detfeed__plan *p = e->plan;
     detfeed__ring_stop(e->ring);
     /* Batches still held from an earlier epoch: their copies must be done
-     * before the workers refill the slots. */
+     * before the workers refill the slots (the new epoch frees every slot). */
     if (detfeed__route_sync(e->route) != DETFEED_OK)
         return detfeed__fail(msg, DETFEED_ECUDA, "CUDA: %s",
                              detfeed__route_error(e->route));
+    e->held_first = e->held_n = 0;
     if (p->augment)
         detfeed_epoch_order(p->seed, epoch, e->n, e->epoch_order);
     else
@@ -286,7 +309,21 @@ int detfeed__epochs_next(detfeed__epochs *e, int timeout_ms, void *stream,
     int slot, count;
     uint64_t index;
     uint64_t t0 = detfeed__now_ns();
-    int rc = detfeed__ring_take_timed(e->ring, &slot, &count, &index, timeout_ms);
+    give_back(e, false);
+    int rc;
+    if (e->held_n > 0) { /* the workers may be short of slots: look first */
+        rc = detfeed__ring_take_timed(e->ring, &slot, &count, &index, 0);
+        /* No batch ready (or every slot still held for its copy): the
+         * copies hold them up; a poll (timeout 0) waits for them too when
+         * no slot is left to the workers. */
+        if ((rc == DETFEED__RING_TIMEOUT && timeout_ms != 0) ||
+            (rc == DETFEED_EBADSTATE && e->held_n > 0)) {
+            give_back(e, true);
+            rc = detfeed__ring_take_timed(e->ring, &slot, &count, &index, timeout_ms);
+        }
+    } else {
+        rc = detfeed__ring_take_timed(e->ring, &slot, &count, &index, timeout_ms);
+    }
     atomic_fetch_add_explicit(&e->wait_ns, detfeed__now_ns() - t0,
                               memory_order_relaxed);
     if (rc == DETFEED__RING_TIMEOUT)
@@ -311,9 +348,12 @@ int detfeed__epochs_next(detfeed__epochs *e, int timeout_ms, void *stream,
 void detfeed__epochs_release(detfeed__epochs *e, const detfeed_batch *bt, void *stream)
 {
     int slot = detfeed__batch_slot(bt);
-    /* The copy must have read the slot before the workers refill it. */
+    /* Never waits: the slot goes back to the workers once its copy to the
+     * device has read it (at once on host output), here or at a later next. */
     detfeed__batch_release(detfeed__slot_at(e->slots, slot), stream);
-    detfeed__ring_release(e->ring, slot);
+    e->held[(e->held_first + e->held_n) % e->plan->prefetch] = slot;
+    e->held_n++;
+    give_back(e, false);
 }
 
 void detfeed__epochs_quit(detfeed__epochs *e)

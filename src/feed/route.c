@@ -193,6 +193,13 @@ int detfeed__route_release(detfeed__route *r, int slot, void *stream)
                : DETFEED_OK;
 }
 
+int detfeed__route_copy_done(detfeed__route *r, int slot, bool wait)
+{
+    return r->output == DETFEED_OUTPUT_CUDA
+               ? detfeed__cuda_route_copy_done(r->cuda, slot, wait) != 0
+               : 1;
+}
+
 int detfeed__route_sync(detfeed__route *r)
 {
     return r->cuda ? detfeed__cuda_route_sync(r->cuda) : DETFEED_OK;

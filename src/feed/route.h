@@ -68,9 +68,14 @@ int detfeed__route_stage_colour(const detfeed__route *r, uint8_t *images, int po
  * afterwards; *dev receives the tensor, *event its completion. */
 int detfeed__route_submit(detfeed__route *r, int slot, const uint8_t *images, int n,
                           int h, int w, void *stream, const void **dev, void **event);
-/* CUDA output: the slot's copy has read its host memory before it is
- * refilled; its output may be reused after the work on `stream` so far. */
+/* CUDA output: the slot's output may be reused after the work on `stream`
+ * so far; never blocks (see detfeed__route_copy_done for the refill). */
 int detfeed__route_release(detfeed__route *r, int slot, void *stream);
+/* Whether the slot's last copy has read its staging, so that workers may
+ * refill it: 1 yes (always on host output), 0 not yet; never blocks. With
+ * `wait`, blocks until it has (then 1). A failed copy counts as done (the
+ * error is the route's and surfaces at the next submit). */
+int detfeed__route_copy_done(detfeed__route *r, int slot, bool wait);
 /* CUDA output: waits for everything submitted (an epoch refills every slot). */
 int detfeed__route_sync(detfeed__route *r);
 /* Copies `bytes` of slot's device tensor to host memory `dst`. */
