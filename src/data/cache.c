@@ -335,6 +335,24 @@ bool detfeed__cache_holds(const detfeed_cache *cache, size_t i)
                             (cache->disk && detfeed__disk_holds(cache->disk, i)));
 }
 
+const uint8_t *detfeed__cache_arena(const detfeed_cache *cache, uint64_t *bytes)
+{
+    bool any = cache->filled && cache->cached > 0;
+    *bytes = any ? cache->bytes : 0;
+    return any ? cache->arena : NULL;
+}
+
+bool detfeed__cache_place(const detfeed_cache *cache, size_t i, uint64_t *offset,
+                          int *width, int *height)
+{
+    if (i >= cache->n || cache->slots[i].state != SLOT_CACHED)
+        return false;
+    *offset = cache->slots[i].offset;
+    *width = cache->slots[i].width;
+    *height = cache->slots[i].height;
+    return true;
+}
+
 bool detfeed__cache_fill_failed(const detfeed_cache *cache, size_t i)
 {
     return i < cache->n && cache->slots[i].state == SLOT_FAILED;

@@ -68,6 +68,17 @@ int detfeed__decode_image(const detfeed_dataset *ds, size_t i, detfeed_codec *co
  * in the disk cache behind it. */
 bool detfeed__cache_holds(const detfeed_cache *cache, size_t i);
 
+/* The RAM cache's arena, read-only once filled (detfeed_cache_fill): its
+ * first byte and size; NULL and 0 before the fill or when it holds nothing.
+ * The device recipe route mirrors it in device memory. */
+const uint8_t *detfeed__cache_arena(const detfeed_cache *cache, uint64_t *bytes);
+
+/* Image i's place in the arena (its byte offset and load size) when the
+ * fill cached it; false otherwise (on demand, failed, or in a disk cache
+ * only). */
+bool detfeed__cache_place(const detfeed_cache *cache, size_t i, uint64_t *offset,
+                          int *width, int *height);
+
 /* Whether the cache's fill tried image i and failed (it is then decoded on
  * demand, failing again). */
 bool detfeed__cache_fill_failed(const detfeed_cache *cache, size_t i);
