@@ -113,7 +113,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data", help="a folder with the dataset and its YAML")
     ap.add_argument("--loader", choices=["ultralytics", "detfeed"], default="detfeed")
-    ap.add_argument("--color", choices=["worker", "device"], default="device")
+    ap.add_argument("--color", choices=["worker", "device", "recipe"], default="device")
     ap.add_argument("--model", default="yolov8n.yaml")
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch", type=int, default=8)

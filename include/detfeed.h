@@ -824,15 +824,29 @@ typedef enum detfeed_output {
 } detfeed_output;
 
 /*
- * Where the colour step (RandomHSV) runs. Both give the same
- * bytes. DEVICE is honoured only with CUDA output of a float dtype in
- * training: the workers then only draw the gains, and the kernel that
- * converts the batch applies them. Anything else runs the WORKER route, and
- * detfeed_loader_route says why.
+ * Where the sample's image is made: all of it in the workers, its colour
+ * step (RandomHSV) in the device, or its whole recipe in the device. All
+ * three give the same bytes.
+ *
+ * DEVICE is honoured only with CUDA output of a float dtype in training:
+ * the workers then only draw the gains, and the kernel that converts the
+ * batch applies them.
+ *
+ * RECIPE is honoured only with CUDA output in training with the RAM cache
+ * (DETFEED_CACHE_MODE_RAM) filled: the cache's images are copied to the
+ * device once, at open; the workers then compute each sample's recipe and
+ * labels only, and the kernel builds its image from the device's copy
+ * (Mosaic's tiles, RandomPerspective's warp, MixUp, the flips, the colour,
+ * the conversion). A sample that reads an image the RAM cache does not hold
+ * is made by the workers and converted by the same kernel. Without room on
+ * the device for the cache, RECIPE runs DEVICE (float dtypes) or WORKER.
+ *
+ * Anything else runs the WORKER route, and detfeed_loader_route says why.
  */
 typedef enum detfeed_route {
     DETFEED_ROUTE_WORKER = 0, /* in the worker threads, 8-bit, before conversion */
-    DETFEED_ROUTE_DEVICE = 1  /* in the CUDA kernel that converts the batch */
+    DETFEED_ROUTE_DEVICE = 1, /* colour in the CUDA kernel that converts the batch */
+    DETFEED_ROUTE_RECIPE = 2  /* the whole image in the CUDA kernel */
 } detfeed_route;
 
 typedef enum detfeed_loader_param {
@@ -852,7 +866,7 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_DTYPE = 12,       /* detfeed_dtype of batch images; default F32 */
     DETFEED_LOADER_VALUE_SCALE = 13, /* detfeed_scale of float images; QUOTIENT */
     DETFEED_LOADER_OUTPUT = 14,      /* detfeed_output: batch images on; HOST */
-    DETFEED_LOADER_COLOR = 15,       /* detfeed_route: where colour runs; WORKER */
+    DETFEED_LOADER_COLOR = 15, /* detfeed_route: where the image is made; WORKER */
     DETFEED_LOADER_CUDA_DEVICE = 16, /* int >= 0: the CUDA device of CUDA output; 0 */
     /* The reference stack (see "The reference stack" above): */
     DETFEED_LOADER_ULTRALYTICS = 17, /* 803 or 804 (text "8.3", "8.4"); default 804 */
@@ -1412,6 +1426,13 @@ DETFEED_API int detfeed_loader_set_cuda_stream(detfeed_loader *loader, void *str
  * (CUDA output: one input buffer and `prefetch` output tensors; 0
  * otherwise). */
 DETFEED_API uint64_t detfeed_loader_device_bytes(const detfeed_loader *loader);
+
+/* Training samples whose image the CUDA kernel made from its recipe (the
+ * DETFEED_ROUTE_RECIPE route), counted as batches are submitted since
+ * detfeed_loader_open; 0 on other routes, -1 for NULL. A sample of the
+ * recipe route that is not counted was made by the workers (it reads an
+ * image the RAM cache does not hold). */
+DETFEED_API int64_t detfeed_loader_device_made(const detfeed_loader *loader);
 
 /* Gives a batch back (in the order they were received). */
 DETFEED_API void detfeed_loader_release(detfeed_loader *loader,

@@ -105,9 +105,11 @@ int cli_epoch_end(cli_epoch *it, int rc);
  * ("worker" or "device") and output ("host", "cuda", or "auto": CUDA for
  * the device route, host for the worker route). Returns CLI_OK, or
  * CLI_USAGE after printing the problem. */
-#define CLI_ROUTE_HELP "colour route: worker (default) or device (CUDA)"
+#define CLI_ROUTE_HELP                                                                 \
+    "where images are made: worker (default), device (colour in CUDA) or recipe "      \
+    "(the whole image in CUDA, with the RAM cache)"
 #define CLI_OUTPUT_HELP                                                                \
-    "batches in host or cuda memory (default: cuda for --route device)"
+    "batches in host or cuda memory (default: cuda for --route device or recipe)"
 int cli_route_set(detfeed_loader *l, const char *route, const char *output);
 /* After the first detfeed_loader_start: one line on stderr when the loader
  * runs another route or output than asked for, and why. */

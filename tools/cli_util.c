@@ -303,20 +303,23 @@ void cli_progress_end(cli_progress *p)
 
 int cli_route_set(detfeed_loader *l, const char *route, const char *output)
 {
-    bool device = strcmp(route, "device") == 0;
-    if (!device && strcmp(route, "worker") != 0) {
-        cli_error("--route takes worker or device");
+    static const char *const names[] = {"worker", "device", "recipe"};
+    int which = -1;
+    for (int k = 0; k < 3; k++)
+        if (strcmp(route, names[k]) == 0)
+            which = k;
+    if (which < 0) {
+        cli_error("--route takes worker, device or recipe");
         return CLI_USAGE;
     }
     if (output == NULL || strcmp(output, "auto") == 0)
-        output = device ? "cuda" : "host";
+        output = which != DETFEED_ROUTE_WORKER ? "cuda" : "host";
     bool cuda = strcmp(output, "cuda") == 0;
     if (!cuda && strcmp(output, "host") != 0) {
         cli_error("--output takes host, cuda or auto");
         return CLI_USAGE;
     }
-    if (detfeed_loader_set_int(l, DETFEED_LOADER_COLOR,
-                               device ? DETFEED_ROUTE_DEVICE : DETFEED_ROUTE_WORKER) ||
+    if (detfeed_loader_set_int(l, DETFEED_LOADER_COLOR, which) ||
         detfeed_loader_set_int(l, DETFEED_LOADER_OUTPUT,
                                cuda ? DETFEED_OUTPUT_CUDA : DETFEED_OUTPUT_HOST)) {
         cli_error("%s", detfeed_loader_last_error(l));
@@ -330,9 +333,11 @@ const char *cli_route_name(const detfeed_loader *l)
     detfeed_output out = DETFEED_OUTPUT_HOST;
     detfeed_route route = DETFEED_ROUTE_WORKER;
     detfeed_loader_route(l, &out, &route, NULL);
-    static const char *const names[2][2] = {{"worker/host", "worker/cuda"},
-                                            {"device/host", "device/cuda"}};
-    return names[route == DETFEED_ROUTE_DEVICE][out == DETFEED_OUTPUT_CUDA];
+    static const char *const names[3][2] = {{"worker/host", "worker/cuda"},
+                                            {"device/host", "device/cuda"},
+                                            {"recipe/host", "recipe/cuda"}};
+    int k = route == DETFEED_ROUTE_RECIPE ? 2 : route == DETFEED_ROUTE_DEVICE;
+    return names[k][out == DETFEED_OUTPUT_CUDA];
 }
 
 void cli_route_note(const detfeed_loader *l)

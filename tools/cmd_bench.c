@@ -251,10 +251,11 @@ static int bench_loader(const char *data, const loader_bench *o)
         if (o->json) {
             printf("{\"bench\":\"loader\",\"imgsz\":%ld,\"batch\":%ld,\"workers\":%ld,"
                    "\"dtype\":\"%s\",\"route\":\"%s\",\"device_mib\":%.1f,"
-                   "\"epochs\":%ld,\"images_per_epoch\":%ld,\"open_s\":%.3f",
+                   "\"device_made\":%lld,\"epochs\":%ld,\"images_per_epoch\":%ld,"
+                   "\"open_s\":%.3f",
                    o->imgsz, o->batch, o->workers, o->dtype, cli_route_name(l),
-                   detfeed_loader_device_bytes(l) / 1048576.0, o->epochs, images,
-                   open_s);
+                   detfeed_loader_device_bytes(l) / 1048576.0,
+                   (long long)detfeed_loader_device_made(l), o->epochs, images, open_s);
             print_stages_json(l);
             cli_skips_json(stdout, &k);
             cli_verify_json(stdout, l);

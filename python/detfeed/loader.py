@@ -12,7 +12,7 @@ import numpy as np
 from . import _lib
 from . import stack as _stack_mod
 from ._lib import (EBADSTATE, MASK_I32, NEXT_END, NEXT_TIMEOUT, OUTPUT_CUDA, POLICY_FAIL,
-                   POLICY_SKIP, ROUTE_DEVICE, DetfeedError, lib)
+                   POLICY_SKIP, ROUTE_DEVICE, ROUTE_RECIPE, DetfeedError, lib)
 
 try:  # PyTorch is optional: without it batches are NumPy arrays
     import torch
@@ -275,7 +275,10 @@ class Loader:
     workers: threads (default: the CPUs this process may use).
     color: "worker" colours in the worker threads; "device" leaves it to the
     CUDA kernel that converts the batch (CUDA output of a float dtype in
-    training; otherwise the worker route runs and `route_note` says why).
+    training); "recipe" leaves the whole image to that kernel (Mosaic, the
+    warp, MixUp, flips, colour: CUDA output in training with cache="ram";
+    the cache is copied to the device once). Where the route asked for
+    cannot run, the next one does and `route_note` says why.
     device: "cpu" (host memory), "cuda" or "cuda:N" (device memory; falls
     back to host memory with a warning where there is no CUDA device).
     dtype: uint8 (codes), float32, float16 or bfloat16 (code / 255).
@@ -384,7 +387,7 @@ class Loader:
             raise ValueError("detfeed: world_size must be at least 1, not %d" % world_size)
         if not 0 <= rank < world_size:
             raise ValueError("detfeed: rank %d is not in [0, world_size %d)" % (rank, world_size))
-        for name, value, accepted in (("color", color, ("worker", "device")),
+        for name, value, accepted in (("color", color, ("worker", "device", "recipe")),
                                       ("value_scale", value_scale, ("quotient", "reciprocal")),
                                       ("policy", policy, ("skip", "fail"))):
             _choice(name, value, accepted)
@@ -450,9 +453,9 @@ class Loader:
         self._check(lib.detfeed_loader_route(h, ctypes.byref(out), ctypes.byref(route),
                                              ctypes.byref(why)), "route")
         self.device = "cuda:%d" % index if out.value == OUTPUT_CUDA else "cpu"
-        self.color = "device" if route.value == ROUTE_DEVICE else "worker"
+        self.color = {ROUTE_DEVICE: "device", ROUTE_RECIPE: "recipe"}.get(route.value, "worker")
         self.route_note = why.value.decode() if why.value else None
-        if self.route_note and (cuda or color == "device"):
+        if self.route_note and (cuda or color != "worker"):
             import warnings
             warnings.warn("detfeed: %s: batches in %s memory, colour in the %s" % (
                 self.route_note, "device" if out.value else "host", self.color), stacklevel=2)

@@ -3,7 +3,7 @@
     from ultralytics import YOLO
     import detfeed.ultralytics
 
-    trainer = detfeed.ultralytics.trainer(color="device")   # or "worker"
+    trainer = detfeed.ultralytics.trainer(color="device")   # or "worker", "recipe"
     YOLO("yolov8n-seg.yaml").train(data="coco8-seg.yaml", epochs=3, trainer=trainer)
 
 trainer() returns a trainer class for model.train(trainer=...). It follows
@@ -56,14 +56,15 @@ class TrainArgumentError(ValueError):
 
 def trainer(color="worker", dtype="float32", val="detfeed", **loader_options):
     """A trainer class for model.train(trainer=...) whose training batches
-    come from detfeed. color: "worker" or "device" (the CUDA kernel colours
-    and converts the batch); dtype: "float32" (the floats Ultralytics'
-    preprocess_batch makes) or "uint8" (codes; Ultralytics divides); val:
+    come from detfeed. color: "worker", "device" (the CUDA kernel colours
+    and converts the batch) or "recipe" (the CUDA kernel makes the whole
+    image from the RAM cache held on the device); dtype: "float32" (the
+    floats Ultralytics' preprocess_batch makes) or "uint8" (codes; Ultralytics divides); val:
     "detfeed" (validation batches from detfeed.Loader too) or "ultralytics"
     (Ultralytics' validation loader); further keywords go to detfeed.Loader
     (e.g. prefetch; the validation loader takes those of _VAL_OPTIONS)."""
-    if color not in ("worker", "device"):
-        raise ValueError("color must be 'worker' or 'device', not %r" % (color,))
+    if color not in ("worker", "device", "recipe"):
+        raise ValueError("color must be 'worker', 'device' or 'recipe', not %r" % (color,))
     if val not in ("detfeed", "ultralytics"):
         raise ValueError("val must be 'detfeed' or 'ultralytics', not %r" % (val,))
     if str(dtype).replace("torch.", "") not in ("float32", "uint8"):

@@ -1,6 +1,7 @@
 """CUDA batches (skipped without a CUDA device): zero-copy tensors on the
-GPU equal, byte for byte, to the host route's, for both colour routes and
-every dtype, with the consumer on another stream than the default."""
+GPU equal, byte for byte, to the host route's, for the three routes (worker,
+device colour, device recipe) and every dtype, with the consumer on another
+stream than the default."""
 import pytest
 
 import detfeed
@@ -17,7 +18,7 @@ def coco128():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "uint8"])
-@pytest.mark.parametrize("color", ["device", "worker"])
+@pytest.mark.parametrize("color", ["device", "worker", "recipe"])
 def test_cuda_tensors_equal_the_host_route(dtype, color):
     path = coco128()
     kw = dict(imgsz=640, batch=16, workers=4, seed=11, epochs=2, close_mosaic=1, dtype=dtype)
@@ -26,7 +27,8 @@ def test_cuda_tensors_equal_the_host_route(dtype, color):
     with detfeed.Loader(path, device="cuda", color=color, **kw) as dev, \
             detfeed.Loader(path, device="cpu", **kw) as host:
         assert dev.device == "cuda:0"
-        assert dev.color == ("device" if color == "device" and dtype != "uint8" else "worker")
+        want = "device" if color == "device" and dtype != "uint8" else "worker"
+        assert dev.color == ("recipe" if color == "recipe" else want)
         for epoch in range(2):
             dev.set_epoch(epoch)
             host.set_epoch(epoch)
@@ -65,7 +67,7 @@ def test_cuda_batch_stays_valid_while_the_consumer_computes():
 
 
 @pytest.mark.parametrize("task", ["detect", "segment", "pose"])
-@pytest.mark.parametrize("color", ["device", "worker"])
+@pytest.mark.parametrize("color", ["device", "worker", "recipe"])
 def test_trainer_floats_equal_ultralytics_preprocess_batch(task, color):
     """What detfeed's trainer hands the model on CUDA (value_scale
     "reciprocal", as the trainer sets it there) equals, bit for bit,

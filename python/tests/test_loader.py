@@ -216,12 +216,13 @@ def test_nc_checks_the_class_ids_of_a_folder(tmp_path):
         detfeed.Loader(str(tmp_path), nc=-1, **kw)
 
 
-def test_cuda_request_without_a_device_falls_back_with_a_warning():
+@pytest.mark.parametrize("color", ["device", "recipe"])
+def test_cuda_request_without_a_device_falls_back_with_a_warning(color):
     if detfeed.cuda_device_count() > 0:
         pytest.skip("a CUDA device is present")
     path = data("detect")
     with pytest.warns(UserWarning, match="detfeed"):
-        loader = detfeed.Loader(path, imgsz=128, batch=2, device="cuda", color="device",
+        loader = detfeed.Loader(path, imgsz=128, batch=2, device="cuda", color=color,
                                 tensors="numpy")
     assert loader.device == "cpu" and loader.color == "worker" and loader.route_note
     ref = detfeed.Loader(path, imgsz=128, batch=2, tensors="numpy")

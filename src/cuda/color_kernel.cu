@@ -22,6 +22,7 @@
 #include "detfeed_cuda.h"
 #include "img/color_px.h"
 #include "img/hsv_tables.h"
+#include "recipe_px.h"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -158,6 +159,74 @@ __global__ void __launch_bounds__(256)
     }
 }
 
+/* ---- the device recipe: the sample's 8-bit image made here ---- */
+
+/* One image's recipe and its canvases, in a block's shared memory. */
+struct recipe_block {
+    detfeed__cuda_recipe r;
+    detfeed__canvas canvas[2];
+};
+
+/* The recipe route's kernel: per image (blockIdx.y), its 8-bit pixels from
+ * its recipe (or, for an image the worker made, from the staged image),
+ * then colour and conversion as colour_convert does. */
+template <typename T>
+__global__ void __launch_bounds__(256)
+    recipe_convert(const uint8_t *__restrict__ src, const uint8_t *__restrict__ params,
+                   const detfeed__cuda_recipe *__restrict__ recipes,
+                   const uint8_t *__restrict__ arena, T *__restrict__ dst, int width,
+                   int64_t hw, row_split split, dtype_table tab)
+{
+    __shared__ block_tables<T> t;
+    __shared__ recipe_block rb;
+    int64_t img = blockIdx.y;
+    const uint8_t *p = params + img * DETFEED__CUDA_PARAM_STRIDE;
+    bool colour = (p[DETFEED__CUDA_PARAM_FLAG] & DETFEED__CUDA_PARAM_COLOUR) != 0;
+    bool mirrored =
+        colour && (p[DETFEED__CUDA_PARAM_FLAG] & DETFEED__CUDA_PARAM_MIRRORED);
+    tables_init(&t, tab, colour ? p : nullptr);
+    if (threadIdx.x == 0) {
+        rb.r = recipes[img];
+        detfeed__recipe_canvases(&rb.r, arena, rb.canvas);
+    }
+    __syncthreads();
+    bool made = (rb.r.flags & DETFEED__CUDA_RECIPE_MADE) != 0;
+    int height = (int)(hw / width);
+    const uint8_t *in = src + img * hw * 3;
+    T *r = dst + img * 3 * hw, *g = r + hw, *b = g + hw;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < hw;
+         i += step) {
+        int x = (int)(i % width);
+        uint8_t px[3];
+        if (made) {
+            detfeed__recipe_px(&rb.r, rb.canvas, width, height, x, (int)(i / width),
+                               px);
+        } else {
+            px[0] = in[3 * i], px[1] = in[3 * i + 1], px[2] = in[3 * i + 2];
+        }
+        if (colour)
+            colour_px(&t, px, form_at(split, x, mirrored));
+        b[i] = t.out[px[0]];
+        g[i] = t.out[px[1]];
+        r[i] = t.out[px[2]];
+    }
+}
+
+/* The consumer's value of every code as the kernels take it. */
+static int dtype_table_of(detfeed_dtype dtype, detfeed_scale scale, dtype_table *tab)
+{
+    size_t esize = detfeed_dtype_size(dtype);
+    unsigned char bytes[256 * 4];
+    int rc = detfeed_dtype_table(dtype, scale, bytes);
+    for (int c = 0; rc == DETFEED_OK && c < 256; c++) {
+        uint32_t v = 0;
+        memcpy(&v, bytes + (size_t)c * esize, esize); /* little-endian host */
+        tab->v[c] = v;
+    }
+    return rc;
+}
+
 /* Blocks per image: the batch shares one full wave of resident blocks
  * (`slots` over the device), each image at least one block and no more than
  * it has 1024-pixel pieces; the blocks then stride over their image. */
@@ -169,16 +238,16 @@ static unsigned blocks_per_image(int n, int64_t hw, int64_t slots)
     return (unsigned)(k < 1 ? 1 : k > 65535 ? 65535 : k);
 }
 
-/* Blocks of colour_convert<T> resident in one wave on the current device. */
-template <typename T> static cudaError_t wave_of(int64_t *wave)
+/* Blocks of `kernel` (256 threads) resident in one wave on the current
+ * device. */
+template <typename K> static cudaError_t wave_of(K kernel, int64_t *wave)
 {
     int dev = 0, sms = 1, per_sm = 1;
     cudaError_t e = cudaGetDevice(&dev);
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e == cudaSuccess)
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, colour_convert<T>,
-                                                          256, 0);
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 256, 0);
     *wave = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
     return e;
 }
@@ -188,7 +257,7 @@ static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *
                           void *dst, const row_split &split, const dtype_table &tab,
                           int64_t wave, cudaStream_t stream)
 {
-    cudaError_t e = wave > 0 ? cudaSuccess : wave_of<T>(&wave);
+    cudaError_t e = wave > 0 ? cudaSuccess : wave_of(colour_convert<T>, &wave);
     if (e != cudaSuccess)
         return e;
     dim3 grid(blocks_per_image(n, hw, wave), (unsigned)n);
@@ -201,9 +270,9 @@ extern "C" int detfeed__cuda_color_wave(detfeed_dtype dtype, int64_t *wave)
     size_t esize = detfeed_dtype_size(dtype);
     if (esize == 0 || wave == nullptr)
         return DETFEED_EINVAL;
-    cudaError_t e = esize == 4   ? wave_of<uint32_t>(wave)
-                    : esize == 2 ? wave_of<uint16_t>(wave)
-                                 : wave_of<uint8_t>(wave);
+    cudaError_t e = esize == 4   ? wave_of(colour_convert<uint32_t>, wave)
+                    : esize == 2 ? wave_of(colour_convert<uint16_t>, wave)
+                                 : wave_of(colour_convert<uint8_t>, wave);
     return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
 }
 
@@ -223,22 +292,73 @@ extern "C" int detfeed__cuda_color_convert_stack(const uint8_t *src, int n, int 
         return DETFEED_EOVERFLOW;
     if (hw % 4 == 0 && ((uintptr_t)src % 4 != 0 || (uintptr_t)dst % (4 * esize) != 0))
         return DETFEED_EINVAL; /* the vector path needs aligned buffers */
-    dtype_table tab = {};
-    unsigned char bytes[256 * 4];
-    int rc = detfeed_dtype_table(dtype, scale, bytes);
+    dtype_table tab;
+    int rc = dtype_table_of(dtype, scale, &tab);
     if (rc != DETFEED_OK)
         return rc;
-    for (int c = 0; c < 256; c++) {
-        uint32_t v = 0;
-        memcpy(&v, bytes + (size_t)c * esize, esize); /* little-endian host */
-        tab.v[c] = v;
-    }
     row_split split = {width, detfeed__hsv_block_end(st, width), st->simd, st->tail};
     cudaStream_t s = (cudaStream_t)stream;
     cudaError_t e =
         esize == 4   ? launch<uint32_t>(src, n, hw, params, dst, split, tab, wave, s)
         : esize == 2 ? launch<uint16_t>(src, n, hw, params, dst, split, tab, wave, s)
                      : launch<uint8_t>(src, n, hw, params, dst, split, tab, wave, s);
+    return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
+}
+
+template <typename T>
+static cudaError_t
+launch_recipe(const uint8_t *src, int n, int width, int64_t hw, const uint8_t *params,
+              const detfeed__cuda_recipe *recipes, const uint8_t *arena, void *dst,
+              const row_split &split, const dtype_table &tab, int64_t wave,
+              cudaStream_t stream)
+{
+    cudaError_t e = wave > 0 ? cudaSuccess : wave_of(recipe_convert<T>, &wave);
+    if (e != cudaSuccess)
+        return e;
+    dim3 grid(blocks_per_image(n, hw, wave), (unsigned)n);
+    recipe_convert<T><<<grid, 256, 0, stream>>>(src, params, recipes, arena, (T *)dst,
+                                                width, hw, split, tab);
+    return cudaGetLastError();
+}
+
+extern "C" int detfeed__cuda_recipe_wave(detfeed_dtype dtype, int64_t *wave)
+{
+    size_t esize = detfeed_dtype_size(dtype);
+    if (esize == 0 || wave == nullptr)
+        return DETFEED_EINVAL;
+    cudaError_t e = esize == 4   ? wave_of(recipe_convert<uint32_t>, wave)
+                    : esize == 2 ? wave_of(recipe_convert<uint16_t>, wave)
+                                 : wave_of(recipe_convert<uint8_t>, wave);
+    return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
+}
+
+extern "C" int detfeed__cuda_recipe_convert_stack(
+    const uint8_t *src, int n, int width, int height, const uint8_t *params,
+    const detfeed__cuda_recipe *recipes, const uint8_t *arena,
+    const detfeed__hsv_stack *st, void *dst, detfeed_dtype dtype, detfeed_scale scale,
+    int64_t wave, void *stream)
+{
+    size_t esize = detfeed_dtype_size(dtype);
+    if (src == nullptr || params == nullptr || recipes == nullptr || dst == nullptr ||
+        st == nullptr || n < 1 || n > 65535 || width < 1 || height < 1 || esize == 0 ||
+        (uintptr_t)dst % esize != 0)
+        return DETFEED_EINVAL;
+    int64_t hw = (int64_t)width * height;
+    if (hw > INT64_MAX / 12 / n)
+        return DETFEED_EOVERFLOW;
+    dtype_table tab;
+    int rc = dtype_table_of(dtype, scale, &tab);
+    if (rc != DETFEED_OK)
+        return rc;
+    row_split split = {width, detfeed__hsv_block_end(st, width), st->simd, st->tail};
+    cudaStream_t s = (cudaStream_t)stream;
+    cudaError_t e =
+        esize == 4 ? launch_recipe<uint32_t>(src, n, width, hw, params, recipes, arena,
+                                             dst, split, tab, wave, s)
+        : esize == 2 ? launch_recipe<uint16_t>(src, n, width, hw, params, recipes,
+                                               arena, dst, split, tab, wave, s)
+                     : launch_recipe<uint8_t>(src, n, width, hw, params, recipes, arena,
+                                              dst, split, tab, wave, s);
     return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
 }
 

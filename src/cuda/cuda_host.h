@@ -7,6 +7,7 @@
 #define DETFEED_CUDA_HOST_H
 
 #include "detfeed_cuda.h"
+#include "img/warp_one.h"
 
 #include <stddef.h>
 
@@ -31,6 +32,42 @@ extern "C" {
 #define DETFEED__CUDA_PARAM_COLOUR   1u
 #define DETFEED__CUDA_PARAM_MIRRORED 2u
 
+/*
+ * The device recipe route's staging of one sample (after the batch's colour
+ * parameters): how the kernel makes the sample's 8-bit image itself from
+ * the cache images held in device memory (the mirror of the RAM cache's
+ * arena), or that the worker staged the image (flags without
+ * DETFEED__CUDA_RECIPE_MADE). The image before colour is, at each output
+ * pixel (x, y), the pixel (x', y') of the warp of part 0's canvas, where
+ * x' = w - 1 - x with FLIPLR (else x) and y' likewise with FLIPUD; with MIX,
+ * blended with part 1's as (uint8)(p0 * mix_w0 + p1 * mix_w1) in double.
+ */
+#define DETFEED__CUDA_RECIPE_MADE   1u /* made by the kernel from the parts */
+#define DETFEED__CUDA_RECIPE_MIX    2u /* MixUp: part 1 blended in */
+#define DETFEED__CUDA_RECIPE_FLIPUD 4u
+#define DETFEED__CUDA_RECIPE_FLIPLR 8u
+
+/* A canvas tile: an image of the arena. */
+typedef struct detfeed__cuda_tile {
+    uint64_t offset; /* byte offset of the tile's pixel (0, 0) in the arena */
+    int32_t stride;  /* bytes per row */
+    int32_t x0, y0, x1, y1, ox, oy; /* as detfeed__canvas_tile (warp_one.h) */
+} detfeed__cuda_tile;
+
+/* One warp of a canvas of up to four tiles. */
+typedef struct detfeed__cuda_part {
+    detfeed__warp_one warp;
+    int32_t canvas_w, canvas_h, ntiles;
+    uint8_t fill[3];
+    detfeed__cuda_tile tiles[4];
+} detfeed__cuda_part;
+
+typedef struct detfeed__cuda_recipe {
+    uint32_t flags; /* DETFEED__CUDA_RECIPE_* */
+    double mix_w0, mix_w1;
+    detfeed__cuda_part part[2];
+} detfeed__cuda_recipe;
+
 /* Page-locked host memory for batch slots (cudaHostAlloc); *why receives a
  * static reason when it fails (no CUDA build, no device, out of memory). */
 int detfeed__cuda_host_alloc(void **out, size_t bytes, const char **why);
@@ -53,6 +90,14 @@ int detfeed__cuda_route_create(detfeed__cuda_route **out, int device, int slots,
                                size_t in_bytes, size_t out_bytes, const detfeed_cv *cv,
                                const char **why);
 void detfeed__cuda_route_destroy(detfeed__cuda_route *r);
+
+/* The recipe route: copies the RAM cache's arena (`bytes` at `host`) into
+ * device memory, once, at open; from then on submit reads a slot as
+ * colour parameters, then `capacity` detfeed__cuda_recipe, then the images
+ * the workers made, and its kernel makes the other images from the arena.
+ * DETFEED_ENOMEM when it does not fit (*why, static, says so). */
+int detfeed__cuda_route_arena(detfeed__cuda_route *r, const void *host, uint64_t bytes,
+                              const char **why);
 
 /* Batch `slot`: one asynchronous copy of `bytes` from the page-locked host
  * memory `host` (colour parameters for up to `capacity` images, then the n

@@ -25,6 +25,12 @@ struct detfeed__cuda_route {
     detfeed_dtype wave_dtype;
     cudaStream_t stream;
     uint8_t *in;
+    /* The recipe route: the RAM cache's arena in device memory (NULL: the
+     * colour route), and the recipe kernel's wave, as above. */
+    uint8_t *arena;
+    uint64_t arena_bytes;
+    int64_t recipe_wave;
+    detfeed_dtype recipe_wave_dtype;
     route_slot *slot;
     const char *error;
 };
@@ -97,6 +103,8 @@ extern "C" void detfeed__cuda_route_destroy(detfeed__cuda_route *r)
         slot_free(&r->slot[i]);
     if (r->in)
         cudaFree(r->in);
+    if (r->arena)
+        cudaFree(r->arena);
     if (r->stream)
         cudaStreamDestroy(r->stream);
     leave(&d);
@@ -163,14 +171,86 @@ extern "C" int detfeed__cuda_route_create(detfeed__cuda_route **out, int device,
     return DETFEED_OK;
 }
 
+/* Asks the wave of the kernel `ask` once per dtype into *wave. */
+static int wave_for(int (*ask)(detfeed_dtype, int64_t *), detfeed_dtype dtype,
+                    int64_t *wave, detfeed_dtype *wave_dtype)
+{
+    if (*wave != 0 && *wave_dtype == dtype)
+        return DETFEED_OK;
+    int rc = ask(dtype, wave);
+    *wave_dtype = dtype;
+    if (rc != DETFEED_OK)
+        *wave = 0; /* asked again at the next submit */
+    return rc;
+}
+
+/* The colour route's kernel over the staged input (parameters, images). */
+static int convert_colour(detfeed__cuda_route *r, int capacity, int n, int h, int w,
+                          detfeed_dtype dtype, detfeed_scale scale, void *out)
+{
+    size_t params = (size_t)capacity * DETFEED__CUDA_PARAM_STRIDE;
+    int rc = wave_for(detfeed__cuda_color_wave, dtype, &r->wave, &r->wave_dtype);
+    return rc != DETFEED_OK
+               ? rc
+               : detfeed__cuda_color_convert_stack(r->in + params, n, w, h, r->in,
+                                                   &r->stack, out, dtype, scale,
+                                                   r->wave, r->stream);
+}
+
+/* The recipe route's kernel over the staged input (parameters, recipes,
+ * images the workers made). */
+static int convert_recipes(detfeed__cuda_route *r, int capacity, int n, int h, int w,
+                           detfeed_dtype dtype, detfeed_scale scale, void *out)
+{
+    size_t params = (size_t)capacity * DETFEED__CUDA_PARAM_STRIDE;
+    size_t recipes = (size_t)capacity * sizeof(detfeed__cuda_recipe);
+    int rc = wave_for(detfeed__cuda_recipe_wave, dtype, &r->recipe_wave,
+                      &r->recipe_wave_dtype);
+    return rc != DETFEED_OK
+               ? rc
+               : detfeed__cuda_recipe_convert_stack(
+                     r->in + params + recipes, n, w, h, r->in,
+                     (const detfeed__cuda_recipe *)(r->in + params), r->arena,
+                     &r->stack, out, dtype, scale, r->recipe_wave, r->stream);
+}
+
+extern "C" int detfeed__cuda_route_arena(detfeed__cuda_route *r, const void *host,
+                                         uint64_t bytes, const char **why)
+{
+    if (r->arena || host == nullptr || bytes == 0 || bytes > SIZE_MAX) {
+        *why = "no image cache to hold in device memory";
+        return DETFEED_EINVAL;
+    }
+    device_scope d;
+    cudaError_t e = enter(r, &d);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&r->arena, (size_t)bytes);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(r->arena, host, (size_t)bytes, cudaMemcpyHostToDevice);
+    leave(&d);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (r->arena)
+            cudaFree(r->arena);
+        r->arena = nullptr;
+        *why = e == cudaErrorMemoryAllocation
+                   ? "the image cache does not fit in CUDA device memory"
+                   : cudaGetErrorString(e);
+        return e == cudaErrorMemoryAllocation ? DETFEED_ENOMEM : DETFEED_ECUDA;
+    }
+    r->arena_bytes = bytes;
+    return DETFEED_OK;
+}
+
 extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
                                           const void *host, size_t bytes, int capacity,
                                           int n, int h, int w, detfeed_dtype dtype,
                                           detfeed_scale scale, void *consumer,
                                           void **dev, void **ready)
 {
-    size_t params = (size_t)capacity * DETFEED__CUDA_PARAM_STRIDE;
-    if (slot < 0 || slot >= r->slots || bytes > r->in_bytes || bytes < params)
+    size_t head = (size_t)capacity * DETFEED__CUDA_PARAM_STRIDE +
+                  (r->arena ? (size_t)capacity * sizeof(detfeed__cuda_recipe) : 0);
+    if (slot < 0 || slot >= r->slots || bytes > r->in_bytes || bytes < head)
         return DETFEED_EINVAL;
     route_slot *s = &r->slot[slot];
     device_scope d;
@@ -182,16 +262,9 @@ extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
     if (e == cudaSuccess)
         e = cudaEventRecord(s->copied, r->stream);
     int rc = e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
-    if (rc == DETFEED_OK && (r->wave == 0 || r->wave_dtype != dtype)) {
-        rc = detfeed__cuda_color_wave(dtype, &r->wave);
-        r->wave_dtype = dtype;
-        if (rc != DETFEED_OK)
-            r->wave = 0; /* asked again at the next submit */
-    }
     if (rc == DETFEED_OK)
-        rc =
-            detfeed__cuda_color_convert_stack(r->in + params, n, w, h, r->in, &r->stack,
-                                              s->out, dtype, scale, r->wave, r->stream);
+        rc = r->arena ? convert_recipes(r, capacity, n, h, w, dtype, scale, s->out)
+                      : convert_colour(r, capacity, n, h, w, dtype, scale, s->out);
     if (rc == DETFEED_OK)
         e = cudaEventRecord(s->ready, r->stream);
     if (rc == DETFEED_OK && e == cudaSuccess)
@@ -201,7 +274,7 @@ extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
         return failed(r, e);
     if (rc != DETFEED_OK) {
         if (rc == DETFEED_ECUDA)
-            r->error = "the colour kernel could not be launched";
+            r->error = "the kernel could not be launched";
         return rc;
     }
     s->submitted = true;

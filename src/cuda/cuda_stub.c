@@ -98,3 +98,11 @@ const char *detfeed__cuda_route_error(const detfeed__cuda_route *r)
     (void)r;
     return "this build of detfeed has no CUDA support";
 }
+
+int detfeed__cuda_route_arena(detfeed__cuda_route *r, const void *host, uint64_t bytes,
+                              const char **why)
+{
+    (void)r, (void)host, (void)bytes;
+    *why = "this build of detfeed has no CUDA support";
+    return DETFEED_ENOTSUPPORTED;
+}

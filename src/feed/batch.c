@@ -20,6 +20,7 @@ typedef struct sample_rec {
     detfeed_mask_type mask_type; /* segment datasets: its mask's element type */
     detfeed__buf narrow;         /* its place in the slot's 8-bit masks */
     detfeed__buf wide;           /* its int32 mask (more than 255 instances) */
+    detfeed__render render;      /* the recipe route: its image described */
 } sample_rec;
 
 struct detfeed_batch {
@@ -144,7 +145,7 @@ void detfeed__batch_places(detfeed_batch *bt, int pos, int w, int h, detfeed__de
     sample_rec *r = &bt->s[pos];
     size_t quarter = (size_t)(w / 4) * (size_t)(h / 4);
     *d = (detfeed__dest){.labels = &r->lab};
-    detfeed__route_place(spec->route, bt->images, pos, w, h, &d->image);
+    detfeed__route_place(spec->route, bt->images, pos, w, h, &r->render, &d->image);
     if (bt->masks) {
         r->narrow =
             (detfeed__buf){.p = bt->masks + (size_t)pos * quarter, .bytes = quarter};
@@ -156,10 +157,12 @@ void detfeed__batch_places(detfeed_batch *bt, int pos, int w, int h, detfeed__de
 int detfeed__batch_put(detfeed_batch *bt, int pos, const detfeed__sample *s,
                        uint64_t index)
 {
+    sample_rec *r = &bt->s[pos];
     int rc = detfeed__route_stage_colour(bt->spec->route, bt->images, pos, &s->recipe);
+    if (rc == DETFEED_OK)
+        rc = detfeed__route_stage_render(bt->spec->route, bt->images, pos, &r->render);
     if (rc != DETFEED_OK)
         return rc;
-    sample_rec *r = &bt->s[pos];
     r->ds_index = index;
     r->n = s->n;
     r->mask_type = s->mask_type;

@@ -390,7 +390,8 @@ static int open_route(detfeed_loader *l)
                               .dtype = l->dtype,
                               .scale = l->scale,
                               .augment = l->augment,
-                              .cv = &l->aug.stack.cv};
+                              .cv = &l->aug.stack.cv,
+                              .cache = l->cache};
     const char *why = NULL;
     int rc = detfeed__route_open(&l->route, &ask, &why);
     return rc == DETFEED_OK ? rc
@@ -596,6 +597,11 @@ int detfeed_loader_route(const detfeed_loader *l, detfeed_output *output,
 uint64_t detfeed_loader_device_bytes(const detfeed_loader *l)
 {
     return l ? detfeed__route_device_bytes(l->route) : 0;
+}
+
+int64_t detfeed_loader_device_made(const detfeed_loader *l)
+{
+    return l == NULL ? -1 : l->route ? (int64_t)detfeed__route_made(l->route) : 0;
 }
 
 int detfeed_loader_set_cuda_stream(detfeed_loader *l, void *stream)

@@ -124,7 +124,7 @@ static const param_spec specs[] = {
     ENUM_AT(DETFEED_LOADER_VALUE_SCALE, scale, DETFEED_SCALE_RECIPROCAL,
             DETFEED_SCALE_QUOTIENT),
     INT_AT(DETFEED_LOADER_OUTPUT, output, 0, DETFEED_OUTPUT_CUDA, DETFEED_OUTPUT_HOST),
-    INT_AT(DETFEED_LOADER_COLOR, colour, 0, DETFEED_ROUTE_DEVICE, DETFEED_ROUTE_WORKER),
+    INT_AT(DETFEED_LOADER_COLOR, colour, 0, DETFEED_ROUTE_RECIPE, DETFEED_ROUTE_WORKER),
     INT_AT(DETFEED_LOADER_CUDA_DEVICE, cuda_device, 0, 1023, 0),
     INT_AT(DETFEED_LOADER_ULTRALYTICS, ultralytics, 803, 804, 804),
     INT_AT(DETFEED_LOADER_OPENCV, opencv, 0, DETFEED_CV_4_DEBIAN, DETFEED_CV_5_1),
@@ -485,7 +485,8 @@ static const detfeed__named scale_names[] = {{"quotient", DETFEED_SCALE_QUOTIENT
 static const detfeed__named output_names[] = {{"host", DETFEED_OUTPUT_HOST},
                                               {"cuda", DETFEED_OUTPUT_CUDA}};
 static const detfeed__named route_names[] = {{"worker", DETFEED_ROUTE_WORKER},
-                                             {"device", DETFEED_ROUTE_DEVICE}};
+                                             {"device", DETFEED_ROUTE_DEVICE},
+                                             {"recipe", DETFEED_ROUTE_RECIPE}};
 static const detfeed__named ultralytics_names[] = {{"8.3", 803}, {"8.4", 804}};
 static const detfeed__named dtype_names[] = {{"u8", DETFEED_DTYPE_U8},
                                              {"f32", DETFEED_DTYPE_F32},

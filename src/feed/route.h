@@ -8,6 +8,7 @@
 #define DETFEED_ROUTE_H
 
 #include "aug/augment.h"
+#include "cuda/cuda_host.h"
 
 typedef struct detfeed__route detfeed__route;
 
@@ -23,12 +24,17 @@ typedef struct detfeed__route_ask {
     detfeed_scale scale;
     bool augment;         /* validation samples take no colour */
     const detfeed_cv *cv; /* the OpenCV whose colour the kernel follows */
+    /* The recipe route: the filled RAM cache whose arena the device holds
+     * (NULL: none, and no recipe route). */
+    const detfeed_cache *cache;
 } detfeed__route_ask;
 
 /* Decides the route in effect for `ask` and, for CUDA output, sets up the
- * device side. A route that cannot be had falls back (host output, worker
- * colour) with the reason in detfeed__route_why; only a lack of memory
- * fails: DETFEED_ENOMEM, with the reason in *why (static). */
+ * device side (the recipe route: the cache's arena copied to the device).
+ * A route that cannot be had falls back (recipe to device colour, CUDA to
+ * host output, device to worker colour) with the reason in
+ * detfeed__route_why; only a lack of host memory fails: DETFEED_ENOMEM,
+ * with the reason in *why (static). */
 int detfeed__route_open(detfeed__route **out, const detfeed__route_ask *ask,
                         const char **why);
 /* Frees it; waits for no copy (the caller synchronises first). NULL: no-op. */
@@ -53,9 +59,26 @@ void detfeed__route_host_free(void *p, bool pinned);
 /* Where the image at position `pos` of a slot's `images` goes, for a
  * sample of w x h: on host output the consumer's tensor (CHW, RGB, the
  * dtype and scale asked for); with CUDA output the 8-bit image, as made,
- * in the staging area, colour left undone when the device colours it. */
+ * in the staging area, colour left undone when the device colours it. On
+ * the recipe route the image is described in *render instead where it can
+ * be (render.h), else made there. */
 void detfeed__route_place(const detfeed__route *r, uint8_t *images, int pos, int w,
-                          int h, detfeed__pixels *out);
+                          int h, detfeed__render *render, detfeed__pixels *out);
+
+/* The kernel's recipe of one described image (its tiles found in `cache`'s
+ * arena, its warps planned for `cv`) into *c; a NULL or undescribed render
+ * stages "made by the worker" (flags 0). DETFEED_EBADSTATE (flags 0) when
+ * a tile is not in the arena or a warp cannot be planned. */
+int detfeed__recipe_stage(const detfeed__render *render, const detfeed_cache *cache,
+                          const detfeed_cv *cv, detfeed__cuda_recipe *c);
+
+/* The recipe route: stages the kernel's recipe of the image at `pos` from
+ * its description (the image is made on the device), or marks it as made
+ * by the worker when `render` is NULL or not described. DETFEED_OK on the
+ * other routes (nothing to stage); DETFEED_EBADSTATE when a described image
+ * is not in the arena (the description and the arena disagree). */
+int detfeed__route_stage_render(const detfeed__route *r, uint8_t *images, int pos,
+                                const detfeed__render *render);
 
 /* CUDA output: the colour parameters of the image at `pos` (its recipe's
  * gains as the kernel's tables when the device colours it, else none);
@@ -80,6 +103,8 @@ int detfeed__route_copy_done(detfeed__route *r, int slot, bool wait);
 int detfeed__route_sync(detfeed__route *r);
 /* Copies `bytes` of slot's device tensor to host memory `dst`. */
 int detfeed__route_to_host(detfeed__route *r, int slot, void *dst, size_t bytes);
+/* Samples the recipe route's kernel has made (submitted so far). */
+uint64_t detfeed__route_made(const detfeed__route *r);
 /* The reason of the last failed CUDA call (static), for messages. */
 const char *detfeed__route_error(const detfeed__route *r);
 
