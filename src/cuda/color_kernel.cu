@@ -252,6 +252,23 @@ template <typename K> static cudaError_t wave_of(K kernel, int64_t *wave)
     return e;
 }
 
+/* f(T()) with T the element type of a dtype of esize bytes (4, 2 or 1). */
+template <typename F> static cudaError_t by_size(size_t esize, F f)
+{
+    return esize == 4 ? f(uint32_t()) : esize == 2 ? f(uint16_t()) : f(uint8_t());
+}
+
+/* The checks both kernels' entry points make; esize the dtype's. */
+static int check_batch(const void *src, int n, int width, int height, const void *dst,
+                       size_t esize)
+{
+    if (src == nullptr || dst == nullptr || n < 1 || n > 65535 || width < 1 ||
+        height < 1 || esize == 0 || (uintptr_t)dst % esize != 0)
+        return DETFEED_EINVAL;
+    return (int64_t)width * height > INT64_MAX / 12 / n ? DETFEED_EOVERFLOW
+                                                        : DETFEED_OK;
+}
+
 template <typename T>
 static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *params,
                           void *dst, const row_split &split, const dtype_table &tab,
@@ -270,9 +287,8 @@ extern "C" int detfeed__cuda_color_wave(detfeed_dtype dtype, int64_t *wave)
     size_t esize = detfeed_dtype_size(dtype);
     if (esize == 0 || wave == nullptr)
         return DETFEED_EINVAL;
-    cudaError_t e = esize == 4   ? wave_of(colour_convert<uint32_t>, wave)
-                    : esize == 2 ? wave_of(colour_convert<uint16_t>, wave)
-                                 : wave_of(colour_convert<uint8_t>, wave);
+    cudaError_t e = by_size(
+        esize, [&](auto t) { return wave_of(colour_convert<decltype(t)>, wave); });
     return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
 }
 
@@ -284,24 +300,20 @@ extern "C" int detfeed__cuda_color_convert_stack(const uint8_t *src, int n, int 
                                                  void *stream)
 {
     size_t esize = detfeed_dtype_size(dtype);
-    if (src == nullptr || dst == nullptr || st == nullptr || n < 1 || n > 65535 ||
-        width < 1 || height < 1 || esize == 0 || (uintptr_t)dst % esize != 0)
-        return DETFEED_EINVAL;
+    int rc = st ? check_batch(src, n, width, height, dst, esize) : DETFEED_EINVAL;
+    if (rc != DETFEED_OK)
+        return rc;
     int64_t hw = (int64_t)width * height;
-    if (hw > INT64_MAX / 12 / n)
-        return DETFEED_EOVERFLOW;
     if (hw % 4 == 0 && ((uintptr_t)src % 4 != 0 || (uintptr_t)dst % (4 * esize) != 0))
         return DETFEED_EINVAL; /* the vector path needs aligned buffers */
     dtype_table tab;
-    int rc = dtype_table_of(dtype, scale, &tab);
-    if (rc != DETFEED_OK)
+    if ((rc = dtype_table_of(dtype, scale, &tab)) != DETFEED_OK)
         return rc;
     row_split split = {width, detfeed__hsv_block_end(st, width), st->simd, st->tail};
-    cudaStream_t s = (cudaStream_t)stream;
-    cudaError_t e =
-        esize == 4   ? launch<uint32_t>(src, n, hw, params, dst, split, tab, wave, s)
-        : esize == 2 ? launch<uint16_t>(src, n, hw, params, dst, split, tab, wave, s)
-                     : launch<uint8_t>(src, n, hw, params, dst, split, tab, wave, s);
+    cudaError_t e = by_size(esize, [&](auto t) {
+        return launch<decltype(t)>(src, n, hw, params, dst, split, tab, wave,
+                                   (cudaStream_t)stream);
+    });
     return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
 }
 
@@ -326,9 +338,8 @@ extern "C" int detfeed__cuda_recipe_wave(detfeed_dtype dtype, int64_t *wave)
     size_t esize = detfeed_dtype_size(dtype);
     if (esize == 0 || wave == nullptr)
         return DETFEED_EINVAL;
-    cudaError_t e = esize == 4   ? wave_of(recipe_convert<uint32_t>, wave)
-                    : esize == 2 ? wave_of(recipe_convert<uint16_t>, wave)
-                                 : wave_of(recipe_convert<uint8_t>, wave);
+    cudaError_t e = by_size(
+        esize, [&](auto t) { return wave_of(recipe_convert<decltype(t)>, wave); });
     return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
 }
 
@@ -339,26 +350,17 @@ extern "C" int detfeed__cuda_recipe_convert_stack(
     int64_t wave, void *stream)
 {
     size_t esize = detfeed_dtype_size(dtype);
-    if (src == nullptr || params == nullptr || recipes == nullptr || dst == nullptr ||
-        st == nullptr || n < 1 || n > 65535 || width < 1 || height < 1 || esize == 0 ||
-        (uintptr_t)dst % esize != 0)
-        return DETFEED_EINVAL;
-    int64_t hw = (int64_t)width * height;
-    if (hw > INT64_MAX / 12 / n)
-        return DETFEED_EOVERFLOW;
+    int rc = st && params && recipes ? check_batch(src, n, width, height, dst, esize)
+                                     : DETFEED_EINVAL;
     dtype_table tab;
-    int rc = dtype_table_of(dtype, scale, &tab);
-    if (rc != DETFEED_OK)
+    if (rc != DETFEED_OK || (rc = dtype_table_of(dtype, scale, &tab)) != DETFEED_OK)
         return rc;
     row_split split = {width, detfeed__hsv_block_end(st, width), st->simd, st->tail};
-    cudaStream_t s = (cudaStream_t)stream;
-    cudaError_t e =
-        esize == 4 ? launch_recipe<uint32_t>(src, n, width, hw, params, recipes, arena,
-                                             dst, split, tab, wave, s)
-        : esize == 2 ? launch_recipe<uint16_t>(src, n, width, hw, params, recipes,
-                                               arena, dst, split, tab, wave, s)
-                     : launch_recipe<uint8_t>(src, n, width, hw, params, recipes, arena,
-                                              dst, split, tab, wave, s);
+    cudaError_t e = by_size(esize, [&](auto t) {
+        return launch_recipe<decltype(t)>(src, n, width, (int64_t)width * height,
+                                          params, recipes, arena, dst, split, tab, wave,
+                                          (cudaStream_t)stream);
+    });
     return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
 }
 

@@ -344,7 +344,7 @@ static ALWAYS_INLINE void vrow(const float *h0, const float *h1, float ay, bool 
     for (; x < n; x++, d += 3)
         for (int c = 0; c < 3; c++) {
             const float v0 = h0[c * sn + x], v1 = h1[c * sn + x];
-            d[c] = detfeed__warp5_byte(detfeed__warp5_fma(ay, v1 - v0, v0, fused));
+            d[c] = detfeed__wo_byte(detfeed__wo_fma(ay, v1 - v0, v0, fused));
         }
 }
 

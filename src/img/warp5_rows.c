@@ -28,10 +28,10 @@ bool detfeed__warp5_float_pos(const detfeed__warp5 *w, int y, int x0, int n,
         const float xf = (float)x;
         float sx, sy;
         if (x < nvec) {
-            sx = detfeed__warp5_fma(m[0], xf, mx, fused);
-            sy = detfeed__warp5_fma(m[3], xf, my, fused);
+            sx = detfeed__wo_fma(m[0], xf, mx, fused);
+            sy = detfeed__wo_fma(m[3], xf, my, fused);
             if (w->persp) {
-                float ww = detfeed__warp5_fma(m[6], xf, mw, fused);
+                float ww = detfeed__wo_fma(m[6], xf, mw, fused);
                 sx = sx / ww;
                 sy = sy / ww;
             }
@@ -170,6 +170,6 @@ void detfeed__warp5_vrow_portable(const detfeed__warp5 *w, const float *h0,
         for (int c = 0; c < 3; c++) {
             const float v0 = h0[(size_t)c * n + x], v1 = h1[(size_t)c * n + x];
             d[(size_t)x * 3 + c] =
-                detfeed__warp5_byte(detfeed__warp5_fma(ay, v1 - v0, v0, w->fused));
+                detfeed__wo_byte(detfeed__wo_fma(ay, v1 - v0, v0, w->fused));
         }
 }

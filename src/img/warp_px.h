@@ -33,6 +33,7 @@
 #define DETFEED_WARP_PX_H
 
 #include "core/internal.h"
+#include "warp_one.h" /* the per-pixel arithmetic: detfeed__wo_fma, _byte */
 
 #include <math.h>
 
@@ -167,13 +168,6 @@ typedef struct detfeed__warp5 {
     int src_width, src_height;
 } detfeed__warp5;
 
-/* a * b + c, fused or with the product rounded first. In the AVX2 file
- * fmaf is one instruction; elsewhere a (correctly rounded) library call. */
-static inline float detfeed__warp5_fma(float a, float b, float c, bool fused)
-{
-    return fused ? fmaf(a, b, c) : a * b + c;
-}
-
 /* floor(s) into *i and s - floor(s) into *a, with the clamp and the
  * non-finite rule of the record above (*a is NaN for NaN or infinite s). */
 static inline void detfeed__warp5_split(float s, int32_t lim, int32_t *i, float *a)
@@ -222,21 +216,6 @@ static inline void detfeed__warp5_ipp_split(double s, int32_t lim, bool round,
 void detfeed__warp5_ipp_scale_columns(const detfeed__warp5 *w, int n,
                                       const detfeed__warp5_pos *p);
 
-/* Round half to even and clamp to a byte: OpenCV's v_round with saturating
- * packs (scalar: saturate_cast<uchar>). Adding 1.5 * 2^23 leaves no
- * fraction bits for |v| < 2^22 and rounds in the default mode (nearest,
- * ties to even); larger values clamp anyway. NaN gives 0, as cvRound's
- * INT_MIN does after saturation. */
-static inline uint8_t detfeed__warp5_byte(float v)
-{
-    if (!(v > 0.0f))
-        return 0;
-    if (v >= 255.0f)
-        return 255;
-    const float magic = 0x1.8p23f;
-    return (uint8_t)((v + magic) - magic);
-}
-
 /* One destination pixel from its record, taps one by one (any position). */
 static inline void detfeed__warp5_pixel(const detfeed__warp_src *s,
                                         const detfeed__warp5 *w, int32_t ix, int32_t iy,
@@ -259,9 +238,9 @@ static inline void detfeed__warp5_pixel(const detfeed__warp_src *s,
         const float b = s->border[c];
         float p00 = x0 && y0 ? r0[o0 + c] : b, p01 = x1 && y0 ? r0[o1 + c] : b;
         float p10 = x0 && y1 ? r1[o0 + c] : b, p11 = x1 && y1 ? r1[o1 + c] : b;
-        float v0 = detfeed__warp5_fma(ax, p01 - p00, p00, fused);
-        float v1 = detfeed__warp5_fma(ax, p11 - p10, p10, fused);
-        d[c] = detfeed__warp5_byte(detfeed__warp5_fma(ay, v1 - v0, v0, fused));
+        float v0 = detfeed__wo_fma(ax, p01 - p00, p00, fused);
+        float v1 = detfeed__wo_fma(ax, p11 - p10, p10, fused);
+        d[c] = detfeed__wo_byte(detfeed__wo_fma(ay, v1 - v0, v0, fused));
     }
 }
 
@@ -282,7 +261,7 @@ static inline float detfeed__warp5_hpx(const detfeed__warp_src *s, const uint8_t
     const float b = s->border[c];
     float p0 = row && (uint32_t)ix < sw ? row[(size_t)ix * 3 + c] : b;
     float p1 = row && (uint32_t)(ix + 1) < sw ? row[(size_t)(ix + 1) * 3 + c] : b;
-    return detfeed__warp5_fma(ax, p1 - p0, p0, fused);
+    return detfeed__wo_fma(ax, p1 - p0, p0, fused);
 }
 
 /* Source row r lerped at the columns of p (ix, ax) into h: channel c of
