@@ -495,8 +495,9 @@ static int put_image(const detfeed__pixels *p, const detfeed__img *im)
 {
     if (p->px == NULL)
         return DETFEED_OK;
-    if (!p->tensor) {
-        memcpy(p->px, im->px, (size_t)im->w * im->h * 3);
+    if (!p->tensor) { /* made in place, or copied there */
+        if (p->px != im->px)
+            memcpy(p->px, im->px, (size_t)im->w * im->h * 3);
         return DETFEED_OK;
     }
     size_t plane = (size_t)im->w * im->h * detfeed_dtype_size(p->dtype);
@@ -545,13 +546,26 @@ int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s,
     detfeed__render *d = dest->image.render;
     int rc = d ? describe(a, s, ask, out, d, clock) : DETFEED_OK;
     bool made = d == NULL || d->status != DETFEED__RENDER_DESCRIBED;
+    /* An 8-bit place (the CUDA staging) is made in directly: s->out points
+     * at it for the chain (it is exactly out_w x out_h x 3 bytes, so no
+     * step reallocates it), its own buffer put back after. */
+    bool direct = made && dest->image.px != NULL && !dest->image.tensor;
+    detfeed__img own = s->out;
+    if (direct)
+        s->out = (detfeed__img){.px = dest->image.px,
+                                .cap = (size_t)ask->out_w * ask->out_h * 3,
+                                .borrowed = true};
     if (rc == DETFEED_OK && made)
         rc = a->train ? training(a, s, ask, dest->image.defer_colour, out, clock)
                       : validation(a, s, ask, out, clock);
     if (rc == DETFEED_OK)
         rc = format_sample(a, s, ask, dest, made, out, clock);
+    if (direct) {
+        s->view = s->out;
+        s->out = own;
+    }
     detfeed__clock_enter(clock, -1);
-    out->img = made ? &s->out : NULL;
+    out->img = made ? (direct ? &s->view : &s->out) : NULL;
     out->res_w = ask->out_w, out->res_h = ask->out_h;
     if (!a->train && a->stack.ultralytics < 804) /* load_image's size */
         detfeed_load_size(out->ori_w, out->ori_h, a->hyp.imgsz, &out->res_w,

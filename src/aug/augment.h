@@ -29,6 +29,9 @@ typedef struct detfeed__augmenter {
 typedef struct detfeed__scratch {
     detfeed_codec *codec;
     detfeed__img canvas, out;
+    /* The image made straight in the caller's 8-bit place (its px is the
+     * place's, not owned): what detfeed__sample.img points to then. */
+    detfeed__img view;
     detfeed__inst inst;
     detfeed__img mix_out; /* the MixUp partner after its own geometry */
     detfeed__inst mix_inst;

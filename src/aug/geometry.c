@@ -19,6 +19,8 @@ int detfeed__img_reserve(detfeed__img *im, int w, int h)
     size_t need;
     if (w <= 0 || h <= 0 || !detfeed__mul_size((size_t)w * 3, (size_t)h, &need))
         return DETFEED_EINVAL;
+    if (need > im->cap && im->borrowed)
+        return DETFEED_ELIMIT; /* the caller's memory is what it is */
     if (need > im->cap) {
         uint8_t *p = realloc(im->px, need);
         if (p == NULL)
@@ -33,7 +35,8 @@ int detfeed__img_reserve(detfeed__img *im, int w, int h)
 
 void detfeed__img_free(detfeed__img *im)
 {
-    free(im->px);
+    if (!im->borrowed)
+        free(im->px);
     memset(im, 0, sizeof *im);
 }
 

@@ -29,11 +29,13 @@ typedef struct detfeed__stack {
     detfeed_cv cv;
 } detfeed__stack;
 
-/* A growable 8-bit BGR image. */
+/* A growable 8-bit BGR image, or one in borrowed memory (never grown or
+ * freed here). */
 typedef struct detfeed__img {
     uint8_t *px;
     int w, h;
-    size_t cap; /* bytes allocated */
+    size_t cap;    /* bytes allocated (borrowed: bytes available) */
+    bool borrowed; /* px is the caller's */
 } detfeed__img;
 
 /* Instances in absolute pixels: boxes as x1, y1, x2, y2 through the
