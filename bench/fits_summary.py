@@ -2,7 +2,9 @@
 per arm the median wall time of the fit with min-max, the training phase and
 the data wait (medians), training images/s, peak allocated CUDA memory and GPU
 idle fraction (1 - mean nvidia-smi utilisation over the fit, sampled every
-100 ms, where a trace is there); the paired reductions of wall time and of the
+100 ms, where a trace is there); where a fit's time goes (start-up, the
+training phases with their data wait and CPU time, validation, checkpoints,
+the rest), for fits that recorded it; the paired reductions of wall time and of the
 training phase (per pair, then the median); whether the hashes of the detfeed
 arms agree; and the profile of any fit run with --profile.
 
@@ -40,6 +42,7 @@ def load(out):
 
 def label(r):
     name = "Ultralytics loader" if r["loader"] == "ultralytics" else \
+        "detfeed device recipe" if r.get("color") == "recipe" else \
         "detfeed %s colour" % r.get("color")
     return name + (" (%s)" % r["label"] if r.get("label") else "")
 
@@ -62,6 +65,26 @@ def table(fits, arms, pairs):
             med(rs, "data_wait_s", "%.2f"), med(rs, "train_images_per_s"),
             med(rs, "peak_cuda_allocated_mib", "%.0f"),
             "%.1f%%" % (100 * median(idles)) if idles else "n/a", len(rs)))
+
+
+def breakdown(fits, arms, pairs):
+    """Medians per arm of where the wall time goes (fits with start-up times)."""
+    rows = [(arm, [fits[(arm, p)] for p in pairs if (arm, p) in fits]) for arm in arms]
+    rows = [(arm, [r for r in rs if r.get("startup_s") is not None]) for arm, rs in rows]
+    if not any(rs for _, rs in rows):
+        return
+    print("\n| arm | start-up s | training s (data wait, CPU s in it) | validation s "
+          "| checkpoints s | rest s | wall s |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for arm, rs in rows:
+        if not rs:
+            continue
+        rest = [r["wall_s"] - r["startup_s"] - r["train_s"] - r["val_s"] - r["save_s"]
+                for r in rs]
+        print("| (%s) | %s | %s (%s, %s) | %s | %s | %.1f | %s |" % (
+            arm, med(rs, "startup_s"), med(rs, "train_s"), med(rs, "data_wait_s", "%.2f"),
+            med(rs, "train_cpu_s"), med(rs, "val_s"), med(rs, "save_s"), median(rest),
+            med(rs, "wall_s")))
 
 
 def compare(fits, pairs, x, y):
@@ -102,6 +125,7 @@ def main():
     pairs = sorted({p for _, p in fits})
     arms = sorted({a for a, _ in fits})
     table(fits, arms, pairs)
+    breakdown(fits, arms, pairs)
     vs = [tuple(s.split(":")) for s in sys.argv[2:]] or \
         [(x, y) for x, y in (("c", "b"), ("b", "a"), ("c", "a")) if x in arms and y in arms]
     for x, y in vs:

@@ -50,6 +50,24 @@ def dataset_yaml(data_dir, run_dir):
     return out
 
 
+def cpu_seconds():
+    """CPU time (user + system) of this process's threads and of its live
+    children (Ultralytics' dataloader workers), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = time.process_time()
+    me = str(os.getpid())
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or pid == me:
+            continue
+        try:
+            fields = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:  # ppid
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def state_hash(obj):
     """sha256 of a state dict's tensors (bytes, shapes, dtypes) and values."""
     h = hashlib.sha256()
@@ -141,6 +159,9 @@ def main():
     steps, losses, phases = [0], [], {"train_s": 0.0, "images": 0}
     cuda = a.device != "cpu"
     marks = {"wait": 0.0, "end": None}
+    # Where the fit's time goes: start-up (to the first epoch), training
+    # phases (with the CPU time spent in them), validation, checkpoints.
+    spans = {"startup_s": None, "val_s": 0.0, "save_s": 0.0, "train_cpu_s": 0.0}
     prof = {"p": None, "summary": None}
 
     def on_batch_start(tr):
@@ -153,6 +174,9 @@ def main():
 
     def on_epoch_start(tr):
         marks["t"] = time.perf_counter()
+        marks["cpu"] = cpu_seconds()
+        if spans["startup_s"] is None:
+            spans["startup_s"] = marks["t"] - t0
         if a.loader == "detfeed":
             import detfeed
             assert isinstance(tr.train_loader, detfeed.Loader), type(tr.train_loader)
@@ -176,7 +200,20 @@ def main():
         if cuda:
             torch.cuda.synchronize()
         phases["train_s"] += time.perf_counter() - marks["t"]
+        spans["train_cpu_s"] += cpu_seconds() - marks["cpu"]
         phases["images"] += len(tr.train_loader.dataset)
+        marks["tail"] = time.perf_counter()
+
+    def on_val_start(v):
+        marks["val"] = time.perf_counter()
+
+    def on_val_end(v):
+        marks["val_end"] = time.perf_counter()
+        spans["val_s"] += marks["val_end"] - marks["val"]
+
+    def on_model_save(tr):  # saved after the epoch's validation
+        spans["save_s"] += time.perf_counter() - max(marks.get("val_end", 0.0),
+                                                     marks.get("tail", 0.0))
 
     fed = []
 
@@ -211,6 +248,9 @@ def main():
     model.add_callback("on_train_batch_start", on_batch_start)
     model.add_callback("on_train_batch_end", on_batch_end)
     model.add_callback("on_train_epoch_end", on_epoch_end)
+    model.add_callback("on_val_start", on_val_start)
+    model.add_callback("on_val_end", on_val_end)
+    model.add_callback("on_model_save", on_model_save)
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
@@ -224,7 +264,7 @@ def main():
         "val_loader": a.val_loader if a.loader == "detfeed" else "ultralytics",
         "model": a.model, "epochs": a.epochs, "batch": a.batch, "imgsz": a.imgsz,
         "workers": a.workers, "wall_s": wall, "steps": steps[0], "train_s": phases["train_s"],
-        "data_wait_s": marks["wait"], "profile": prof["summary"],
+        "data_wait_s": marks["wait"], "profile": prof["summary"], **spans,
         "train_images_per_s": phases["images"] / phases["train_s"] if phases["train_s"] else None,
         "peak_cuda_allocated_mib": torch.cuda.max_memory_allocated() / 2**20 if cuda else None,
         "final_loss": losses[-1] if losses else None,
