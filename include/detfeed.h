@@ -849,6 +849,21 @@ typedef enum detfeed_route {
     DETFEED_ROUTE_RECIPE = 2  /* the whole image in the CUDA kernel */
 } detfeed_route;
 
+/*
+ * Where the recipe route's kernel reads the cached images
+ * (DETFEED_LOADER_RECIPE_CACHE). DEVICE: a copy in device memory, made once
+ * at open (the fastest reads; the cache's bytes of device memory). HOST:
+ * the RAM cache itself, page-locked and mapped (cudaHostRegister), read by
+ * the kernel over the bus (no device memory, no copy). AUTO: DEVICE when
+ * the cache takes at most half of the device's free memory at open, else
+ * HOST. detfeed_loader_device_bytes counts the device copy.
+ */
+typedef enum detfeed_recipe_cache {
+    DETFEED_RECIPE_CACHE_AUTO = 0,
+    DETFEED_RECIPE_CACHE_DEVICE = 1,
+    DETFEED_RECIPE_CACHE_HOST = 2
+} detfeed_recipe_cache;
+
 typedef enum detfeed_loader_param {
     DETFEED_LOADER_IMGSZ = 0,        /* int, 32..8192, multiple of 32; default 640 */
     DETFEED_LOADER_SEED = 1,         /* int, any 64-bit value; default 0 */
@@ -867,7 +882,9 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_VALUE_SCALE = 13, /* detfeed_scale of float images; QUOTIENT */
     DETFEED_LOADER_OUTPUT = 14,      /* detfeed_output: batch images on; HOST */
     DETFEED_LOADER_COLOR = 15, /* detfeed_route: where the image is made; WORKER */
-    DETFEED_LOADER_CUDA_DEVICE = 16, /* int >= 0: the CUDA device of CUDA output; 0 */
+    DETFEED_LOADER_CUDA_DEVICE = 16,  /* int >= 0: the CUDA device of CUDA output; 0 */
+    DETFEED_LOADER_RECIPE_CACHE = 26, /* detfeed_recipe_cache (text "auto", "device",
+                                         "host"); default AUTO */
     /* The reference stack (see "The reference stack" above): */
     DETFEED_LOADER_ULTRALYTICS = 17, /* 803 or 804 (text "8.3", "8.4"); default 804 */
     DETFEED_LOADER_OPENCV = 18,      /* detfeed_cv_version; default DETFEED_CV_5_1 */

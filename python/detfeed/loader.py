@@ -264,7 +264,7 @@ class Loader:
 
     Loader(data, imgsz=640, batch=16, workers=None, color="worker",
            device="cpu", dtype="float32", seed=0, cache="ram", cache_path=None,
-           verify_record="auto", rank=None, world_size=None, augment=True, epochs=100, close_mosaic=10,
+           recipe_cache="auto", verify_record="auto", rank=None, world_size=None, augment=True, epochs=100, close_mosaic=10,
            prefetch=4, drop_last=False, split=None, policy="skip",
            value_scale="quotient", tensors=None, nc=None, max_width=None,
            max_height=None, max_pixels=None, max_image_bytes=None,
@@ -357,7 +357,7 @@ class Loader:
     """
 
     def __init__(self, data, imgsz=640, batch=16, workers=None, color="worker", device="cpu",
-                 dtype="float32", seed=0, cache="ram", cache_path=None,
+                 dtype="float32", seed=0, cache="ram", cache_path=None, recipe_cache="auto",
                  verify_record="auto", rank=None,
                  world_size=None, augment=True, epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None,
                  policy="skip", value_scale="quotient", tensors=None, opencv=None,
@@ -389,6 +389,7 @@ class Loader:
             raise ValueError("detfeed: rank %d is not in [0, world_size %d)" % (rank, world_size))
         for name, value, accepted in (("color", color, ("worker", "device", "recipe")),
                                       ("value_scale", value_scale, ("quotient", "reciprocal")),
+                                      ("recipe_cache", recipe_cache, ("auto", "device", "host")),
                                       ("policy", policy, ("skip", "fail"))):
             _choice(name, value, accepted)
         augment, drop_last = _flag("augment", augment), _flag("drop_last", drop_last)
@@ -405,7 +406,7 @@ class Loader:
                     "drop_last": int(drop_last), "augment": int(augment), "rank": rank,
                     "world_size": world_size, "dtype": self._dtype,
                     "value_scale": value_scale, "output": "cuda" if cuda else "host",
-                    "color": color, "cuda_device": index,
+                    "color": color, "cuda_device": index, "recipe_cache": recipe_cache,
                     "cache_bytes": _cache_bytes(cache), "cache": _cache_mode(cache)}
         if cache_path is not None:
             if not isinstance(cache_path, (str, os.PathLike)) or not os.fspath(cache_path):

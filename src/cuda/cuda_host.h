@@ -91,13 +91,19 @@ int detfeed__cuda_route_create(detfeed__cuda_route **out, int device, int slots,
                                const char **why);
 void detfeed__cuda_route_destroy(detfeed__cuda_route *r);
 
-/* The recipe route: copies the RAM cache's arena (`bytes` at `host`) into
- * device memory, once, at open; from then on submit reads a slot as
- * colour parameters, then `capacity` detfeed__cuda_recipe, then the images
- * the workers made, and its kernel makes the other images from the arena.
- * DETFEED_ENOMEM when it does not fit (*why, static, says so). */
+/* The recipe route: gives the kernel the RAM cache's arena (`bytes` at
+ * `host`, which must outlive the route), once, at open, `where` a
+ * detfeed_recipe_cache: copied into device memory, or page-locked and
+ * mapped in place; from then on submit reads a slot as colour parameters,
+ * then `capacity` detfeed__cuda_recipe, then the images the workers made,
+ * and its kernel makes the other images from the arena. Fails (*why,
+ * static, says why) when the device copy does not fit (DETFEED_ENOMEM) or
+ * the memory cannot be registered (DETFEED_ECUDA). */
 int detfeed__cuda_route_arena(detfeed__cuda_route *r, const void *host, uint64_t bytes,
-                              const char **why);
+                              int where, const char **why);
+
+/* Bytes of device memory the arena's copy holds (0: none, or mapped). */
+uint64_t detfeed__cuda_route_arena_bytes(const detfeed__cuda_route *r);
 
 /* Batch `slot`: one asynchronous copy of `bytes` from the page-locked host
  * memory `host` (colour parameters for up to `capacity` images, then the n

@@ -28,7 +28,8 @@ struct detfeed__cuda_route {
     /* The recipe route: the RAM cache's arena in device memory (NULL: the
      * colour route), and the recipe kernel's wave, as above. */
     uint8_t *arena;
-    uint64_t arena_bytes;
+    uint64_t arena_bytes; /* of a device copy (0: mapped host memory) */
+    void *registered;     /* the host arena when mapped, unregistered at destroy */
     int64_t recipe_wave;
     detfeed_dtype recipe_wave_dtype;
     route_slot *slot;
@@ -103,7 +104,9 @@ extern "C" void detfeed__cuda_route_destroy(detfeed__cuda_route *r)
         slot_free(&r->slot[i]);
     if (r->in)
         cudaFree(r->in);
-    if (r->arena)
+    if (r->registered)
+        cudaHostUnregister(r->registered);
+    else if (r->arena)
         cudaFree(r->arena);
     if (r->stream)
         cudaStreamDestroy(r->stream);
@@ -214,32 +217,76 @@ static int convert_recipes(detfeed__cuda_route *r, int capacity, int n, int h, i
                      &r->stack, out, dtype, scale, r->recipe_wave, r->stream);
 }
 
+/* The arena copied into device memory. */
+static cudaError_t arena_copy(detfeed__cuda_route *r, const void *host, size_t bytes)
+{
+    cudaError_t e = cudaMalloc(&r->arena, bytes);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(r->arena, host, bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess && r->arena) {
+        cudaFree(r->arena);
+        r->arena = nullptr;
+    }
+    if (e == cudaSuccess)
+        r->arena_bytes = bytes;
+    return e;
+}
+
+/* The arena page-locked and mapped in place: the kernel reads host memory. */
+static cudaError_t arena_map(detfeed__cuda_route *r, const void *host, size_t bytes)
+{
+    void *p = const_cast<void *>(host);
+    cudaError_t e =
+        cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterReadOnly);
+    void *dev = nullptr;
+    if (e == cudaSuccess && (e = cudaHostGetDevicePointer(&dev, p, 0)) != cudaSuccess)
+        cudaHostUnregister(p);
+    if (e == cudaSuccess) {
+        r->arena = (uint8_t *)dev;
+        r->registered = p;
+    }
+    return e;
+}
+
+/* AUTO's rule: the copy when it takes at most half of the free memory. */
+static bool copy_fits(size_t bytes)
+{
+    size_t free_bytes = 0, total = 0;
+    return cudaMemGetInfo(&free_bytes, &total) == cudaSuccess &&
+           bytes <= free_bytes / 2;
+}
+
 extern "C" int detfeed__cuda_route_arena(detfeed__cuda_route *r, const void *host,
-                                         uint64_t bytes, const char **why)
+                                         uint64_t bytes, int where, const char **why)
 {
     if (r->arena || host == nullptr || bytes == 0 || bytes > SIZE_MAX) {
-        *why = "no image cache to hold in device memory";
+        *why = "no image cache for the device recipe route";
         return DETFEED_EINVAL;
     }
     device_scope d;
     cudaError_t e = enter(r, &d);
+    bool copy = where == DETFEED_RECIPE_CACHE_DEVICE ||
+                (where == DETFEED_RECIPE_CACHE_AUTO && copy_fits((size_t)bytes));
     if (e == cudaSuccess)
-        e = cudaMalloc(&r->arena, (size_t)bytes);
-    if (e == cudaSuccess)
-        e = cudaMemcpy(r->arena, host, (size_t)bytes, cudaMemcpyHostToDevice);
+        e = copy ? arena_copy(r, host, (size_t)bytes)
+                 : arena_map(r, host, (size_t)bytes);
     leave(&d);
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        if (r->arena)
-            cudaFree(r->arena);
-        r->arena = nullptr;
-        *why = e == cudaErrorMemoryAllocation
-                   ? "the image cache does not fit in CUDA device memory"
-                   : cudaGetErrorString(e);
-        return e == cudaErrorMemoryAllocation ? DETFEED_ENOMEM : DETFEED_ECUDA;
-    }
-    r->arena_bytes = bytes;
-    return DETFEED_OK;
+    if (e == cudaSuccess)
+        return DETFEED_OK;
+    (void)cudaGetLastError();
+    *why =
+        !copy ? "the image cache could not be page-locked for the device (recipe_cache "
+                "host)"
+        : e == cudaErrorMemoryAllocation
+            ? "the image cache does not fit in CUDA device memory (recipe_cache "
+              "device)"
+            : cudaGetErrorString(e);
+    return e == cudaErrorMemoryAllocation ? DETFEED_ENOMEM : DETFEED_ECUDA;
+}
+
+extern "C" uint64_t detfeed__cuda_route_arena_bytes(const detfeed__cuda_route *r)
+{
+    return r ? r->arena_bytes : 0;
 }
 
 extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,

@@ -100,9 +100,15 @@ const char *detfeed__cuda_route_error(const detfeed__cuda_route *r)
 }
 
 int detfeed__cuda_route_arena(detfeed__cuda_route *r, const void *host, uint64_t bytes,
-                              const char **why)
+                              int where, const char **why)
 {
-    (void)r, (void)host, (void)bytes;
+    (void)r, (void)host, (void)bytes, (void)where;
     *why = "this build of detfeed has no CUDA support";
     return DETFEED_ENOTSUPPORTED;
+}
+
+uint64_t detfeed__cuda_route_arena_bytes(const detfeed__cuda_route *r)
+{
+    (void)r;
+    return 0;
 }

@@ -391,7 +391,8 @@ static int open_route(detfeed_loader *l)
                               .scale = l->scale,
                               .augment = l->augment,
                               .cv = &l->aug.stack.cv,
-                              .cache = l->cache};
+                              .cache = l->cache,
+                              .recipe_cache = l->recipe_cache};
     const char *why = NULL;
     int rc = detfeed__route_open(&l->route, &ask, &why);
     return rc == DETFEED_OK ? rc

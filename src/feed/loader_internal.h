@@ -72,6 +72,7 @@ struct detfeed_loader {
     detfeed_dtype dtype;
     detfeed_scale scale;
     int output, colour, cuda_device; /* detfeed_output, detfeed_route asked for */
+    int recipe_cache;                /* detfeed_recipe_cache */
     void *cuda_stream;               /* the consumer's cudaStream_t */
     /* once open: what samples depend on, the route in effect, and the
      * epochs' machinery (made at the first detfeed_loader_start) */

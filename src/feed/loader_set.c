@@ -126,6 +126,8 @@ static const param_spec specs[] = {
     INT_AT(DETFEED_LOADER_OUTPUT, output, 0, DETFEED_OUTPUT_CUDA, DETFEED_OUTPUT_HOST),
     INT_AT(DETFEED_LOADER_COLOR, colour, 0, DETFEED_ROUTE_RECIPE, DETFEED_ROUTE_WORKER),
     INT_AT(DETFEED_LOADER_CUDA_DEVICE, cuda_device, 0, 1023, 0),
+    INT_AT(DETFEED_LOADER_RECIPE_CACHE, recipe_cache, 0, DETFEED_RECIPE_CACHE_HOST,
+           DETFEED_RECIPE_CACHE_AUTO),
     INT_AT(DETFEED_LOADER_ULTRALYTICS, ultralytics, 803, 804, 804),
     INT_AT(DETFEED_LOADER_OPENCV, opencv, 0, DETFEED_CV_4_DEBIAN, DETFEED_CV_5_1),
     INT_AT(DETFEED_LOADER_OPENCV_CPU, opencv_cpu, 0, DETFEED_CV_CPU_AVX512,
@@ -438,6 +440,7 @@ int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
         {"output", DETFEED_LOADER_OUTPUT},
         {"color", DETFEED_LOADER_COLOR},
         {"cuda_device", DETFEED_LOADER_CUDA_DEVICE},
+        {"recipe_cache", DETFEED_LOADER_RECIPE_CACHE},
         {"ultralytics", DETFEED_LOADER_ULTRALYTICS},
         {"opencv", DETFEED_LOADER_OPENCV},
         {"opencv_cpu", DETFEED_LOADER_OPENCV_CPU},
@@ -487,6 +490,10 @@ static const detfeed__named output_names[] = {{"host", DETFEED_OUTPUT_HOST},
 static const detfeed__named route_names[] = {{"worker", DETFEED_ROUTE_WORKER},
                                              {"device", DETFEED_ROUTE_DEVICE},
                                              {"recipe", DETFEED_ROUTE_RECIPE}};
+static const detfeed__named recipe_cache_names[] = {
+    {"auto", DETFEED_RECIPE_CACHE_AUTO},
+    {"device", DETFEED_RECIPE_CACHE_DEVICE},
+    {"host", DETFEED_RECIPE_CACHE_HOST}};
 static const detfeed__named ultralytics_names[] = {{"8.3", 803}, {"8.4", 804}};
 static const detfeed__named dtype_names[] = {{"u8", DETFEED_DTYPE_U8},
                                              {"f32", DETFEED_DTYPE_F32},
@@ -519,6 +526,7 @@ static const named_setting named_settings[] = {
     NAMED(DETFEED_LOADER_VALUE_SCALE, scale_names),
     NAMED(DETFEED_LOADER_OUTPUT, output_names),
     NAMED(DETFEED_LOADER_COLOR, route_names),
+    NAMED(DETFEED_LOADER_RECIPE_CACHE, recipe_cache_names),
     NAMED(DETFEED_LOADER_ULTRALYTICS, ultralytics_names),
     NAMED(DETFEED_LOADER_OPENCV, opencv_names),
     NAMED(DETFEED_LOADER_OPENCV_CPU, cpu_names),

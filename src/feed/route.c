@@ -98,7 +98,7 @@ static int open_recipe(detfeed__route *r, const char **why)
 {
     uint64_t bytes = 0;
     const uint8_t *arena = detfeed__cache_arena(r->ask.cache, &bytes);
-    int rc = detfeed__cuda_route_arena(r->cuda, arena, bytes, why);
+    int rc = detfeed__cuda_route_arena(r->cuda, arena, bytes, r->ask.recipe_cache, why);
     if (rc == DETFEED_OK)
         r->colour = DETFEED_ROUTE_RECIPE;
     return rc;
@@ -183,11 +183,9 @@ uint64_t detfeed__route_device_bytes(const detfeed__route *r)
 {
     if (r == NULL || r->output != DETFEED_OUTPUT_CUDA)
         return 0;
-    uint64_t arena = 0;
-    if (r->colour == DETFEED_ROUTE_RECIPE)
-        detfeed__cache_arena(r->ask.cache, &arena);
     return (uint64_t)staged_bytes(&r->ask, r->colour) +
-           (uint64_t)r->ask.slots * tensor_bytes(&r->ask) + arena;
+           (uint64_t)r->ask.slots * tensor_bytes(&r->ask) +
+           detfeed__cuda_route_arena_bytes(r->cuda);
 }
 
 void *detfeed__route_host_alloc(size_t bytes, bool *pinned, const char **why)

@@ -27,6 +27,7 @@ typedef struct detfeed__route_ask {
     /* The recipe route: the filled RAM cache whose arena the device holds
      * (NULL: none, and no recipe route). */
     const detfeed_cache *cache;
+    int recipe_cache; /* detfeed_recipe_cache: where the kernel reads it */
 } detfeed__route_ask;
 
 /* Decides the route in effect for `ask` and, for CUDA output, sets up the

@@ -41,6 +41,7 @@ static const char *const names[] = {
     "flipud",        "fliplr",
     "mosaic",        "mixup",
     "cutmix",        "bgr",
+    "recipe_cache",
 };
 
 /* The settings that are not numbers. */
@@ -164,7 +165,7 @@ static void check_refusals(void)
     int64_t iv;
     double fv;
     const detfeed_loader_param unknown[] = {
-        (detfeed_loader_param)26, (detfeed_loader_param)99, (detfeed_loader_param)114,
+        (detfeed_loader_param)27, (detfeed_loader_param)99, (detfeed_loader_param)114,
         (detfeed_loader_param)-1};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         detfeed_loader_param p = unknown[i];

@@ -243,6 +243,13 @@ static void recipe_routes(const char *root, int have_device)
         }
     }
     snprintf(data, sizeof data, "%s/coco8/coco8.yaml", root);
+    /* The cache read where it is (page-locked, mapped), and copied. */
+    static const char *const in_host[] = {"recipe_cache", "host", "mixup", "0.5", NULL};
+    static const char *const on_device[] = {"recipe_cache", "device", NULL};
+    compare_epochs(data, have_device, DETFEED_ROUTE_RECIPE, DETFEED_DTYPE_F16, 1, false,
+                   in_host);
+    compare_epochs(data, have_device, DETFEED_ROUTE_RECIPE, DETFEED_DTYPE_F32, 1, true,
+                   on_device);
     compare_epochs(data, have_device, DETFEED_ROUTE_RECIPE, DETFEED_DTYPE_F32, 0, false,
                    NULL); /* validation: the worker route, with a reason */
     /* Without the RAM cache: the device colour route, with the reason. */
