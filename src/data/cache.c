@@ -135,6 +135,16 @@ int detfeed__mem_available(uint64_t *bytes, detfeed__msg *msg)
                          "/proc/meminfo and no free page count");
 }
 
+/* The arena starts and ends on a page boundary, so that it can be
+ * page-locked in place for a device (the recipe route's recipe_cache host). */
+enum { ARENA_ALIGN = 4096 };
+
+static uint8_t *arena_alloc(size_t bytes)
+{
+    return aligned_alloc(ARENA_ALIGN,
+                         (bytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN);
+}
+
 int detfeed_cache_create(detfeed_cache **out, const detfeed_dataset *ds, int imgsz,
                          uint64_t budget, uint32_t flags)
 {
@@ -154,8 +164,8 @@ int detfeed_cache_create(detfeed_cache **out, const detfeed_dataset *ds, int img
     c->budget = budget;
     c->n = n;
     c->bytes = first_fit(ds, imgsz, budget, c->slots, &c->admitted);
-    if (c->bytes > 0 &&
-        (c->bytes > SIZE_MAX || (c->arena = malloc((size_t)c->bytes)) == NULL)) {
+    if (c->bytes > 0 && (c->bytes > SIZE_MAX - ARENA_ALIGN ||
+                         (c->arena = arena_alloc((size_t)c->bytes)) == NULL)) {
         detfeed_cache_destroy(c);
         return DETFEED_ENOMEM;
     }
