@@ -25,7 +25,8 @@ alternates from one repeat to the next.
   epoch; each batch's img and boxes moved to the device (the image is there
   already, scaled). The colour and device actually in effect are recorded
   (without a GPU the routes fall back to the workers and host memory), with
-  the samples the CUDA kernel made (detfeed_loader_device_made).
+  the samples the CUDA kernel made and the device memory the loader holds
+  (Loader.device_made, Loader.device_bytes).
 Epoch 0 is a warm-up; epochs 1..E are measured, each ended by a CUDA
 synchronize. Per mode: images/s of each epoch (and their median), the CPU
 time of the process and all its children over the measured epochs
@@ -194,20 +195,6 @@ def open_detfeed(args, yaml_path, mode, device):
                           epochs=args.epochs + 2, close_mosaic=0)
 
 
-def device_made(loader):
-    """detfeed_loader_device_made(loader) as a function, read through the
-    package's library (detfeed._lib does not declare it); None where the
-    library lacks it."""
-    import ctypes
-    from detfeed import _lib
-    try:
-        f = _lib.load()._cdll.detfeed_loader_device_made
-    except AttributeError:
-        return None
-    f.restype, f.argtypes = ctypes.c_int64, [ctypes.c_void_p]
-    return lambda: f(loader._h)
-
-
 def one_epoch(torch, loader, device, scale):
     """Iterates one epoch as a trainer takes its batches; images seen."""
     n = 0
@@ -234,7 +221,7 @@ def run_mode(args):
         out.update(color="worker", loader_device="cpu", route_note=None)
     else:
         loader = open_detfeed(args, args.yaml, args.mode, device)
-        made = device_made(loader)
+        made = lambda: loader.device_made  # noqa: E731
         out.update(color=loader.color, loader_device=loader.device, route_note=loader.route_note)
     out["open_s"] = round(time.perf_counter() - t0, 2)
     epochs = []
@@ -256,7 +243,8 @@ def run_mode(args):
                peak_rss_mib=round(rss.stop() / 2**20, 1),
                peak_rss_self_mib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10,
                                        1),
-               device_made=None if made is None else {"measured": made() - made0, "total": made()})
+               device_made=None if made is None else {"measured": made() - made0, "total": made()},
+               device_bytes=loader.device_bytes if made else None)
     if hasattr(loader, "close"):
         loader.close()
     return out

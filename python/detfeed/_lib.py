@@ -329,6 +329,8 @@ _SIGNATURES = {
     "detfeed_loader_shutdown": (_i, [_p]),
     "detfeed_loader_skipped": (_i64, [_p, _ps]),
     "detfeed_loader_set_cuda_stream": (_i, [_p, _p]),
+    "detfeed_loader_device_bytes": (_u64, [_p]),
+    "detfeed_loader_device_made": (_i64, [_p]),
     # detfeed.h: batches
     "detfeed_batch_size": (_i, [_p, _pi, _pi]),
     "detfeed_batch_images": (_p, [_p, _psz]),

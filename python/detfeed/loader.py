@@ -657,6 +657,21 @@ class Loader:
         n = lib.detfeed_loader_skipped(self._h, ctypes.byref(first))
         return n, first.value.decode() if first.value else None
 
+    @property
+    def device_bytes(self):
+        """Bytes of device memory the loader holds (CUDA output: its input
+        buffer, output tensors and, on the recipe route, the cache's device
+        copy; 0 for host output)."""
+        return lib.detfeed_loader_device_bytes(self._h)
+
+    @property
+    def device_made(self):
+        """Training samples whose image the CUDA kernel made from its recipe
+        (color="recipe"), counted since the loader opened; 0 on other routes.
+        A recipe-route sample not counted was made by the workers (an image
+        the RAM cache does not hold)."""
+        return lib.detfeed_loader_device_made(self._h)
+
     # -- batches --------------------------------------------------------------
     def _release_held(self, h):
         if self._held is not None:

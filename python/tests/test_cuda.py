@@ -46,6 +46,9 @@ def test_cuda_tensors_equal_the_host_route(dtype, color):
                     assert torch.equal(a["bboxes"], b["bboxes"])
                     assert a["im_file"] == b["im_file"]
                     batches += 1
+        # the recipe route's kernel made every sample (coco128 fits the RAM cache)
+        assert dev.device_made == (2 * 128 if color == "recipe" else 0)
+        assert dev.device_bytes > 0 and host.device_bytes == 0
     assert batches == 2 * 8
     assert len(ptrs) <= 4  # the loader's prefetch buffers, reused: no allocation per batch
 

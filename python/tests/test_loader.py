@@ -227,6 +227,8 @@ def test_cuda_request_without_a_device_falls_back_with_a_warning(color):
     assert loader.device == "cpu" and loader.color == "worker" and loader.route_note
     ref = detfeed.Loader(path, imgsz=128, batch=2, tensors="numpy")
     assert py_digest(loader, 1) == py_digest(ref, 1)
+    # host batches: no device memory, no sample made by the kernel
+    assert loader.device_bytes == 0 and loader.device_made == 0
 
 
 def test_torch_tensors_share_memory_with_the_batch():
