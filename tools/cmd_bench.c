@@ -388,7 +388,7 @@ int cmd_bench(int argc, char **argv)
         {"route", CLI_STRING, &lb.route, "R", "loader: " CLI_ROUTE_HELP, 0, 0},
         {"output", CLI_STRING, &lb.output, "O", "loader: " CLI_OUTPUT_HELP, 0, 0},
         {"set", CLI_STRING, &lb.set, "K=V,...",
-         "loader: hyperparameters, stack: opencv=4,mosaic=0.5", 0, 0},
+         "loader: hyperparameters, stack, caches: opencv=4,recipe_cache=host", 0, 0},
         {"runs", CLI_INT, &runs, "N", "color: timed runs (default 50)", 1, 100000},
         {"warmup", CLI_INT, &warmup, "N", "color: untimed runs first (default 5)", 0,
          100000},

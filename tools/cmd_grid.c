@@ -252,7 +252,7 @@ int cmd_grid(int argc, char **argv)
         {"augment", CLI_INT, &augment, "0|1", "training (1) or validation (0)", 0, 1},
         {"split", CLI_STRING, &split, "NAME", "split of a YAML (default train)", 0, 0},
         {"set", CLI_STRING, &set, "K=V,...",
-         "hyperparameters, stack: mosaic=0.5,opencv=4", 0, 0},
+         "hyperparameters, stack, caches: mosaic=0.5,opencv=4", 0, 0},
         {"max-side", CLI_INT, &max_side, "PX", "widest picture (default 1920)", 64,
          65536},
         {0}};

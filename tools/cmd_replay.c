@@ -179,7 +179,7 @@ int cmd_replay(int argc, char **argv)
         {"split", CLI_STRING, &o.split, "NAME", "split of a YAML (default train)", 0,
          0},
         {"set", CLI_STRING, &o.set, "K=V,...",
-         "hyperparameters, stack: mosaic=0.5,opencv=4", 0, 0},
+         "hyperparameters, stack, caches: mosaic=0.5,opencv=4", 0, 0},
         {"sha256", CLI_FLAG, &o.sha, NULL, "print the digest of all consumer bytes", 0,
          0},
         {"json", CLI_FLAG, &o.json, NULL,

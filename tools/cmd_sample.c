@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The settings --set takes: the hyperparameters and the reference stack;
- * the others have options of their own, which --set must not undo. */
+/* The settings --set takes: the hyperparameters, the reference stack and
+ * the caches (cache, cache_path, recipe_cache, verify_record); the others have options
+ * of their own, which --set must not undo. */
 static bool settable(detfeed_loader_param p)
 {
     return (p >= DETFEED_LOADER_MAX_WIDTH && p <= DETFEED_LOADER_MAX_IMAGE_BYTES) ||
@@ -20,7 +21,7 @@ static bool settable(detfeed_loader_param p)
            p == DETFEED_LOADER_SINGLE_CLS || p == DETFEED_LOADER_FRACTION ||
            p == DETFEED_LOADER_CLASSES || p == DETFEED_LOADER_PARTNER_WINDOW ||
            p == DETFEED_LOADER_CACHE || p == DETFEED_LOADER_CACHE_PATH ||
-           p == DETFEED_LOADER_VERIFY_RECORD;
+           p == DETFEED_LOADER_VERIFY_RECORD || p == DETFEED_LOADER_RECIPE_CACHE;
 }
 
 /* Applies "name=value,name=value" settings: hyperparameters (hsv_h,
