@@ -141,9 +141,13 @@ DETFEED_API void detfeed_free(void *ptr);
  *
  * Ultralytics itself depends on NumPy: it builds RandomPerspective's float32
  * matrix and moves boxes, keypoints and polygons with small float32 matrix
- * products, which NumPy 2 (2.0 to 2.4 measured, on an AVX-512 CPU)
- * accumulates with fused multiply-adds and NumPy 1 rounds step by step: the
- * loader's `numpy` setting.
+ * products, which NumPy hands to its BLAS. The loader's `numpy` setting says
+ * how they round: 2, each entry accumulated with fused multiply-adds (the
+ * PyPI wheels of NumPy 2.0 to 2.4 and of NumPy 1.26, whose OpenBLAS runs
+ * FMA kernels on the CPUs that have them); 1, every product and sum rounded
+ * (Debian 12's NumPy 1.24 on its reference BLAS). The setting is named after
+ * the version where the difference was first seen, but the BLAS decides, not
+ * the version: the Python package measures it (detfeed.stack.numpy_matmul).
  *
  * Builds of one version can differ too: Debian 12's OpenCV 4.6 (GCC 12)
  * rounds one step of HSV->BGR's scalar formula that the PyPI wheels (4.12,
@@ -890,7 +894,8 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_OPENCV = 18,      /* detfeed_cv_version; default DETFEED_CV_5_1 */
     DETFEED_LOADER_OPENCV_CPU = 19,  /* detfeed_cv_cpu; default DETFEED_CV_CPU_AUTO */
     DETFEED_LOADER_OPENCV_IPP = 20,  /* int 0/1: cv2.ipp.useIPP() (5.1); default 1 */
-    DETFEED_LOADER_NUMPY = 21,       /* 1 or 2: NumPy's major version; default 2 */
+    DETFEED_LOADER_NUMPY = 21,       /* 1 or 2: NumPy's float32 matrix products rounded
+                                        step by step (1) or fused (2); default 2 */
     /* Ultralytics' dataset train arguments (see "Datasets"): */
     DETFEED_LOADER_SINGLE_CLS = 22, /* int 0/1: single_cls; default 0 */
     DETFEED_LOADER_NC = 25,         /* int 0 .. 1000000: the dataset's

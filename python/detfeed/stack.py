@@ -3,9 +3,16 @@
 detfeed reproduces what Ultralytics computes with the OpenCV it runs on. The
 library takes both as settings (``ultralytics``: "8.3" or "8.4"; ``opencv``:
 "4", "5.0" or "5.1", with ``opencv_cpu`` and ``opencv_ipp`` for the code
-path OpenCV runs; ``numpy``: "1" or "2", which rounds Ultralytics' small
-float32 matrix products differently); this module reads them off the installed packages, so that
-a Loader matches the Ultralytics training it stands in for.
+path OpenCV runs; ``numpy``: how NumPy multiplies Ultralytics' small
+float32 matrices, "1" rounding every product and sum, "2" accumulating with
+fused multiply-adds); this module reads them off the installed packages,
+so that a Loader matches the Ultralytics training it stands in for.
+
+The ``numpy`` setting is named after the version that first showed the
+difference, but it is not the version: NumPy hands a 3 x 3 float32 product
+to its BLAS, and what the BLAS kernel does on this CPU decides. The PyPI
+wheels of NumPy 2 and of NumPy 1.26 (OpenBLAS, Haswell kernels and later)
+fuse; Debian 12's NumPy 1.24 rounds. So it is measured (numpy_matmul).
 """
 import importlib.metadata
 import os
@@ -68,6 +75,28 @@ def _opencv_cpu(cv2):
     return "sse"
 
 
+def numpy_matmul(np=None):
+    """How the installed NumPy multiplies small float32 matrices, as the
+    ``numpy`` setting names it: "2" when each entry is accumulated with
+    fused multiply-adds, fma(a2, b2, fma(a1, b1, a0 * b0)); "1" when every
+    product and sum is rounded, (a0 * b0 + a1 * b1) + a2 * b2. Measured on
+    one product whose entry (0, 0) tells them apart: -1 * 1 + q * q with
+    q = 1 + 2**-12 is 2**-11 + 2**-24 fused and 2**-11 rounded (q * q rounds
+    to 1 + 2**-11). None when it is neither (a BLAS that sums in another
+    order)."""
+    if np is None:
+        import numpy as np
+    q = 1 + 2.0 ** -12
+    a = np.array([[-1, q, 0], [0, 1, 0], [0, 0, 1]], dtype=np.float32)
+    b = np.array([[1, 0, 0], [q, 1, 0], [0, 0, 1]], dtype=np.float32)
+    got = float((a @ b)[0, 0])
+    if got == 2.0 ** -11 + 2.0 ** -24:
+        return "2"
+    if got == 2.0 ** -11:
+        return "1"
+    return None
+
+
 def detect():
     """Settings for the installed packages: a dict with whichever of
     ``opencv``, ``opencv_cpu``, ``opencv_ipp``, ``ultralytics`` and ``numpy`` could be
@@ -100,9 +129,16 @@ def detect():
         out["ultralytics"] = name
     try:
         import numpy
-        out["numpy"] = "2" if int(numpy.__version__.split(".")[0]) >= 2 else "1"
     except ImportError:
-        pass
+        numpy = None
+    if numpy is not None:
+        rounding = numpy_matmul(numpy)
+        if rounding is None:
+            warnings.warn("detfeed: NumPy %s multiplies float32 matrices in an order detfeed "
+                          "does not reproduce; using fused multiply-adds (numpy=2)"
+                          % numpy.__version__, stacklevel=3)
+            rounding = "2"
+        out["numpy"] = rounding
     return out
 
 

@@ -240,3 +240,41 @@ def test_torch_tensors_share_memory_with_the_batch():
             assert isinstance(x["img"], torch.Tensor) and x["img"].dtype == torch.bfloat16
             assert isinstance(x["cls"], torch.Tensor)
             assert np.array_equal(x["img"].view(torch.uint16).numpy(), y["img"])
+
+
+def _matmul_models(a, b):
+    """Each entry of a @ b (float32 3 x 3) both ways detfeed reproduces:
+    every product and sum rounded, and fused multiply-adds (each fma exact
+    in Python's float: a product of two float32 is exact in a double, and
+    the sums chosen here stay within its 53 bits or round once)."""
+    f32 = np.float32
+    rounded = np.zeros((3, 3), f32)
+    fused = np.zeros((3, 3), f32)
+    for i in range(3):
+        for j in range(3):
+            p = [f32(a[i, k]) * f32(b[k, j]) for k in range(3)]
+            rounded[i, j] = f32(f32(p[0] + p[1]) + p[2])
+            acc = f32(p[0])
+            for k in (1, 2):
+                acc = f32(float(a[i, k]) * float(b[k, j]) + float(acc))
+            fused[i, j] = acc
+    return rounded, fused
+
+
+def test_numpy_matmul_is_measured_not_the_version():
+    # The stack's numpy setting says how this NumPy multiplies float32
+    # matrices; on random matrices its products must follow that model
+    # (and, where the two models differ, not the other one).
+    from detfeed.stack import numpy_matmul
+    mode = numpy_matmul()
+    assert mode in ("1", "2"), "NumPy %s multiplies in neither order" % np.__version__
+    rng = np.random.default_rng(3)
+    differing = 0
+    for _ in range(300):
+        a = rng.standard_normal((3, 3)).astype(np.float32)
+        b = rng.standard_normal((3, 3)).astype(np.float32)
+        rounded, fused = _matmul_models(a, b)
+        assert np.array_equal(a @ b, fused if mode == "2" else rounded)
+        differing += not np.array_equal(rounded, fused)
+    assert differing > 100  # the matrices do tell the two apart
+    assert detfeed.stack.detect()["numpy"] == mode

@@ -415,10 +415,11 @@ int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
 
 /* ---- RandomPerspective ---------------------------------------------------- */
 
-/* One entry of a float32 matrix product, a0 b0 + a1 b1 + a2 b2, as NumPy
- * computes it: NumPy 1.x rounds every product and sum, ((a0 b0 + a1 b1) +
- * a2 b2); NumPy 2.x accumulates with fused multiply-adds, fma(a2, b2,
- * fma(a1, b1, a0 b0)). */
+/* One entry of a float32 matrix product, a0 b0 + a1 b1 + a2 b2, as NumPy's
+ * BLAS computes it: rounding every product and sum, ((a0 b0 + a1 b1) +
+ * a2 b2) (Debian 12's NumPy 1.24), or accumulating with fused multiply-adds,
+ * fma(a2, b2, fma(a1, b1, a0 b0)) (the NumPy 2 and 1.26 wheels' OpenBLAS
+ * on FMA CPUs). */
 static float dot3(float a0, float b0, float a1, float b1, float a2, float b2,
                   bool fused)
 {

@@ -6,8 +6,7 @@
  *
  * The label arithmetic is Ultralytics' in float32, each operation rounded
  * (no fused multiply-adds): NumPy's element-wise float32 operations round
- * every step, and small matrix products are evaluated as
- * ((a0 * b0 + a1 * b1) + a2 * b2).
+ * every step; small matrix products round as the stack's `numpy` says.
  */
 #ifndef DETFEED_GEOMETRY_H
 #define DETFEED_GEOMETRY_H
@@ -16,9 +15,10 @@
 #include "recipe.h"
 
 /* The reference stack a sample follows: Ultralytics' label arithmetic
- * (803 for 8.3, 804 for 8.4), the NumPy it runs on (NumPy 2 multiplies
- * small float32 matrices with fused multiply-adds, NumPy 1 rounds every
- * product and sum) and the OpenCV whose warp it reproduces. In
+ * (803 for 8.3, 804 for 8.4), how the NumPy it runs on multiplies small
+ * float32 matrices (2: with fused multiply-adds, as the NumPy 2 and 1.26
+ * wheels' OpenBLAS does; 1: every product and sum rounded, as Debian 12's
+ * NumPy 1.24 does) and the OpenCV whose warp it reproduces. In
  * 8.4, Instances.clip also clips keypoints (after zeroing the visibility of
  * those outside), segment2box clips polygons to the image (their crossings
  * of the border and the image corners inside them count), and Format

@@ -354,10 +354,9 @@ def detfeed_loader(L, side, cfg, conf, stack):
     for k in ("hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale", "shear",
               "perspective", "flipud", "fliplr", "mosaic", "mixup", "cutmix", "bgr"):
         settings.append((k, repr(float(getattr(cfg, k)))))
-    import numpy
     settings += [("ultralytics", "8.4"), ("opencv", stack["opencv"]),
                  ("opencv_cpu", stack["opencv_cpu"]), ("opencv_ipp", stack["opencv_ipp"]),
-                 ("numpy", numpy.__version__.split(".")[0])]
+                 ("numpy", stack["numpy"])]
     for name, value in settings:
         ld.set(name, value)
     ld.set_split("val" if conf["val"] else "train")
@@ -839,7 +838,13 @@ def self_test(side, L, args, checks):
 
 
 def cv_stack(cv2):
-    """The reference stack settings for the imported cv2."""
+    """The reference stack settings for the imported cv2 and NumPy (numpy:
+    how this NumPy's BLAS multiplies Ultralytics' float32 matrices, measured
+    as the package measures it; not its version, since the 1.26 wheels fuse
+    as NumPy 2 does and Debian's 1.24 rounds; None when neither)."""
+    import numpy
+    import detfeed_lib  # noqa: F401  (puts the package on sys.path)
+    from detfeed.stack import numpy_matmul
     v = cv2.__version__
     major, minor = (int(x) for x in v.split(".")[:2])
     if major == 4:  # Debian's own build rounds one HSV step the wheels fuse
@@ -850,7 +855,8 @@ def cv_stack(cv2):
     else:
         return None, v
     return {"opencv": name, "opencv_ipp": "1" if cv2.ipp.useIPP() else "0",
-            "opencv_cpu": "auto" if cv2.useOptimized() else "sse", "cv2": v}, v
+            "opencv_cpu": "auto" if cv2.useOptimized() else "sse", "cv2": v,
+            "numpy": numpy_matmul(numpy)}, v
 
 
 def main():
@@ -910,11 +916,15 @@ def main():
             return SKIP
         from detfeed_lib import Library
         L = Library(args.lib)
+        if stack["numpy"] is None:
+            print("FAIL: NumPy %s multiplies float32 matrices neither fused nor rounded "
+                  "step by step" % numpy.__version__)
+            return 1
         print("detfeed %s (%s); ultralytics %s; cv2 %s (%s) -> opencv=%s opencv_ipp=%s "
-              "opencv_cpu=%s; numpy %s; torch %s" % (
+              "opencv_cpu=%s; numpy %s (%s) -> numpy=%s; torch %s" % (
                   L.version(), args.lib, ultralytics.__version__, v, cv2.__file__,
                   stack["opencv"], stack["opencv_ipp"], stack["opencv_cpu"],
-                  numpy.__version__, torch.__version__))
+                  numpy.__version__, numpy.__file__, stack["numpy"], torch.__version__))
         checks = Checks()
         if ultralytics.__version__ != ULTRALYTICS_VERSION:
             print("note: the suite is written for ultralytics %s" % ULTRALYTICS_VERSION)
