@@ -10,7 +10,9 @@
 # or device, LIB a libdetfeed.so for this arm, else DETFEED_LIBRARY). TRAIN_ARGS
 # go to bench/train_ultralytics.py (e.g. --model yolo26n.yaml --epochs 6
 # --batch 8 --close-mosaic 2). OUT: fit-NAME-PAIR.json, its log and
-# utilisation trace, and the summary (bench/fits_summary.py).
+# utilisation trace, and the summary (bench/fits_summary.py). FIRST (default
+# 1) numbers the first pair, so that later calls add pairs to one OUT and the
+# order keeps rotating.
 set -uo pipefail
 data=$(cd "$1" && pwd) out=$2 pairs=$3
 shift 3
@@ -22,7 +24,8 @@ cpus=${CPUS:-0-3}
 mkdir -p "$out"
 status=0
 n=${#arms[@]}
-for p in $(seq "$pairs"); do
+first=${FIRST:-1}
+for p in $(seq "$first" $((first + pairs - 1))); do
   for k in $(seq 0 $((n - 1))); do
     arm=${arms[$(((k + p - 1) % n))]}
     name=${arm%%=*} spec=${arm#*=}

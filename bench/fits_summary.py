@@ -4,14 +4,15 @@ the data wait (medians), training images/s, peak allocated CUDA memory and GPU
 idle fraction (1 - mean nvidia-smi utilisation over the fit, sampled every
 100 ms, where a trace is there); where a fit's time goes (start-up, the
 training phases with their data wait and CPU time, validation, checkpoints,
-the rest), for fits that recorded it; the paired reductions of wall time and of the
+the rest), for fits that recorded it; per epoch, the first training phase
+and validation against the later ones; the paired reductions of wall time and of the
 training phase (per pair, then the median); whether the hashes of the detfeed
 arms agree; and the profile of any fit run with --profile.
 
     python3 bench/fits_summary.py OUT [X:Y ...]
 
 Fits are OUT/fit-ARM-PAIR.json; X:Y compares arm X against arm Y (default: c:b,
-b:a, c:a where present).
+r:b, b:a, c:a, r:a where present).
 """
 import glob
 import json
@@ -87,6 +88,32 @@ def breakdown(fits, arms, pairs):
             med(rs, "wall_s")))
 
 
+def per_epoch(fits, arms, pairs):
+    """Medians per arm of the first epoch's training phase and the later
+    ones' (the first carries the trainer's one-time CUDA set-up), and of the
+    validations: the first, the later per-epoch ones, the final validation of
+    best.pt, and the CPU seconds of all of them (fits that recorded it)."""
+    rows = [(arm, [fits[(arm, p)] for p in pairs if (arm, p) in fits
+                   and fits[(arm, p)].get("train_epochs_s")]) for arm in arms]
+    if not any(rs for _, rs in rows):
+        return
+    print("\n| arm | epoch 1 train s | later epochs train s (each) | first val s "
+          "| later val s (each) | final val s | val CPU s |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for arm, rs in rows:
+        if not rs:
+            continue
+        later = [median(r["train_epochs_s"][1:]) for r in rs if len(r["train_epochs_s"]) > 1]
+        vals = [r["val_epochs_s"] for r in rs if len(r.get("val_epochs_s", [])) > 2]
+        print("| (%s) | %.2f | %s | %s | %s | %s | %s |" % (
+            arm, median([r["train_epochs_s"][0] for r in rs]),
+            "%.2f" % median(later) if later else "n/a",
+            "%.2f" % median([v[0] for v in vals]) if vals else "n/a",
+            "%.2f" % median([median(v[1:-1]) for v in vals]) if vals else "n/a",
+            "%.2f" % median([v[-1] for v in vals]) if vals else "n/a",
+            med(rs, "val_cpu_s")))
+
+
 def compare(fits, pairs, x, y):
     for key, what in (("wall_s", "wall time"), ("train_s", "training phase")):
         red = [1 - fits[(x, p)][key] / fits[(y, p)][key] for p in pairs
@@ -126,8 +153,10 @@ def main():
     arms = sorted({a for a, _ in fits})
     table(fits, arms, pairs)
     breakdown(fits, arms, pairs)
+    per_epoch(fits, arms, pairs)
     vs = [tuple(s.split(":")) for s in sys.argv[2:]] or \
-        [(x, y) for x, y in (("c", "b"), ("b", "a"), ("c", "a")) if x in arms and y in arms]
+        [(x, y) for x, y in (("c", "b"), ("r", "b"), ("b", "a"), ("c", "a"), ("r", "a"))
+         if x in arms and y in arms]
     for x, y in vs:
         compare(fits, pairs, x, y)
     hashes(fits)

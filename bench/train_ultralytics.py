@@ -161,7 +161,10 @@ def main():
     marks = {"wait": 0.0, "end": None}
     # Where the fit's time goes: start-up (to the first epoch), training
     # phases (with the CPU time spent in them), validation, checkpoints.
-    spans = {"startup_s": None, "val_s": 0.0, "save_s": 0.0, "train_cpu_s": 0.0}
+    # Per epoch too (the first epoch and validation carry the trainer's
+    # one-time CUDA set-up), with the CPU time of each validation.
+    spans = {"startup_s": None, "val_s": 0.0, "save_s": 0.0, "train_cpu_s": 0.0,
+             "val_cpu_s": 0.0, "train_epochs_s": [], "val_epochs_s": []}
     prof = {"p": None, "summary": None}
 
     def on_batch_start(tr):
@@ -199,17 +202,21 @@ def main():
         marks["end"] = None  # validation and checkpoints are not the data wait
         if cuda:
             torch.cuda.synchronize()
-        phases["train_s"] += time.perf_counter() - marks["t"]
+        spans["train_epochs_s"].append(time.perf_counter() - marks["t"])
+        phases["train_s"] += spans["train_epochs_s"][-1]
         spans["train_cpu_s"] += cpu_seconds() - marks["cpu"]
         phases["images"] += len(tr.train_loader.dataset)
         marks["tail"] = time.perf_counter()
 
     def on_val_start(v):
         marks["val"] = time.perf_counter()
+        marks["val_cpu"] = cpu_seconds()
 
     def on_val_end(v):
         marks["val_end"] = time.perf_counter()
-        spans["val_s"] += marks["val_end"] - marks["val"]
+        spans["val_epochs_s"].append(marks["val_end"] - marks["val"])
+        spans["val_s"] += spans["val_epochs_s"][-1]
+        spans["val_cpu_s"] += cpu_seconds() - marks["val_cpu"]
 
     def on_model_save(tr):  # saved after the epoch's validation
         spans["save_s"] += time.perf_counter() - max(marks.get("val_end", 0.0),
