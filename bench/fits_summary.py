@@ -4,10 +4,12 @@ the data wait (medians), training images/s, peak allocated CUDA memory and GPU
 idle fraction (1 - mean nvidia-smi utilisation over the fit, sampled every
 100 ms, where a trace is there); where a fit's time goes (start-up, the
 training phases with their data wait and CPU time, validation, checkpoints,
-the rest), for fits that recorded it; per epoch, the first training phase
-and validation against the later ones; the paired reductions of wall time and of the
-training phase (per pair, then the median); whether the hashes of the detfeed
-arms agree; and the profile of any fit run with --profile.
+the rest), for fits that recorded it; per epoch, the first training phase and
+validation against the later ones; the paired reductions of wall time, of the
+training phase and of the later epochs' median training time (the steady
+state, without the trainer's one-time set-up; per pair, then the median);
+whether the hashes of the detfeed arms agree; and the profile of any fit run
+with --profile.
 
     python3 bench/fits_summary.py OUT [X:Y ...]
 
@@ -114,8 +116,18 @@ def per_epoch(fits, arms, pairs):
             med(rs, "val_cpu_s")))
 
 
+def later_epochs(r):
+    """Median training time of the epochs after the first (the steady state,
+    without the trainer's one-time set-up), where the fit recorded them."""
+    e = r.get("train_epochs_s") or []
+    return median(e[1:]) if len(e) > 1 else None
+
+
 def compare(fits, pairs, x, y):
-    for key, what in (("wall_s", "wall time"), ("train_s", "training phase")):
+    for r in fits.values():
+        r["later_epochs_s"] = later_epochs(r)
+    for key, what in (("wall_s", "wall time"), ("train_s", "training phase"),
+                      ("later_epochs_s", "later epochs' training time")):
         red = [1 - fits[(x, p)][key] / fits[(y, p)][key] for p in pairs
                if (x, p) in fits and (y, p) in fits and fits[(x, p)].get(key)
                and fits[(y, p)].get(key)]

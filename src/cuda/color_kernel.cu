@@ -6,9 +6,10 @@
  * Exactness: the per-pixel steps are the CPU core's own (img/color_px.h,
  * compiled here as device functions), with the HSV->BGR formula of the
  * reference stack for each pixel's column (OpenCV's SIMD block columns and
- * its scalar row tail), and the dtype is a lookup in the table
- * detfeed_dtype_table builds on the host, so the bytes are those of
- * detfeed_hsv_apply_cv followed by detfeed_convert_chw. This file must be
+ * its scalar row tail), and the dtype's value of each code is the entry
+ * of the table detfeed_dtype_table builds on the host (looked up for f16
+ * and bf16, computed with the same rounding for u8 and f32), so the bytes
+ * are those of detfeed_hsv_apply_cv followed by detfeed_convert_chw. This file must be
  * compiled with -fmad=false and without fast math (CMakeLists.txt);
  * tests/mutation/run_cuda.sh shows the captured pixels fail otherwise.
  *
@@ -37,11 +38,17 @@ struct dtype_table {
     uint32_t v[256];
 };
 
-/* One block's tables. */
+/* One block's tables. hue[h] holds the hue byte's fraction f (float bits)
+ * and its sector's tap selection as a __byte_perm selector: nibble k (k = 0,
+ * 1, 2 for B, G, R) picks which of the four tap codes t0..t3 becomes channel
+ * k, nibble 3 picks a zero byte. val[v] holds the value byte's float (bits)
+ * and OpenCV's sdiv[v]: both are indexed by the pixel's largest channel, so
+ * one 8-byte load fetches them. out is the dtype table (the outputs that
+ * look it up). */
 template <typename T> struct block_tables {
-    float f[256], s[256], v[256];
-    int32_t sdiv[256], hdiv[256];
-    int32_t sel[256];
+    uint2 hue[256], val[256];
+    float s[256];
+    int32_t hdiv[256];
     T out[256];
 };
 
@@ -53,6 +60,14 @@ __device__ __forceinline__ T out_value(const dtype_table &tab, int c)
     return (T)tab.v[c];
 }
 
+/* The 2-bit tap indices of OpenCV's sector table (color_px.h) as the
+ * selector that picks them from a word of four codes. */
+__device__ __forceinline__ uint32_t tap_selector(int32_t sel)
+{
+    return (uint32_t)(sel & 3) | (uint32_t)(sel >> 2 & 3) << 4 |
+           (uint32_t)(sel >> 4 & 3) << 8 | 0x4000u;
+}
+
 template <typename T>
 __device__ void tables_init(block_tables<T> *t, const dtype_table &tab,
                             const uint8_t *lut)
@@ -60,24 +75,137 @@ __device__ void tables_init(block_tables<T> *t, const dtype_table &tab,
     int i = threadIdx.x;
     t->out[i] = out_value<T>(tab, i);
     if (lut != nullptr) {
-        detfeed__hue_entry(lut[DETFEED_LUT_H * 256 + i], &t->f[i], &t->sel[i]);
+        float f;
+        int32_t sel;
+        detfeed__hue_entry(lut[DETFEED_LUT_H * 256 + i], &f, &sel);
+        t->hue[i] = make_uint2(__float_as_uint(f), tap_selector(sel));
         t->s[i] = detfeed__unit_entry(lut[DETFEED_LUT_S * 256 + i]);
-        t->v[i] = detfeed__unit_entry(lut[DETFEED_LUT_V * 256 + i]);
-        t->sdiv[i] = detfeed__d_sdiv[i];
+        t->val[i] = make_uint2(
+            __float_as_uint(detfeed__unit_entry(lut[DETFEED_LUT_V * 256 + i])),
+            (uint32_t)detfeed__d_sdiv[i]);
         t->hdiv[i] = detfeed__d_hdiv[i];
     }
 }
 
-/* RandomHSV on one pixel, in place, with the block's plan and formula
- * `form`. */
-template <typename T>
-__device__ __forceinline__ void colour_px(const block_tables<T> *t, uint8_t px[3],
-                                          unsigned form)
+/* detfeed__f2code with the formula's rounding, in byte 0 of the result:
+ * every tap lies in [0, v] with v <= 1, so y = c * 255 is in [0, 255] and
+ * needs no clamp, and y + 1.5 * 2^23 (whose ulp is 1) holds y rounded to an
+ * integer in its low mantissa bits: to nearest even, or truncated with the
+ * addition rounded toward zero. An add, where a float-to-integer conversion
+ * would take the slower conversion unit (test_cuda_kernel compares every
+ * BGR triple under every formula with the CPU core). */
+template <unsigned FORM> __device__ __forceinline__ uint32_t code_of(float c)
 {
-    int32_t H, S, V;
-    detfeed__bgr2hsv_q12(px[0], px[1], px[2], t->sdiv, t->hdiv, &H, &S, &V);
-    detfeed__hsv2bgr_taps(t->f[H], t->s[S], t->v[V], t->sel[H], form, px);
+    float y = __fmul_rn(c, 255.0f);
+    return __float_as_uint(FORM & DETFEED__HSV_ROUND ? __fadd_rn(y, 12582912.0f)
+                                                     : __fadd_rz(y, 12582912.0f));
 }
+
+/* RandomHSV on one pixel with formula FORM (DETFEED__HSV_* flags): the
+ * coloured B, G, R codes in bytes 0, 1, 2. The steps are color_px.h's
+ * (detfeed__bgr2hsv_q12's range and hue, the taps of
+ * detfeed__hsv2bgr_taps); the four tap codes are made and the sector's three
+ * picked with one byte permute. */
+template <unsigned FORM, typename T>
+__device__ __forceinline__ uint32_t colour_px(const block_tables<T> &t, int32_t b,
+                                              int32_t g, int32_t r)
+{
+    int32_t V, diff, H, S;
+    detfeed__hsv_range(b, g, r, &V, &diff);
+    uint2 val = t.val[V];
+    detfeed__hsv_hs_q12(b, g, r, V, diff, (int32_t)val.y, t.hdiv[diff], &H, &S);
+    uint2 hue = t.hue[H];
+    float f = __uint_as_float(hue.x), s = t.s[S], v = __uint_as_float(val.x);
+    float t1 = v * (1.0f - s);
+    float t2 = FORM & DETFEED__HSV_FUSE_T2 ? detfeed__tap_fused(s, f, v)
+                                           : detfeed__tap_unfused(s, f, v);
+    float t3 = FORM & DETFEED__HSV_FUSE_T3 ? detfeed__tap_fused(s, 1.0f - f, v)
+                                           : detfeed__tap_unfused(s, 1.0f - f, v);
+    uint32_t lo = __byte_perm(code_of<FORM>(v), code_of<FORM>(t1), 0x0040u);
+    uint32_t hi = __byte_perm(code_of<FORM>(t2), code_of<FORM>(t3), 0x0040u);
+    return __byte_perm(__byte_perm(lo, hi, 0x5410u), 0, hue.y);
+}
+
+/* colour_px with a formula known only at run time. */
+template <typename T>
+__device__ uint32_t colour_px_any(const block_tables<T> &t, int32_t b, int32_t g,
+                                  int32_t r, unsigned form)
+{
+    switch (form & 7u) {
+    case 0:
+        return colour_px<0>(t, b, g, r);
+    case 1:
+        return colour_px<1>(t, b, g, r);
+    case 2:
+        return colour_px<2>(t, b, g, r);
+    case 3:
+        return colour_px<3>(t, b, g, r);
+    case 4:
+        return colour_px<4>(t, b, g, r);
+    case 5:
+        return colour_px<5>(t, b, g, r);
+    case 6:
+        return colour_px<6>(t, b, g, r);
+    default:
+        return colour_px<7>(t, b, g, r);
+    }
+}
+
+/* Byte k of w. */
+__device__ __forceinline__ uint32_t byte_of(uint32_t w, int k)
+{
+    return __byte_perm(w, 0, 0x4440u + (uint32_t)k);
+}
+
+/* Byte k (a code c) of w as the float c * 2^-22, exactly: c's bits are the
+ * denormal c * 2^-149, times 2^127. */
+__device__ __forceinline__ float code_scaled(uint32_t w, int k)
+{
+    return __fmul_rn(__uint_as_float(byte_of(w, k)), 0x1p127f);
+}
+
+/* 1/255 as the float k255 (the CPU's 1.0f / 255) and the float k255_rest of
+ * the remainder, both times 2^22 (the scale of code_scaled). */
+constexpr float k255 = (1.0f / 255.0f) * 4194304.0f;
+constexpr float k255_rest = (float)(1.0 / 255.0 - (double)(1.0f / 255.0f)) * 4194304.0f;
+
+/* How byte k (a code c) of a word of codes becomes the consumer's element;
+ * each gives the bits of detfeed_dtype_table's entry c. u8: the code. f32
+ * with DETFEED_SCALE_QUOTIENT: c / 255 correctly rounded, as c * k255 +
+ * c * k255_rest in one fma, which equals the CPU's quotient for all 256
+ * codes (test_cuda_kernel compares every dtype). f32 reciprocal: c * k255,
+ * the CPU's product (scaling by 2^22 changes no rounding). f16 and bf16:
+ * the block's copy of the table. The arithmetic ones spare the kernel three
+ * shared memory lookups a pixel, whose bank conflicts bound it. */
+struct out_u8 {
+    typedef uint8_t elem;
+    __device__ static uint8_t of(const block_tables<elem> &, uint32_t w, int k)
+    {
+        return (uint8_t)byte_of(w, k);
+    }
+};
+struct out_f32_quotient {
+    typedef uint32_t elem;
+    __device__ static uint32_t of(const block_tables<elem> &, uint32_t w, int k)
+    {
+        float c = code_scaled(w, k);
+        return __float_as_uint(__fmaf_rn(c, k255, __fmul_rn(c, k255_rest)));
+    }
+};
+struct out_f32_reciprocal {
+    typedef uint32_t elem;
+    __device__ static uint32_t of(const block_tables<elem> &, uint32_t w, int k)
+    {
+        return __float_as_uint(__fmul_rn(code_scaled(w, k), k255));
+    }
+};
+struct out_table16 {
+    typedef uint16_t elem;
+    __device__ static uint16_t of(const block_tables<elem> &t, uint32_t w, int k)
+    {
+        return t.out[byte_of(w, k)];
+    }
+};
 
 /* Where a pixel's column falls: the stack's HSV->BGR formula for it. */
 struct row_split {
@@ -92,6 +220,13 @@ __device__ __forceinline__ unsigned form_at(const row_split &r, int x, bool mirr
     if (mirrored)
         x = r.width - 1 - x;
     return x < r.block_end ? r.simd : r.tail;
+}
+
+/* Whether the four pixels from column x lie in one row and all take the
+ * SIMD block's formula. */
+__device__ __forceinline__ bool group_in_block(const row_split &r, int x, bool mirrored)
+{
+    return x + 3 < r.width && (mirrored ? r.width - 1 - x : x + 3) < r.block_end;
 }
 
 /* Four consecutive elements of a plane (16-byte, 8-byte or 4-byte store). */
@@ -113,7 +248,50 @@ __device__ __forceinline__ void store4(uint8_t *d, uint8_t a, uint8_t b, uint8_t
         a | (uint32_t)b << 8 | (uint32_t)c << 16 | (uint32_t)e << 24;
 }
 
-template <typename T>
+/* One image's planes and where its threads start and stride. */
+template <typename T> struct planes {
+    const uint8_t *in;
+    T *r, *g, *b;
+    int64_t first, step;
+};
+
+/* The 4-pixel groups of one image (width * height a multiple of 4: three
+ * 32-bit loads per group), px[k] the BGR codes of pixel k in bytes 0-2;
+ * with colour, groups inside the SIMD block take formula SIMD known at
+ * compile time, the others (the row tail, a group across two rows) each
+ * pixel's formula. */
+template <int SIMD, typename Out, typename T = typename Out::elem>
+__device__ void groups(const block_tables<T> &t, const planes<T> &p, int64_t hw,
+                       const row_split &split, bool colour, bool mirrored)
+{
+    int w = split.width;
+    int x = (int)(4 * p.first % w), inc = (int)(4 * p.step % w);
+    for (int64_t q = p.first; q < hw / 4; q += p.step) {
+        const uint32_t *wd = reinterpret_cast<const uint32_t *>(p.in + q * 12);
+        uint32_t w0 = wd[0], w1 = wd[1], w2 = wd[2];
+        uint32_t px[4] = {w0, __byte_perm(w0, w1, 0x0543), __byte_perm(w1, w2, 0x0432),
+                          w2 >> 8};
+        if (colour && SIMD >= 0 && group_in_block(split, x, mirrored)) {
+            for (int k = 0; k < 4; k++)
+                px[k] = colour_px<(unsigned)SIMD>(t, byte_of(px[k], 0),
+                                                  byte_of(px[k], 1), byte_of(px[k], 2));
+        } else if (colour) {
+            for (int k = 0, xk = x; k < 4; k++, xk = xk + 1 < w ? xk + 1 : 0)
+                px[k] = colour_px_any(t, byte_of(px[k], 0), byte_of(px[k], 1),
+                                      byte_of(px[k], 2), form_at(split, xk, mirrored));
+        }
+        store4(p.b + 4 * q, Out::of(t, px[0], 0), Out::of(t, px[1], 0),
+               Out::of(t, px[2], 0), Out::of(t, px[3], 0));
+        store4(p.g + 4 * q, Out::of(t, px[0], 1), Out::of(t, px[1], 1),
+               Out::of(t, px[2], 1), Out::of(t, px[3], 1));
+        store4(p.r + 4 * q, Out::of(t, px[0], 2), Out::of(t, px[1], 2),
+               Out::of(t, px[2], 2), Out::of(t, px[3], 2));
+        x += inc;
+        x -= x >= w ? w : 0;
+    }
+}
+
+template <typename Out, typename T = typename Out::elem>
 __global__ void __launch_bounds__(256)
     colour_convert(const uint8_t *__restrict__ src, const uint8_t *__restrict__ params,
                    T *__restrict__ dst, int64_t hw, row_split split, dtype_table tab)
@@ -127,35 +305,52 @@ __global__ void __launch_bounds__(256)
         colour && (p[DETFEED__CUDA_PARAM_FLAG] & DETFEED__CUDA_PARAM_MIRRORED) != 0;
     tables_init(&t, tab, colour ? p : nullptr);
     __syncthreads();
-    const uint8_t *in = src + img * hw * 3;
-    T *r = dst + img * 3 * hw, *g = r + hw, *b = g + hw;
-    int64_t step = (int64_t)gridDim.x * blockDim.x;
-    int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    planes<T> pl;
+    pl.in = src + img * hw * 3;
+    pl.r = dst + img * 3 * hw, pl.g = pl.r + hw, pl.b = pl.g + hw;
+    pl.step = (int64_t)gridDim.x * blockDim.x;
+    pl.first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (hw % 4 == 0) { /* 4 pixels = 12 bytes, 4-byte aligned */
-        for (int64_t q = first; q < hw / 4; q += step) {
-            const uint32_t *w = reinterpret_cast<const uint32_t *>(in + q * 12);
-            uint32_t word[3] = {w[0], w[1], w[2]};
-            uint8_t px[12];
-            for (int k = 0; k < 12; k++)
-                px[k] = (uint8_t)(word[k / 4] >> (8 * (k % 4)));
-            if (colour) {
-                int x = (int)(4 * q % split.width);
-                for (int k = 0; k < 4; k++, x = x + 1 < split.width ? x + 1 : 0)
-                    colour_px(&t, px + 3 * k, form_at(split, x, mirrored));
-            }
-            store4(b + 4 * q, t.out[px[0]], t.out[px[3]], t.out[px[6]], t.out[px[9]]);
-            store4(g + 4 * q, t.out[px[1]], t.out[px[4]], t.out[px[7]], t.out[px[10]]);
-            store4(r + 4 * q, t.out[px[2]], t.out[px[5]], t.out[px[8]], t.out[px[11]]);
+        switch (colour ? split.simd & 7u : 8u) {
+        case 0:
+            groups<0, Out>(t, pl, hw, split, colour, mirrored);
+            break;
+        case 1:
+            groups<1, Out>(t, pl, hw, split, colour, mirrored);
+            break;
+        case 2:
+            groups<2, Out>(t, pl, hw, split, colour, mirrored);
+            break;
+        case 3:
+            groups<3, Out>(t, pl, hw, split, colour, mirrored);
+            break;
+        case 4:
+            groups<4, Out>(t, pl, hw, split, colour, mirrored);
+            break;
+        case 5:
+            groups<5, Out>(t, pl, hw, split, colour, mirrored);
+            break;
+        case 6:
+            groups<6, Out>(t, pl, hw, split, colour, mirrored);
+            break;
+        case 7:
+            groups<7, Out>(t, pl, hw, split, colour, mirrored);
+            break;
+        default:
+            groups<-1, Out>(t, pl, hw, split, colour, mirrored);
+            break;
         }
         return;
     }
-    for (int64_t i = first; i < hw; i += step) {
-        uint8_t px[3] = {in[3 * i], in[3 * i + 1], in[3 * i + 2]};
+    for (int64_t i = pl.first; i < hw; i += pl.step) {
+        const uint8_t *in = pl.in + 3 * i;
+        uint32_t px = in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16;
         if (colour)
-            colour_px(&t, px, form_at(split, (int)(i % split.width), mirrored));
-        b[i] = t.out[px[0]];
-        g[i] = t.out[px[1]];
-        r[i] = t.out[px[2]];
+            px = colour_px_any(t, in[0], in[1], in[2],
+                               form_at(split, (int)(i % split.width), mirrored));
+        pl.b[i] = Out::of(t, px, 0);
+        pl.g[i] = Out::of(t, px, 1);
+        pl.r[i] = Out::of(t, px, 2);
     }
 }
 
@@ -170,7 +365,7 @@ struct recipe_block {
 /* The recipe route's kernel: per image (blockIdx.y), its 8-bit pixels from
  * its recipe (or, for an image the worker made, from the staged image),
  * then colour and conversion as colour_convert does. */
-template <typename T>
+template <typename Out, typename T = typename Out::elem>
 __global__ void __launch_bounds__(256)
     recipe_convert(const uint8_t *__restrict__ src, const uint8_t *__restrict__ params,
                    const detfeed__cuda_recipe *__restrict__ recipes,
@@ -205,11 +400,12 @@ __global__ void __launch_bounds__(256)
         } else {
             px[0] = in[3 * i], px[1] = in[3 * i + 1], px[2] = in[3 * i + 2];
         }
+        uint32_t c = px[0] | (uint32_t)px[1] << 8 | (uint32_t)px[2] << 16;
         if (colour)
-            colour_px(&t, px, form_at(split, x, mirrored));
-        b[i] = t.out[px[0]];
-        g[i] = t.out[px[1]];
-        r[i] = t.out[px[2]];
+            c = colour_px_any(t, px[0], px[1], px[2], form_at(split, x, mirrored));
+        b[i] = Out::of(t, c, 0);
+        g[i] = Out::of(t, c, 1);
+        r[i] = Out::of(t, c, 2);
     }
 }
 
@@ -252,10 +448,33 @@ template <typename K> static cudaError_t wave_of(K kernel, int64_t *wave)
     return e;
 }
 
-/* f(T()) with T the element type of a dtype of esize bytes (4, 2 or 1). */
-template <typename F> static cudaError_t by_size(size_t esize, F f)
+/* f(Out()) with Out the output of dtype and scale (a valid pair). */
+template <typename F>
+static cudaError_t by_output(detfeed_dtype dtype, detfeed_scale scale, F f)
 {
-    return esize == 4 ? f(uint32_t()) : esize == 2 ? f(uint16_t()) : f(uint8_t());
+    if (dtype == DETFEED_DTYPE_U8)
+        return f(out_u8());
+    if (dtype == DETFEED_DTYPE_F32)
+        return scale == DETFEED_SCALE_RECIPROCAL ? f(out_f32_reciprocal())
+                                                 : f(out_f32_quotient());
+    return f(out_table16());
+}
+
+/* The smaller wave of the kernels of dtype's two scales, by `wave_fn`. */
+template <typename W>
+static int wave_of_dtype(detfeed_dtype dtype, int64_t *wave, W wave_fn)
+{
+    if (detfeed_dtype_size(dtype) == 0 || wave == nullptr)
+        return DETFEED_EINVAL;
+    int64_t w[2] = {0, 0};
+    for (int scale = 0; scale < 2; scale++) {
+        cudaError_t e = by_output(dtype, (detfeed_scale)scale,
+                                  [&](auto out) { return wave_fn(out, &w[scale]); });
+        if (e != cudaSuccess)
+            return DETFEED_ECUDA;
+    }
+    *wave = w[0] < w[1] ? w[0] : w[1];
+    return DETFEED_OK;
 }
 
 /* The checks both kernels' entry points make; esize the dtype's. */
@@ -269,27 +488,25 @@ static int check_batch(const void *src, int n, int width, int height, const void
                                                         : DETFEED_OK;
 }
 
-template <typename T>
+template <typename Out, typename T = typename Out::elem>
 static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *params,
                           void *dst, const row_split &split, const dtype_table &tab,
                           int64_t wave, cudaStream_t stream)
 {
-    cudaError_t e = wave > 0 ? cudaSuccess : wave_of(colour_convert<T>, &wave);
+    cudaError_t e = wave > 0 ? cudaSuccess : wave_of(colour_convert<Out>, &wave);
     if (e != cudaSuccess)
         return e;
     dim3 grid(blocks_per_image(n, hw, wave), (unsigned)n);
-    colour_convert<T><<<grid, 256, 0, stream>>>(src, params, (T *)dst, hw, split, tab);
+    colour_convert<Out>
+        <<<grid, 256, 0, stream>>>(src, params, (T *)dst, hw, split, tab);
     return cudaGetLastError();
 }
 
 extern "C" int detfeed__cuda_color_wave(detfeed_dtype dtype, int64_t *wave)
 {
-    size_t esize = detfeed_dtype_size(dtype);
-    if (esize == 0 || wave == nullptr)
-        return DETFEED_EINVAL;
-    cudaError_t e = by_size(
-        esize, [&](auto t) { return wave_of(colour_convert<decltype(t)>, wave); });
-    return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
+    return wave_of_dtype(dtype, wave, [](auto out, int64_t *w) {
+        return wave_of(colour_convert<decltype(out)>, w);
+    });
 }
 
 extern "C" int detfeed__cuda_color_convert_stack(const uint8_t *src, int n, int width,
@@ -310,37 +527,34 @@ extern "C" int detfeed__cuda_color_convert_stack(const uint8_t *src, int n, int 
     if ((rc = dtype_table_of(dtype, scale, &tab)) != DETFEED_OK)
         return rc;
     row_split split = {width, detfeed__hsv_block_end(st, width), st->simd, st->tail};
-    cudaError_t e = by_size(esize, [&](auto t) {
-        return launch<decltype(t)>(src, n, hw, params, dst, split, tab, wave,
-                                   (cudaStream_t)stream);
+    cudaError_t e = by_output(dtype, scale, [&](auto out) {
+        return launch<decltype(out)>(src, n, hw, params, dst, split, tab, wave,
+                                     (cudaStream_t)stream);
     });
     return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
 }
 
-template <typename T>
+template <typename Out, typename T = typename Out::elem>
 static cudaError_t
 launch_recipe(const uint8_t *src, int n, int width, int64_t hw, const uint8_t *params,
               const detfeed__cuda_recipe *recipes, const uint8_t *arena, void *dst,
               const row_split &split, const dtype_table &tab, int64_t wave,
               cudaStream_t stream)
 {
-    cudaError_t e = wave > 0 ? cudaSuccess : wave_of(recipe_convert<T>, &wave);
+    cudaError_t e = wave > 0 ? cudaSuccess : wave_of(recipe_convert<Out>, &wave);
     if (e != cudaSuccess)
         return e;
     dim3 grid(blocks_per_image(n, hw, wave), (unsigned)n);
-    recipe_convert<T><<<grid, 256, 0, stream>>>(src, params, recipes, arena, (T *)dst,
-                                                width, hw, split, tab);
+    recipe_convert<Out><<<grid, 256, 0, stream>>>(src, params, recipes, arena, (T *)dst,
+                                                  width, hw, split, tab);
     return cudaGetLastError();
 }
 
 extern "C" int detfeed__cuda_recipe_wave(detfeed_dtype dtype, int64_t *wave)
 {
-    size_t esize = detfeed_dtype_size(dtype);
-    if (esize == 0 || wave == nullptr)
-        return DETFEED_EINVAL;
-    cudaError_t e = by_size(
-        esize, [&](auto t) { return wave_of(recipe_convert<decltype(t)>, wave); });
-    return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
+    return wave_of_dtype(dtype, wave, [](auto out, int64_t *w) {
+        return wave_of(recipe_convert<decltype(out)>, w);
+    });
 }
 
 extern "C" int detfeed__cuda_recipe_convert_stack(
@@ -356,10 +570,10 @@ extern "C" int detfeed__cuda_recipe_convert_stack(
     if (rc != DETFEED_OK || (rc = dtype_table_of(dtype, scale, &tab)) != DETFEED_OK)
         return rc;
     row_split split = {width, detfeed__hsv_block_end(st, width), st->simd, st->tail};
-    cudaError_t e = by_size(esize, [&](auto t) {
-        return launch_recipe<decltype(t)>(src, n, width, (int64_t)width * height,
-                                          params, recipes, arena, dst, split, tab, wave,
-                                          (cudaStream_t)stream);
+    cudaError_t e = by_output(dtype, scale, [&](auto out) {
+        return launch_recipe<decltype(out)>(src, n, width, (int64_t)width * height,
+                                            params, recipes, arena, dst, split, tab,
+                                            wave, (cudaStream_t)stream);
     });
     return e == cudaSuccess ? DETFEED_OK : DETFEED_ECUDA;
 }

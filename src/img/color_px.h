@@ -105,7 +105,40 @@ typedef struct detfeed__hsv_plan {
  * written so that it does not rely on implementation-defined shifts. */
 static inline DETFEED__HD int32_t detfeed__asr12(int32_t x)
 {
+#ifdef __CUDA_ARCH__
+    return x >> 12; /* CUDA defines >> of a negative int as arithmetic */
+#else
     return x >= 0 ? x >> 12 : ~(~x >> 12);
+#endif
+}
+
+/* A pixel's value v (its largest channel) and its range diff (v minus its
+ * smallest): the indices of OpenCV's tables sdiv and hdiv. */
+static inline DETFEED__HD void detfeed__hsv_range(int32_t b, int32_t g, int32_t r,
+                                                  int32_t *v, int32_t *diff)
+{
+    int32_t hi = b > g ? b : g;
+    hi = hi > r ? hi : r;
+    int32_t lo = b < g ? b : g;
+    lo = lo < r ? lo : r;
+    *v = hi;
+    *diff = hi - lo;
+}
+
+/* OpenCV RGB2HSV_b's hue (range 180) and saturation of a pixel from its
+ * range and the table entries sdiv_v = sdiv[v], hdiv_diff = hdiv[diff]. */
+static inline DETFEED__HD void detfeed__hsv_hs_q12(int32_t b, int32_t g, int32_t r,
+                                                   int32_t v, int32_t diff,
+                                                   int32_t sdiv_v, int32_t hdiv_diff,
+                                                   int32_t *H, int32_t *S)
+{
+    int32_t vr = v == r ? -1 : 0;
+    int32_t vg = v == g ? -1 : 0;
+    int32_t h = (vr & (g - b)) +
+                (~vr & ((vg & (b - r + 2 * diff)) + (~vg & (r - g + 4 * diff))));
+    h = detfeed__asr12(h * hdiv_diff + 2048);
+    *H = h + (h < 0 ? 180 : 0);
+    *S = (diff * sdiv_v + 2048) >> 12;
 }
 
 /* OpenCV RGB2HSV_b for one pixel, hue range 180, with its tables sdiv and
@@ -115,20 +148,9 @@ static inline DETFEED__HD void detfeed__bgr2hsv_q12(int32_t b, int32_t g, int32_
                                                     const int32_t *hdiv, int32_t *H,
                                                     int32_t *S, int32_t *V)
 {
-    int32_t v = b > g ? b : g;
-    v = v > r ? v : r;
-    int32_t vmin = b < g ? b : g;
-    vmin = vmin < r ? vmin : r;
-    int32_t diff = v - vmin;
-    int32_t vr = v == r ? -1 : 0;
-    int32_t vg = v == g ? -1 : 0;
-    int32_t s = (diff * sdiv[v] + 2048) >> 12;
-    int32_t h = (vr & (g - b)) +
-                (~vr & ((vg & (b - r + 2 * diff)) + (~vg & (r - g + 4 * diff))));
-    h = detfeed__asr12(h * hdiv[diff] + 2048);
-    h += h < 0 ? 180 : 0;
-    *H = h;
-    *S = s;
+    int32_t v, diff;
+    detfeed__hsv_range(b, g, r, &v, &diff);
+    detfeed__hsv_hs_q12(b, g, r, v, diff, sdiv[v], hdiv[diff], H, S);
     *V = v;
 }
 

@@ -7,8 +7,8 @@
  *                                dtypes (plus per-image gains in one launch),
  *                                all 2^24 triples through each row-tail
  *                                formula, and images whose widths leave a
- *                                tail (480, 500, 586, ...) under every
- *                                reference stack
+ *                                tail (480, 500, 586, ...), plain and
+ *                                mirrored, under every reference stack
  *   test_cuda_kernel --captured  the first two only (tests/mutation/run_cuda.sh)
  *
  * The reference is detfeed_hsv_apply_cv with the same stack followed by
@@ -78,12 +78,23 @@ static int run_kernel(const uint8_t *src, int n, int w, int h, const uint8_t *pa
     return rc;
 }
 
-/* One image's params: its tables for the gains, and the colour flag. */
-static void make_params(uint8_t *p, const double g[3], int colour)
+/* One image's params: its tables for the gains, and the flag byte
+ * (DETFEED__CUDA_PARAM_COLOUR, optionally | DETFEED__CUDA_PARAM_MIRRORED,
+ * or 0). */
+static void make_params(uint8_t *p, const double g[3], unsigned flag)
 {
     memset(p, 0, DETFEED__CUDA_PARAM_STRIDE);
     CHECK_INT(detfeed_hsv_lut(g[0], g[1], g[2], (uint8_t(*)[256])p), 0);
-    p[DETFEED__CUDA_PARAM_FLAG] = (uint8_t)colour;
+    p[DETFEED__CUDA_PARAM_FLAG] = (uint8_t)flag;
+}
+
+/* Flips each row of a w x h BGR image left-right, from src into dst. */
+static void flip_rows(const uint8_t *src, uint8_t *dst, int w, int h)
+{
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            memcpy(dst + ((size_t)y * w + (w - 1 - x)) * 3,
+                   src + ((size_t)y * w + x) * 3, 3);
 }
 
 /* The captured pixels through the kernel, as codes and as f32: a row of 64
@@ -104,7 +115,7 @@ static void test_captured(void)
                  {24, &cv_default, 1},
                  {1, &cv_default, 1}};
     uint8_t params[DETFEED__CUDA_PARAM_STRIDE];
-    make_params(params, g, 1);
+    make_params(params, g, DETFEED__CUDA_PARAM_COLOUR);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int width = cases[k].width;
         uint8_t row[64 * 3], codes[64 * 3];
@@ -171,7 +182,10 @@ static void test_tables(void)
     }
 }
 
-/* The reference for n images: colour (where flagged) then conversion. */
+/* The reference for n images: colour (where flagged) then conversion. A
+ * mirrored image was flipped after its colour step: it is flipped back,
+ * coloured, and flipped again, so each pixel sees the formula of the column
+ * it was coloured in. tmp holds 2 images. */
 static void reference(const uint8_t *src, int n, int w, int h, const uint8_t *params,
                       const detfeed_cv *cv, uint8_t *tmp, uint8_t *out,
                       detfeed_dtype dt, detfeed_scale scale)
@@ -180,11 +194,21 @@ static void reference(const uint8_t *src, int n, int w, int h, const uint8_t *pa
     for (int i = 0; i < n; i++) {
         const uint8_t *p = params + (size_t)i * DETFEED__CUDA_PARAM_STRIDE;
         const uint8_t *img = src + i * one;
-        if (p[DETFEED__CUDA_PARAM_FLAG]) {
-            CHECK_INT(detfeed_hsv_apply_cv(img, (size_t)w * 3, tmp, (size_t)w * 3, w, h,
+        unsigned flag = p[DETFEED__CUDA_PARAM_FLAG];
+        if (flag & DETFEED__CUDA_PARAM_COLOUR) {
+            uint8_t *in = (uint8_t *)img;
+            if (flag & DETFEED__CUDA_PARAM_MIRRORED) {
+                flip_rows(img, tmp + one, w, h);
+                in = tmp + one;
+            }
+            CHECK_INT(detfeed_hsv_apply_cv(in, (size_t)w * 3, tmp, (size_t)w * 3, w, h,
                                            (const uint8_t(*)[256])p, cv,
                                            DETFEED_ISA_AUTO),
                       0);
+            if (flag & DETFEED__CUDA_PARAM_MIRRORED) {
+                flip_rows(tmp, tmp + one, w, h);
+                memcpy(tmp, tmp + one, one);
+            }
             img = tmp;
         }
         CHECK_INT(detfeed_convert_chw(img, (size_t)w * 3, w, h, out + i * one * es,
@@ -219,7 +243,7 @@ static void test_all_triples(void)
     };
     const int ng = sizeof gains / sizeof gains[0], n = 16, w = 1024, h = 1024;
     size_t px = (size_t)n * w * h;
-    uint8_t *src = malloc(px * 3), *tmp = malloc((size_t)w * h * 3);
+    uint8_t *src = malloc(px * 3), *tmp = malloc((size_t)w * h * 3 * 2);
     uint8_t *want = malloc(px * 3 * 4), *got = malloc(px * 3 * 4);
     uint8_t *params = malloc((size_t)n * DETFEED__CUDA_PARAM_STRIDE);
     CHECK(src && tmp && want && got && params);
@@ -234,7 +258,8 @@ static void test_all_triples(void)
     for (int gi = 0; gi <= ng; gi++) { /* gi == ng: mixed, per image */
         for (int i = 0; i < n; i++)
             make_params(params + (size_t)i * DETFEED__CUDA_PARAM_STRIDE,
-                        gains[gi < ng ? gi : i % ng], gi < ng || i % 5 != 4);
+                        gains[gi < ng ? gi : i % ng],
+                        gi < ng || i % 5 != 4 ? DETFEED__CUDA_PARAM_COLOUR : 0);
         for (int dt = DETFEED_DTYPE_U8; dt <= DETFEED_DTYPE_BF16; dt++) {
             for (int scale = 0; scale <= (dt == DETFEED_DTYPE_F32); scale++) {
                 size_t bytes = px * 3 * detfeed_dtype_size((detfeed_dtype)dt);
@@ -279,7 +304,7 @@ static size_t compare_stack(const uint8_t *src, int n, int w, int h,
                             size_t *compared)
 {
     size_t px = (size_t)n * w * h, differ = 0;
-    uint8_t *tmp = malloc((size_t)w * h * 3);
+    uint8_t *tmp = malloc((size_t)w * h * 3 * 2);
     uint8_t *want = malloc(px * 3 * 4), *got = malloc(px * 3 * 4);
     if (!CHECK(tmp && want && got))
         goto done;
@@ -321,7 +346,8 @@ static void test_all_triples_tail(void)
     }
     static const double g[3] = {0.01, -0.3, 0.2};
     for (int i = 0; i < n; i++)
-        make_params(params + (size_t)i * DETFEED__CUDA_PARAM_STRIDE, g, 1);
+        make_params(params + (size_t)i * DETFEED__CUDA_PARAM_STRIDE, g,
+                    DETFEED__CUDA_PARAM_COLOUR);
     for (int k = 0; k < NSTACKS; k++) {
         size_t compared = 0,
                d = compare_stack(src, n, w, h, params, &stacks[k], &compared);
@@ -335,7 +361,8 @@ static void test_all_triples_tail(void)
 
 /* Random images whose widths leave a row tail after the SIMD blocks (and
  * some that do not), several heights so that the kernel's 4-pixel groups
- * straddle rows, per-image gains, under every stack. */
+ * straddle rows, per-image gains, one image mirrored (flipped after its
+ * colour step), one not coloured, under every stack. */
 static void test_tail_widths(void)
 {
     static const int widths[] = {586, 480, 500, 613, 997, 640, 1,
@@ -360,7 +387,12 @@ static void test_tail_widths(void)
                 double g[3] = {tu_uniform(&rng, -1, 1) * 0.015,
                                tu_uniform(&rng, -1, 1) * 0.7,
                                tu_uniform(&rng, -1, 1) * 0.4};
-                make_params(params + (size_t)i * DETFEED__CUDA_PARAM_STRIDE, g, i != 2);
+                /* image 0 mirrored, 1 coloured, 2 not coloured */
+                unsigned flag =
+                    i == 0   ? DETFEED__CUDA_PARAM_COLOUR | DETFEED__CUDA_PARAM_MIRRORED
+                    : i == 1 ? DETFEED__CUDA_PARAM_COLOUR
+                             : 0;
+                make_params(params + (size_t)i * DETFEED__CUDA_PARAM_STRIDE, g, flag);
             }
             for (int k = 0; k < NSTACKS; k++) {
                 size_t d = compare_stack(src, n, w, h, params, &stacks[k], &compared);
