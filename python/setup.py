@@ -1,55 +1,102 @@
-"""Builds libdetfeed with CMake and puts it, with the libturbojpeg and libspng
-it was linked against, inside the package (so that a wheel runs where those
-are not installed). Metadata: pyproject.toml.
+"""Builds libdetfeed and the detfeed tool with CMake, in a temporary folder,
+and puts both inside the package: detfeed/libdetfeed.so and
+detfeed/_bin/detfeed (run by the `detfeed` command, detfeed._cli), with
+detfeed/_build.py recording the library's version (checked at import). The wheel
+this makes is tagged linux_x86_64 and links the system's libturbojpeg,
+libspng and zlib; scripts/wheel.sh repairs it with auditwheel into a
+manylinux wheel that carries them. Metadata: pyproject.toml.
 
-Environment: DETFEED_CMAKE_ARGS adds CMake arguments (e.g. -DDETFEED_CUDA=OFF);
-DETFEED_BUILD_DIR is the build folder (default: build-python in the repository).
+Nothing is written into the source tree: the CMake build, setuptools' build
+folder and its egg-info go to a temporary folder, removed at exit.
+
+Environment: DETFEED_CMAKE_ARGS adds CMake arguments (e.g. -DDETFEED_CUDA=OFF,
+-DCMAKE_CUDA_ARCHITECTURES=...); DETFEED_BUILD_DIR keeps the CMake build in
+that folder instead (faster rebuilds); DETFEED_JOBS the build's parallelism.
 """
+import atexit
 import os
-import re
 import shlex
 import shutil
 import subprocess
+import sys
+import tempfile
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-BUNDLE = ("libturbojpeg.so.0", "libspng.so.0")
+TEMP = tempfile.mkdtemp(prefix="detfeed-build-")
+atexit.register(shutil.rmtree, TEMP, True)
+
+# What a source build needs: (what, how it is found, the Debian package).
+NEEDS = (("cmake", ["cmake", "--version"], "cmake"),
+         ("a C compiler", ["cc", "--version"], "gcc"),
+         ("make", ["make", "--version"], "make"),
+         ("pkg-config", ["pkg-config", "--version"], "pkg-config"),
+         ("libspng", ["pkg-config", "--exists", "spng"], "libspng-dev"),
+         ("libturbojpeg", ["pkg-config", "--exists", "libturbojpeg"], "libturbojpeg0-dev"),
+         ("zlib", ["pkg-config", "--exists", "zlib"], "zlib1g-dev"))
 
 
-def build_library():
-    build = os.environ.get("DETFEED_BUILD_DIR", os.path.join(TOP, "build-python"))
+def missing_tools():
+    """The Debian packages of what NEEDS lists and this machine lacks, with
+    their names."""
+    missing = []
+    for what, probe, package in NEEDS:
+        try:
+            ok = subprocess.run(probe, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL).returncode == 0
+        except OSError:
+            ok = False
+        if not ok:
+            missing.append((what, package))
+    return missing
+
+
+def check_tools():
+    """One line naming what is missing and the command that installs it."""
+    missing = missing_tools()
+    if missing:
+        sys.exit("detfeed: building from source needs %s: install with `sudo apt-get install %s` "
+                 "(Debian, Ubuntu), or install a detfeed wheel"
+                 % (", ".join(w for w, _ in missing), " ".join(p for _, p in missing)))
+
+
+def build_native():
+    """libdetfeed.so and the detfeed tool, built with CMake."""
+    build = os.environ.get("DETFEED_BUILD_DIR") or os.path.join(TEMP, "cmake")
     args = ["-DCMAKE_BUILD_TYPE=Release", "-DDETFEED_BUILD_TESTS=OFF"]
     args += shlex.split(os.environ.get("DETFEED_CMAKE_ARGS", ""))
+    jobs = os.environ.get("DETFEED_JOBS") or str(os.cpu_count() or 1)
     subprocess.check_call(["cmake", "-S", TOP, "-B", build] + args)
-    subprocess.check_call(["cmake", "--build", build, "--target", "detfeed_shared", "-j",
-                           str(os.cpu_count() or 1)])
-    return os.path.join(build, "libdetfeed.so")
-
-
-def linked(lib):
-    """The paths of BUNDLE's libraries as the loader resolves them for lib."""
-    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
-    paths = {}
-    for line in out.splitlines():
-        m = re.match(r"\s*(\S+) => (\S+)", line)
-        if m and m.group(1) in BUNDLE:
-            paths[m.group(1)] = m.group(2)
-    return paths
+    subprocess.check_call(["cmake", "--build", build, "--target", "detfeed_shared", "detfeed",
+                           "-j", jobs])
+    return os.path.join(build, "libdetfeed.so"), os.path.join(build, "detfeed")
 
 
 class BuildWithLibrary(build_py):
     def run(self):
         super().run()
-        lib = build_library()
+        lib, tool = build_native()
         dest = os.path.join(self.build_lib, "detfeed")
-        os.makedirs(dest, exist_ok=True)
+        os.makedirs(os.path.join(dest, "_bin"), exist_ok=True)
         shutil.copyfile(os.path.realpath(lib), os.path.join(dest, "libdetfeed.so"))
-        for name, path in linked(lib).items():
-            shutil.copyfile(path, os.path.join(dest, name))
+        shutil.copyfile(tool, os.path.join(dest, "_bin", "detfeed"))
+        os.chmod(os.path.join(dest, "_bin", "detfeed"), 0o755)
+        with open(os.path.join(dest, "_build.py"), "w") as f:
+            f.write('"""Written by setup.py: the version of the libdetfeed this package '
+                    'carries."""\nLIBRARY_VERSION = %r\n' % library_version(lib))
+
+
+def library_version(lib):
+    """detfeed_version_string() of the library just built."""
+    import ctypes
+    f = ctypes.CDLL(lib).detfeed_version_string
+    f.restype = ctypes.c_char_p
+    return f().decode()
 
 
 try:
@@ -71,5 +118,10 @@ class BinaryDistribution(Distribution):
         return True  # the wheel carries a native library: tag it for this platform
 
 
+if "sdist" not in sys.argv[1:]:
+    check_tools()
 setup(cmdclass={"build_py": BuildWithLibrary, "bdist_wheel": PlatformWheel},
-      distclass=BinaryDistribution)
+      distclass=BinaryDistribution,
+      options={"build": {"build_base": os.path.join(TEMP, "build")},
+               "egg_info": {"egg_base": TEMP},
+               "bdist_wheel": {"bdist_dir": os.path.join(TEMP, "bdist")}})

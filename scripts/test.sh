@@ -7,9 +7,12 @@
 #   4. a TSan build of the tests that run threads;
 #   5. a clang build of the libFuzzer targets, each fuzzing for a while
 #      (FUZZ_SECONDS, default 20) from the seed corpus;
-#   6. the Python binding: `pip install ./python` into a virtual environment
-#      (build-py/venv, with PyTorch from PyPI for the torch.distributed run)
-#      and its pytest suite;
+#   6. the manylinux wheel (scripts/wheel.sh), built without changing the
+#      source tree, checked by scripts/wheel_check.sh (auditwheel, a fresh
+#      venv without compilers, `detfeed --help`, the tests without PyTorch),
+#      then installed into a virtual environment (build-py/venv, with
+#      PyTorch from PyPI for the torch.distributed run) for the whole
+#      pytest suite;
 #   7. the Python binding's safety tests under Debian's python3 against the
 #      ASan+UBSan build's library (step 3).
 # The oracle tests read ../shared/data beside the checkout; the real
@@ -65,10 +68,23 @@ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_FU
 cmake --build build-fuzz -j"$jobs" --target fuzz_labels fuzz_yaml fuzz_decode >/dev/null
 (cd build-fuzz && ctest -j"$jobs" --no-tests=error --output-on-failure -R '^fuzz_')
 
-echo "== Python binding (pip install ./python, pytest)"
+echo "== the wheel (scripts/wheel.sh), the source tree unchanged by its build"
+tree() { git status --porcelain --ignored | grep -v '^!! build[^/]*/$' || true; }
+before=$(tree)
+scripts/wheel.sh build-wheel/dist >/dev/null
+after=$(tree)
+if [ "$before" != "$after" ]; then
+  echo "building the wheel changed the source tree:"; diff <(echo "$before") <(echo "$after") || true
+  exit 1
+fi
+wheel=$(ls build-wheel/dist/detfeed-*manylinux*.whl)
+echo "== the wheel in a fresh venv without compilers (scripts/wheel_check.sh)"
+scripts/wheel_check.sh "$wheel" | grep -v '^\s*$' | tail -8
+
+echo "== Python binding (the wheel, pytest)"
 py=build-py/venv # made by scripts/oracle_env.sh, with PyTorch
-"$py/bin/pip" install -q ./python
-(cd python/tests && DETFEED_CLI="$PWD/../../build/detfeed" \
+"$py/bin/pip" install -q --no-deps --force-reinstall "$wheel"
+(cd python/tests && DETFEED_CLI="$PWD/../../$py/bin/detfeed" \
   DETFEED_TEST_DATA="$PWD/../../../shared/data" "../../$py/bin/python" -m pytest -q .)
 # The NumPy path without PyTorch: Debian's python3 (no torch) on the same package.
 (cd python/tests && DETFEED_CLI="$PWD/../../build/detfeed" DETFEED_TEST_DATA="$PWD/../../../shared/data" \

@@ -10,12 +10,30 @@
 
 See help(detfeed.Loader); detfeed.ultralytics trains Ultralytics models with it.
 
-Importing the package loads nothing: libdetfeed (DETFEED_LIBRARY, else the
-package's copy) is loaded, and its ABI checked, on first use (a Loader,
-__version__, version(), cuda_device_count()); detfeed.Loader and
-detfeed.Dataset import NumPy (and PyTorch, where installed) on first use.
+__version__ is the package's version, which is libdetfeed's: importing checks
+it against the version of the library an installed package carries (its
+_build.py, written when it was built) without loading the library, and
+raises ImportError when they differ. Importing loads nothing: libdetfeed
+(DETFEED_LIBRARY, else the package's copy) is loaded, and its ABI and
+version checked, on first use (a Loader, version(), cuda_device_count());
+detfeed.Loader and detfeed.Dataset import NumPy (and PyTorch, where
+installed) on first use.
 """
 from ._lib import DetfeedError, LibraryError, version
+from ._version import __version__
+
+
+def _check_build():
+    try:
+        from ._build import LIBRARY_VERSION
+    except ImportError:  # a source checkout: no library of its own
+        return
+    if LIBRARY_VERSION != __version__:
+        raise ImportError("detfeed %s carries libdetfeed %s: reinstall the package"
+                          % (__version__, LIBRARY_VERSION))
+
+
+_check_build()
 
 __all__ = ["Loader", "Dataset", "DetfeedError", "LibraryError", "version",
            "cuda_device_count"]
@@ -28,12 +46,10 @@ def cuda_device_count():
 
 
 def __getattr__(name):
-    """Loader, Dataset and __version__ (the library's version), on first use."""
+    """Loader and Dataset, on first use."""
     if name in ("Loader", "Dataset"):
         from . import loader
         value = getattr(loader, name)
-    elif name == "__version__":
-        value = version()
     else:
         raise AttributeError("module 'detfeed' has no attribute %r" % name)
     globals()[name] = value

@@ -14,8 +14,10 @@ DETFEED_LIBRARY, the copy inside the package, or build/libdetfeed.so of the
 repository. Every later use, the package's included, gets that library;
 load() of another path is refused, so a process never holds two.
 
-A library whose detfeed_abi_version() is not ABI_VERSION is refused with a
-LibraryError (an ImportError) naming both numbers, its path and version.
+A library whose detfeed_abi_version() is not ABI_VERSION, or whose version is
+not the package's (detfeed/_version.py), is refused with a LibraryError (an
+ImportError) naming both, its path and version. A wheel's libdetfeed finds
+the libturbojpeg and libspng it carries through its RPATH (auditwheel).
 
 Settings, dtypes and OpenCV stacks are named through the library's parse
 functions; the enum values below are the ones it has no parse or name
@@ -25,13 +27,12 @@ import ctypes
 import os
 import threading
 
+from ._version import __version__
+
 # The DETFEED_ABI_VERSION (detfeed.h) these declarations are written for.
 ABI_VERSION = 1
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-# Libraries a wheel built by setup.py carries beside libdetfeed (libturbojpeg,
-# libspng), loaded first so that libdetfeed finds them without a system copy.
-_BUNDLED = ("libturbojpeg.so.0", "libspng.so.0")
 
 # ---- enum values without a parse or name function in the library ----------
 
@@ -471,11 +472,11 @@ def _version_of(lib):
         return "unknown version"
 
 
-def open_library(path, abi=ABI_VERSION):
+def open_library(path, abi=ABI_VERSION, version=__version__):
     """libdetfeed at `path` as a Library, once its ABI is checked against `abi`
-    (LibraryError naming both numbers, the path and the library's version
-    when they differ). The process's library is load()'s: this is for a
-    check of a library, not for a second one to use."""
+    and its version against `version` (LibraryError naming both, the path and
+    the library's version when they differ). The process's library is
+    load()'s: this is for a check of a library, not for a second one to use."""
     try:
         lib = Library(ctypes.CDLL(path), path)
     except OSError as e:
@@ -488,6 +489,10 @@ def open_library(path, abi=ABI_VERSION):
             "or DETFEED_LIBRARY naming a library built from the same sources)"
             % (path, _version_of(lib), "unknown (no detfeed_abi_version)" if got is None
                else got, abi))
+    if version is not None and lib.version() != version:
+        raise LibraryError(
+            "detfeed: %s is libdetfeed %s, but this package is detfeed %s: use the package and "
+            "the library of one build" % (path, lib.version(), version))
     return lib
 
 
@@ -501,10 +506,6 @@ def _candidates():
 
 
 def _default_path():
-    for name in _BUNDLED:
-        path = os.path.join(_HERE, name)
-        if os.path.exists(path):
-            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     tried = []
     for path in _candidates():
         if os.path.exists(path):

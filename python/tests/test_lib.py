@@ -4,6 +4,7 @@ the recipe struct against the tool's JSON of it."""
 import ctypes
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -33,6 +34,46 @@ def test_a_library_of_another_abi_is_refused_naming_both_numbers_path_and_versio
     assert "has ABI %d" % _lib.ABI_VERSION in text
     assert "written for ABI %d" % (_lib.ABI_VERSION + 1) in text
     assert path in text and detfeed.__version__ in text
+
+
+def test_a_library_of_another_version_is_refused_naming_both():
+    path = _lib.library().path
+    with pytest.raises(_lib.LibraryError) as e:
+        _lib.open_library(path, version="9.8.7")
+    text = str(e.value)
+    assert "is libdetfeed %s" % detfeed.__version__ in text and "detfeed 9.8.7" in text
+    assert path in text
+
+
+def test_the_package_version_is_the_projects_and_the_librarys():
+    path = os.path.join(PYTHON, "..", "CMakeLists.txt")
+    if not os.path.exists(path):
+        pytest.skip("not in the source tree (%s)" % path)
+    cmake = open(path).read()
+    m = re.search(r"project\(detfeed VERSION (\S+)", cmake)
+    assert m and m.group(1) == detfeed.__version__
+    assert _lib.library().version() == detfeed.__version__
+
+
+def test_importing_checks_the_version_of_the_library_the_package_carries():
+    """An installed package's _build.py (written by setup.py) names the
+    version of the library it carries; another than the package's is refused
+    at import, before anything is loaded."""
+    p = run("import sys, types\n"
+            "m = types.ModuleType('detfeed._build'); m.LIBRARY_VERSION = '0.0.9'\n"
+            "sys.modules['detfeed._build'] = m\n"
+            "try:\n"
+            "    import detfeed\n"
+            "except ImportError as e:\n"
+            "    print('refused:', e)\n")
+    assert p.returncode == 0, p.stderr
+    assert "refused: detfeed %s carries libdetfeed 0.0.9" % detfeed.__version__ in p.stdout
+    p = run("import sys, types\n"
+            "m = types.ModuleType('detfeed._build'); m.LIBRARY_VERSION = %r\n"
+            "sys.modules['detfeed._build'] = m\n"
+            "import detfeed, detfeed._lib as L\n"
+            "assert not L._loaded\n" % detfeed.__version__)
+    assert p.returncode == 0, p.stderr
 
 
 def test_a_library_without_an_abi_number_is_refused():
@@ -79,7 +120,7 @@ def test_importing_loads_nothing_and_the_first_use_loads_the_library():
     p = run("import detfeed, detfeed._lib as L, sys\n"
             "assert not L._loaded and 'numpy' not in sys.modules\n"
             "try:\n"
-            "    detfeed.__version__\n"
+            "    detfeed.version()\n"
             "except ImportError as e:\n"
             "    print('refused:', e)\n", DETFEED_LIBRARY=missing)
     assert p.returncode == 0, p.stderr
