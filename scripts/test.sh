@@ -2,7 +2,8 @@
 # Installs what is missing, then builds and runs every test:
 #   1. formatting (clang-format) of the C sources;
 #   2. a Release build with -Werror (and the CUDA part when nvcc is present),
-#      all unit, oracle and mutation tests;
+#      all unit, oracle and mutation tests; its install (tests/install/run.sh)
+#      and C programs built against it with pkg-config and find_package;
 #   3. an ASan+UBSan build, the same tests;
 #   4. a TSan build of the tests that run threads;
 #   5. a clang build of the libFuzzer targets, each fuzzing for a while
@@ -44,6 +45,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDETFEED_WERROR=ON -DDETFEED_CUD
   -DDETFEED_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$jobs" >/dev/null
 (cd build && ctest -j"$jobs" --no-tests=error --output-on-failure)
+
+echo "== cmake --install and C consumers (pkg-config shared and static, find_package)"
+bash tests/install/run.sh build
 
 echo "== ASan+UBSan build"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_WERROR=ON \
