@@ -1079,7 +1079,8 @@ DETFEED_API int detfeed_loader_param_bounds_float(detfeed_loader_param param,
  * text, as the CLI's --set and the Python package pass them: integers and
  * floats in C syntax, and names for the settings that have them: dtype
  * "u8", "f32", "f16", "bf16"; value_scale "quotient", "reciprocal"; output
- * "host", "cuda"; color "worker", "device"; ultralytics "8.3", "8.4";
+ * "host", "cuda"; color "worker", "device", "recipe"; recipe_cache "auto",
+ * "device", "host"; ultralytics "8.3", "8.4";
  * numpy "1", "2";
  * opencv "4", "4-debian", "5.0", "5.1"; opencv_cpu "auto", "sse", "avx2", "avx512";
  * cache_bytes a byte count or "ram" (DETFEED_CACHE_BYTES_RAM);

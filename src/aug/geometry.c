@@ -1,6 +1,7 @@
 /*
  * geometry.c - LetterBox, Mosaic, RandomPerspective, RandomFlip and Format's
- * labels, as Ultralytics computes them (ultralytics-pipeline.md §5).
+ * labels, as Ultralytics computes them (the classes of the same names in
+ * ultralytics/data/augment.py).
  */
 #include "geometry.h"
 

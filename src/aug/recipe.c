@@ -1,6 +1,7 @@
 /*
  * recipe.c - the random parameters of a sample, drawn as Ultralytics draws
- * them (ultralytics-pipeline.md §4.2), one slot per value.
+ * them, in the order of the slots of "Randomness" in detfeed.h, one slot
+ * per value.
  */
 #include "recipe.h"
 

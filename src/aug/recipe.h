@@ -1,6 +1,7 @@
 /*
  * recipe.h - every random parameter of a training sample, computed before
- * any pixel is touched (DESIGN §1, §2.3). A recipe is a pure function of
+ * any pixel is touched ("Randomness" in detfeed.h: one value per seed,
+ * epoch, sample index and slot). A recipe is a pure function of
  * (hyperparameters, seed, epoch, index, dataset size): the colour routes,
  * the worker count and the order of evaluation cannot change it.
  */

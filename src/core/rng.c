@@ -1,8 +1,8 @@
 /*
  * rng.c - the counter-based generator every random value of detfeed comes
- * from (DESIGN §2.3): Philox4x32-10 (Salmon et al., SC'11), keyed by the seed
- * and indexed by (slot, epoch, sample index), so that any value can be
- * recomputed from those alone, by any thread, in any order.
+ * from ("Randomness" in detfeed.h): Philox4x32-10 (Salmon et al., SC'11),
+ * keyed by the seed and indexed by (slot, epoch, sample index), so that any
+ * value can be recomputed from those alone, by any thread, in any order.
  */
 #include "internal.h"
 

@@ -377,8 +377,9 @@ static void make_plan(detfeed_loader *l)
                               .rect_order = l->rect_order};
 }
 
-/* The output and colour route in effect (DESIGN §2.5), decided here so
- * that it is known from the open on; only a lack of memory fails. */
+/* The output and colour route in effect (the rules of detfeed_route in
+ * detfeed.h), decided here so that it is known from the open on; only a lack
+ * of memory fails. */
 static int open_route(detfeed_loader *l)
 {
     detfeed__route_ask ask = {.output = (detfeed_output)l->output,

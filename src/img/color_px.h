@@ -3,7 +3,8 @@
  * portable, AVX2 and AVX-512 implementations and by the CUDA kernel, so
  * that all compute the same thing.
  *
- * The specification is OpenCV's 8-bit cvtColor (see DESIGN §2.2):
+ * The specification is OpenCV's 8-bit cvtColor (COLOR_BGR2HSV and
+ * COLOR_HSV2BGR, hue in 0..179):
  *   BGR->HSV  integer Q12 with the tables of hsv_tables.h;
  *   HSV->BGR  float32: sector and fraction f of the hue position,
  *             t1 = v * (1 - s), t2 = v * (1 - s * f),

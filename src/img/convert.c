@@ -1,6 +1,8 @@
 /*
  * convert.c - consumer dtypes: the 256-entry value tables and the CPU
- * conversion of HWC BGR codes to planar RGB (DESIGN §2.1).
+ * conversion of HWC BGR codes to planar RGB (detfeed_dtype and detfeed_scale
+ * in detfeed.h: f32 is code / 255, f16 and bf16 that value rounded to
+ * nearest even).
  *
  * Every output value is a table lookup of the code, so the CPU route, the
  * GPU route and any consumer that uses the same table agree by construction.

@@ -2,7 +2,7 @@
  * resize.c - OpenCV-exact INTER_LINEAR resize of 8-bit images.
  *
  * The arithmetic is OpenCV 4.6's cv::resize(INTER_LINEAR) for CV_8U as
- * measured against Debian's build (see shared/ref/opencv-exact.md, 5):
+ * measured against Debian's build (imgproc/src/resize.cpp):
  *
  *   - per destination column and row, a source index and two 11-bit
  *     fixed-point weights (scale 2048), computed in float from a double

@@ -2,8 +2,8 @@
  * warp.c - OpenCV-exact warpAffine and warpPerspective of 8-bit BGR images,
  * INTER_LINEAR, BORDER_CONSTANT.
  *
- * The arithmetic is OpenCV 4.6's (the fixed-point path of 4.6-4.10, see
- * shared/ref/opencv-exact.md, 4), as measured against Debian's build:
+ * The arithmetic is OpenCV 4.6's (the fixed-point path of 4.6-4.10 in
+ * imgproc/src/imgwarp.cpp), as measured against Debian's build:
  *
  *   - the forward matrix is inverted in double (warpAffine's 2x3 closed
  *     form; cv::invert's 3x3 closed form with det3 for warpPerspective, all

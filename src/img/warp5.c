@@ -1,7 +1,7 @@
 /*
  * warp5.c - warpAffine and warpPerspective of 8-bit BGR images, INTER_LINEAR,
- * BORDER_CONSTANT, as each OpenCV of the reference stack computes them
- * (shared/ref/opencv5-warp.md):
+ * BORDER_CONSTANT, as each OpenCV of the reference stack ("The reference
+ * stack" in detfeed.h) computes them:
  *
  *   - OpenCV 4.x: the fixed-point path of warp.c, unchanged;
  *   - OpenCV 5.0, and 5.1 with IPP off: the float32 kernel. The inverted

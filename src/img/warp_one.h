@@ -27,8 +27,8 @@
  *
  * ---- The stacks (detfeed__warp_one.kind) ----------------------------------
  *
- * OpenCV 4.x (DETFEED_CV_4, DETFEED_CV_4_DEBIAN; shared/ref/opencv-exact.md,
- * 4). The matrix is inverted in double (md). A position is a pair of int32
+ * OpenCV 4.x (DETFEED_CV_4, DETFEED_CV_4_DEBIAN; warp.c has the details).
+ * The matrix is inverted in double (md). A position is a pair of int32
  * in 1/32 pixel:
  *   CV4_AFFINE  per column  adelta = cvRound(md0 * x * 1024),
  *                           bdelta = cvRound(md3 * x * 1024);
@@ -58,7 +58,7 @@
  * change a byte for a source below 32767 pixels a side: a saturated tap is
  * outside either way. It is kept as OpenCV's rule.)
  *
- * OpenCV 5.x (DETFEED_CV_5_0, DETFEED_CV_5_1; shared/ref/opencv5-warp.md).
+ * OpenCV 5.x (DETFEED_CV_5_0, DETFEED_CV_5_1; warp5.c has the details).
  * A position is a float per axis, split into the top-left tap (floor,
  * clamped to [-2, W] resp. [-2, H]) and the fraction in [0, 1):
  *   FLOAT       5.0, and 5.1 with IPP off (or a source of 1 pixel a side):

@@ -5,7 +5,7 @@
  * A source position is a pair of int32 in 1/32 pixel (OpenCV's INTER_BITS =
  * 5), already rounded as OpenCV rounds it. A row sampler turns the positions
  * of one destination row into BGR pixels with OpenCV's remap() rules for
- * INTER_LINEAR and BORDER_CONSTANT (shared/ref/opencv-exact.md, 4c-4e):
+ * INTER_LINEAR and BORDER_CONSTANT (imgproc/src/imgwarp.cpp):
  *
  * Taps. sx = saturate_cast<short>(X >> 5), likewise sy; the taps are p00 =
  * (sx, sy), p01 = (sx + 1, sy), p10 = (sx, sy + 1), p11 = (sx + 1, sy + 1);
@@ -121,8 +121,8 @@ void detfeed__warp_invert_3x3(const double m[9], double t[9]);
 
 /* ---- OpenCV 5.x (warp5.c, warp5_avx2.c) ----------------------------------
  *
- * OpenCV 5 computes a float position per pixel (shared/ref/opencv5-warp.md,
- * 2-3); both of its models reduce to the same per-pixel record, which the
+ * OpenCV 5 computes a float position per pixel (warp5.c describes how);
+ * both of its models reduce to the same per-pixel record, which the
  * row samplers turn into bytes:
  *
  *   ix, iy  the top-left tap, floor of the position, clamped to [-2, W]
