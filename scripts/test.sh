@@ -81,7 +81,17 @@ if [ "$before" != "$after" ]; then
   echo "building the wheel changed the source tree:"; diff <(echo "$before") <(echo "$after") || true
   exit 1
 fi
+if [ -n "${CI:-}" ] && [ -n "$(git status --porcelain)" ]; then
+  echo "the clean clone is not clean after the wheel's build:"; git status --porcelain; exit 1
+fi
 wheel=$(ls build-wheel/dist/detfeed-*manylinux*.whl)
+echo "== a source build without pkg-config fails with one line naming what is missing"
+hide=$(mktemp -d)
+printf '#!/bin/sh\nexit 127\n' >"$hide/pkg-config" && chmod +x "$hide/pkg-config"
+out=$(PATH="$hide:$PATH" build-wheel/tools/bin/pip wheel --no-deps -w "$hide" ./python 2>&1 || true)
+rm -rf "$hide"
+echo "$out" | grep -E '^ *detfeed: building from source needs pkg-config, libspng, libturbojpeg, zlib: install with `sudo apt-get install pkg-config libspng-dev libturbojpeg0-dev zlib1g-dev`' ||
+  { echo "$out"; echo "no such line"; exit 1; }
 echo "== the wheel in a fresh venv without compilers (scripts/wheel_check.sh)"
 scripts/wheel_check.sh "$wheel" | grep -v '^\s*$' | tail -8
 
