@@ -99,7 +99,7 @@ echo "== Python binding (the wheel, pytest)"
 py=build-py/venv # made by scripts/oracle_env.sh, with PyTorch
 "$py/bin/pip" install -q --no-deps --force-reinstall "$wheel"
 (cd python/tests && DETFEED_CLI="$PWD/../../$py/bin/detfeed" \
-  DETFEED_TEST_DATA="$PWD/../../../shared/data" "../../$py/bin/python" -m pytest -q .)
+  DETFEED_TEST_DATA="$PWD/../../../shared/data" "../../$py/bin/python" -m pytest -q -p no:cacheprovider .)
 # The NumPy path without PyTorch: Debian's python3 (no torch) on the same package.
 (cd python/tests && DETFEED_CLI="$PWD/../../build/detfeed" DETFEED_TEST_DATA="$PWD/../../../shared/data" \
   DETFEED_LIBRARY="$PWD/../../build/libdetfeed.so" PYTHONPATH="$PWD/.." \
