@@ -37,8 +37,12 @@ typedef struct cli_cmd {
     int (*run)(int argc, char **argv);
 } cli_cmd;
 
+/* The most options one command may have. */
+#define CLI_MAX_OPTS 64
+
 /*
- * Parses argv[1..argc) against opts (terminated by a zeroed entry). Words
+ * Parses argv[1..argc) against opts (terminated by a zeroed entry; at most
+ * CLI_MAX_OPTS). An option given twice is refused (CLI_USAGE). Words
  * that are not options are collected into positional[] (at most npos_max;
  * their count in *npos). "--help" prints usage and the option table to
  * stdout and returns -1 (the caller exits 0). Errors are printed to stderr

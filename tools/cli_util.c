@@ -184,8 +184,10 @@ static int set_opt(const cli_opt *o, const char *val)
     return CLI_USAGE;
 }
 
-/* Handles one "--name[=value]" word at argv[*i]; may consume the next. */
-static int parse_one(int argc, char **argv, int *i, const cli_opt *opts)
+/* Handles one "--name[=value]" word at argv[*i]; may consume the next. An
+ * option given a second time is refused: its first value would otherwise be
+ * dropped without a word (seen[] marks the options of opts given so far). */
+static int parse_one(int argc, char **argv, int *i, const cli_opt *opts, bool *seen)
 {
     const char *word = argv[*i] + 2, *eq = strchr(word, '=');
     size_t len = eq ? (size_t)(eq - word) : strlen(word);
@@ -194,6 +196,12 @@ static int parse_one(int argc, char **argv, int *i, const cli_opt *opts)
         cli_error("unknown option '%s' (see --help)", argv[*i]);
         return CLI_USAGE;
     }
+    if (seen[o - opts]) {
+        cli_error("--%s given twice: give it once%s", o->name,
+                  strcmp(o->name, "set") == 0 ? " (one --set takes K=V,K=V,...)" : "");
+        return CLI_USAGE;
+    }
+    seen[o - opts] = true;
     if (o->kind == CLI_FLAG) {
         if (eq) {
             cli_error("--%s takes no value", o->name);
@@ -214,7 +222,12 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage,
               const char *about, char **positional, int npos_max, int *npos)
 {
     *npos = 0;
-    bool only_positional = false;
+    bool only_positional = false, seen[CLI_MAX_OPTS] = {false};
+    size_t nopts = 0;
+    while (opts[nopts].name)
+        nopts++;
+    if (nopts > CLI_MAX_OPTS)
+        return cli_error("internal: more than %d options", CLI_MAX_OPTS), CLI_FAIL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!only_positional && strcmp(a, "--help") == 0) {
@@ -224,7 +237,7 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage,
         if (!only_positional && strcmp(a, "--") == 0) {
             only_positional = true;
         } else if (!only_positional && a[0] == '-' && a[1] == '-') {
-            int rc = parse_one(argc, argv, &i, opts);
+            int rc = parse_one(argc, argv, &i, opts, seen);
             if (rc)
                 return rc;
         } else if (*npos < npos_max) {

@@ -36,6 +36,10 @@ def check_help(t, d):
     expect(t, run(d, "version"), 0, ["detfeed 0."], "version")
     expect(t, run(d, "bench", "--imgsz", "abc"), 2, ["--imgsz"], "bench bad imgsz")
     expect(t, run(d, "bench", "--imgsz"), 2, ["needs a value"], "bench imgsz missing")
+    expect(t, run(d, "replay", "x", "--set", "cache=ram", "--set", "opencv=4"), 2,
+           ["--set given twice", "one --set takes K=V,K=V"], "replay --set twice")
+    expect(t, run(d, "bench", "--imgsz", "320", "--imgsz=640"), 2, ["--imgsz given twice"],
+           "bench --imgsz twice")
     expect(t, run(d, "bench", "/nonexistent/data"), 1, ["/nonexistent/data"], "bench missing data")
 
 
