@@ -39,6 +39,7 @@ def load(out):
         r = json.load(open(f))
         util = os.path.join(out, "util-%s-%s.txt" % (arm, pair))
         r["idle"] = idle(util) if os.path.exists(util) else None
+        r["later_epochs_s"] = later_epochs(r)
         fits[(arm, int(pair))] = r
     return fits
 
@@ -70,11 +71,18 @@ def table(fits, arms, pairs):
             "%.1f%%" % (100 * median(idles)) if idles else "n/a", len(rs)))
 
 
+def recorded(fits, arms, pairs, key):
+    """Per arm, its fits that recorded `key` (not None, not empty); None
+    when no fit of any arm did."""
+    rows = [(arm, [fits[(arm, p)] for p in pairs if (arm, p) in fits
+                   and fits[(arm, p)].get(key) not in (None, [])]) for arm in arms]
+    return rows if any(rs for _, rs in rows) else None
+
+
 def breakdown(fits, arms, pairs):
     """Medians per arm of where the wall time goes (fits with start-up times)."""
-    rows = [(arm, [fits[(arm, p)] for p in pairs if (arm, p) in fits]) for arm in arms]
-    rows = [(arm, [r for r in rs if r.get("startup_s") is not None]) for arm, rs in rows]
-    if not any(rs for _, rs in rows):
+    rows = recorded(fits, arms, pairs, "startup_s")
+    if rows is None:
         return
     print("\n| arm | start-up s | training s (data wait, CPU s in it) | validation s "
           "| checkpoints s | rest s | wall s |")
@@ -95,9 +103,8 @@ def per_epoch(fits, arms, pairs):
     ones' (the first carries the trainer's one-time CUDA set-up), and of the
     validations: the first, the later per-epoch ones, the final validation of
     best.pt, and the CPU seconds of all of them (fits that recorded it)."""
-    rows = [(arm, [fits[(arm, p)] for p in pairs if (arm, p) in fits
-                   and fits[(arm, p)].get("train_epochs_s")]) for arm in arms]
-    if not any(rs for _, rs in rows):
+    rows = recorded(fits, arms, pairs, "train_epochs_s")
+    if rows is None:
         return
     print("\n| arm | epoch 1 train s | later epochs train s (each) | first val s "
           "| later val s (each) | final val s | val CPU s |")
@@ -124,8 +131,6 @@ def later_epochs(r):
 
 
 def compare(fits, pairs, x, y):
-    for r in fits.values():
-        r["later_epochs_s"] = later_epochs(r)
     for key, what in (("wall_s", "wall time"), ("train_s", "training phase"),
                       ("later_epochs_s", "later epochs' training time")):
         red = [1 - fits[(x, p)][key] / fits[(y, p)][key] for p in pairs
