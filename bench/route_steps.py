@@ -16,6 +16,10 @@ the time inside the loader's next(), and the GPU's time between the steps'
 start events on the trainer's stream. The first epoch (CUDA and cuDNN set-up)
 and each epoch's first step (its workers start) are left out of the medians.
 
+With --profile N, N steps of each route's first measured epoch run under
+the PyTorch profiler (CPU and CUDA activity; left out of the medians): its
+synchronizations, launches and GPU busy time per step, per route.
+
 The loaders do not start their next epoch ahead (an idle route would
 otherwise make batches while another route's epoch runs).
 """
@@ -29,7 +33,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_ultralytics import dataset_yaml, offline_patches, state_hash  # noqa: E402
+from train_ultralytics import (dataset_yaml, offline_patches, profile_summary,  # noqa: E402
+                               state_hash)
 
 
 def quiet_loader_class(base):
@@ -131,6 +136,8 @@ def main():
     ap.add_argument("--close-mosaic", type=int, default=0)
     ap.add_argument("--project", default="/tmp/detfeed-runs")
     ap.add_argument("--name", default="steps")
+    ap.add_argument("--profile", type=int, default=0,
+                    help="profile this many steps of each route's first measured epoch")
     ap.add_argument("--device", default="0", help="Ultralytics' device (cpu: a smoke test)")
     ap.add_argument("--out", help="JSON result file")
     a = ap.parse_args()
@@ -143,7 +150,7 @@ def main():
 
     quiet = quiet_loader_class(detfeed.Loader)
     interleaved = interleaved_class(detfeed.Loader)
-    steps, marks, notes = [], {}, {}
+    steps, marks, notes, profiles = [], {}, {}, {}
 
     def on_route(epoch, route, next_s=None):
         marks["route"], marks["epoch"] = route, epoch
@@ -176,12 +183,35 @@ def main():
             tr.get_dataloader = get_dataloader
             return tr
 
+    def profiling(tr, i):
+        """Starts or stops the profiler at step i of a route's first measured
+        epoch; whether step i is profiled."""
+        route, p = marks["route"], marks.get("profiler")
+        first = tr.epoch > 0 and route not in profiles
+        if p is not None and i == 2 + a.profile:
+            if cuda:
+                torch.cuda.synchronize()
+            p.__exit__(None, None, None)
+            profiles[route] = profile_summary(p, a.profile, None)
+            profiles[route]["epoch"] = tr.epoch
+            marks["profiler"] = None
+            return False
+        if a.profile and first and p is None and i == 2:
+            acts = [torch.profiler.ProfilerActivity.CPU]
+            if cuda:
+                acts.append(torch.profiler.ProfilerActivity.CUDA)
+            marks["profiler"] = torch.profiler.profile(activities=acts)
+            marks["profiler"].__enter__()
+        return marks.get("profiler") is not None
+
     def on_batch_start(tr):
+        prev = marks.get("prev")
+        i = prev["i"] + 1 if prev is not None and prev["epoch"] == tr.epoch else 0
+        profiled = profiling(tr, i)
         now = (time.perf_counter(), time.thread_time(), time.process_time())
         ev = torch.cuda.Event(enable_timing=True) if cuda else None
         if cuda:
             ev.record()
-        prev = marks.get("prev")
         if prev is not None and prev["epoch"] == tr.epoch:
             steps.append({"epoch": prev["epoch"], "route": prev["route"], "i": prev["i"],
                           "wall_ms": (now[0] - prev["t"][0]) * 1e3,
@@ -189,13 +219,16 @@ def main():
                           "process_cpu_ms": (now[2] - prev["t"][2]) * 1e3,
                           "next_ms": marks.get("next_s", 0.0) * 1e3,
                           "ev": (prev["ev"], ev),
-                          "measured": prev["epoch"] > 0 and prev["i"] > 0})
-        i = prev["i"] + 1 if prev is not None and prev["epoch"] == tr.epoch else 0
+                          "measured": prev["epoch"] > 0 and prev["i"] > 0
+                          and not prev["profiled"]})
         marks["prev"] = {"epoch": tr.epoch, "route": marks["route"], "i": i, "t": now,
-                         "ev": ev}
+                         "ev": ev, "profiled": profiled}
 
     def on_epoch_end(tr):
         marks["prev"] = None
+        if marks.get("profiler") is not None:  # an epoch shorter than the window
+            marks["profiler"].__exit__(None, None, None)
+            marks["profiler"] = None
         if cuda:
             torch.cuda.synchronize()
         for s in steps:
@@ -221,7 +254,7 @@ def main():
            "cpus": sorted(os.sched_getaffinity(0)), "summary": summarise(steps, routes),
            "paired_wall_ratio": {"%s/%s" % (r, routes[0]): paired(steps, routes[0], r)
                                  for r in routes[1:]},
-           "hash_model": state_hash(tr.model.state_dict()),
+           "profile": profiles, "hash_model": state_hash(tr.model.state_dict()),
            "detfeed": detfeed.__version__, "torch": torch.__version__,
            "gpu": torch.cuda.get_device_name(0) if cuda else None, "steps": steps}
     print("routes interleaved by epoch: %s, batch %d, imgsz %d, %d epochs, cpus %s" % (
@@ -236,6 +269,12 @@ def main():
         if v:
             print("%s: median step ratio %.3f over %d epochs (%.3f-%.3f)" % (
                 k, statistics.median(v), len(v), min(v), max(v)))
+    for r, p in profiles.items():
+        calls = " ".join("%s %.1f (%.2f ms)" % (k.replace("cuda", ""), v["count_per_step"],
+                                                v["cpu_ms_per_step"])
+                         for k, v in p["calls"].items())
+        print("profile %s, epoch %d, per step: GPU busy %.2f ms; %s" % (
+            r, p["epoch"], p["gpu_busy_ms_per_step"], calls))
     if a.out:
         with open(a.out, "w") as f:
             json.dump(res, f, indent=1)
