@@ -353,6 +353,8 @@ _SIGNATURES = {
     "detfeed_hsv_apply_cv": (_i, _IMG + [_p, _pcv, _i]),
     "detfeed_bgr_to_hsv": (_i, _IMG),
     "detfeed_hsv_to_bgr_cv": (_i, _IMG + [_pcv]),
+    # detfeed_img.h: conversion
+    "detfeed_convert_chw": (_i, [_p, _sz, _i, _i, _p, _sz, _i, _i]),
     # detfeed_img.h: image files, resize, warps
     "detfeed_codec_decode": (_i, [_p, _s, _sz, _s, _pp, _pi, _pi]),
     "detfeed_codec_probe_file": (_i, [_p, _s, _pi, _pi]),

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds of the colour kernel side by side on a CUDA device: for each wheel
+# folder NAME=DIR (a detfeed wheel built from one version of the kernel),
+# bench/kernel_check.py (bytes against the CPU route) and
+# bench/bench_cuda_kernel.py (time against copy bandwidth), one after the
+# other in the same call, the first build again at the end (its two runs
+# give the spread between runs of one build).
+#
+#   bench/run_kernel_variants.sh IMAGES OUT NAME=DIR...
+#
+# IMAGES: a folder of photos (coco128/images/train2017); OUT/kernel.txt gets
+# every line.
+set -uo pipefail
+images=$1 out=$2
+shift 2
+top=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+status=0
+for v in "$@" "$1"; do
+  name=${v%%=*} dir=${v#*=}
+  site=/tmp/kv-$name
+  [ -d "$site" ] || python3 -m pip install -q --no-index --no-deps --no-compile \
+    --target "$site" "$dir"/detfeed-*.whl || { status=1; continue; }
+  lib=$site/detfeed/libdetfeed.so
+  echo "== $name ($dir)" | tee -a "$out/kernel.txt"
+  PYTHONPATH=$top/python python3 "$top/bench/kernel_check.py" --lib "$lib" 2>&1 |
+    tail -4 | tee -a "$out/kernel.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  PYTHONPATH=$top/python python3 "$top/bench/bench_cuda_kernel.py" --lib "$lib" \
+    --batches 8,64 --images "$images" 2>&1 | grep -E "^(batch|device copy|Traceback|[A-Za-z]*Error)" |
+    tee -a "$out/kernel.txt"
+done
+exit $status
