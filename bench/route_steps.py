@@ -187,7 +187,8 @@ def main():
         """Starts or stops the profiler at step i of a route's first measured
         epoch; whether step i is profiled."""
         route, p = marks["route"], marks.get("profiler")
-        first = tr.epoch > 0 and route not in profiles
+        first = (tr.epoch > 0 and route not in profiles
+                 and len(tr.train_loader) > 2 + a.profile)  # the window fits in the epoch
         if p is not None and i == 2 + a.profile:
             if cuda:
                 torch.cuda.synchronize()
