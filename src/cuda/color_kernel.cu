@@ -16,7 +16,11 @@
  * Work: blockIdx.y is the image; its blocks (blockIdx.x) first build the
  * image's colour plan and the dtype table in shared memory, 256 entries, one
  * per thread, then stride over the image four pixels per thread: three
- * 32-bit loads, three 4-element stores (one per plane).
+ * 32-bit loads, three 4-element stores (one per plane). The next group's
+ * loads are issued before the current group is computed (two groups in
+ * flight a thread: the kernel waits on memory latency, not arithmetic), and
+ * loads and stores are streaming (evict-first): each byte is read or
+ * written once.
  */
 #include "color_kernel.cuh"
 #include "cuda_host.h"
@@ -233,19 +237,19 @@ __device__ __forceinline__ bool group_in_block(const row_split &r, int x, bool m
 __device__ __forceinline__ void store4(uint32_t *d, uint32_t a, uint32_t b, uint32_t c,
                                        uint32_t e)
 {
-    *reinterpret_cast<uint4 *>(d) = make_uint4(a, b, c, e);
+    __stcs(reinterpret_cast<uint4 *>(d), make_uint4(a, b, c, e));
 }
 __device__ __forceinline__ void store4(uint16_t *d, uint16_t a, uint16_t b, uint16_t c,
                                        uint16_t e)
 {
-    *reinterpret_cast<uint2 *>(d) =
-        make_uint2(a | (uint32_t)b << 16, c | (uint32_t)e << 16);
+    __stcs(reinterpret_cast<uint2 *>(d),
+           make_uint2(a | (uint32_t)b << 16, c | (uint32_t)e << 16));
 }
 __device__ __forceinline__ void store4(uint8_t *d, uint8_t a, uint8_t b, uint8_t c,
                                        uint8_t e)
 {
-    *reinterpret_cast<uint32_t *>(d) =
-        a | (uint32_t)b << 8 | (uint32_t)c << 16 | (uint32_t)e << 24;
+    __stcs(reinterpret_cast<uint32_t *>(d),
+           a | (uint32_t)b << 8 | (uint32_t)c << 16 | (uint32_t)e << 24);
 }
 
 /* One image's planes and where its threads start and stride. */
@@ -266,9 +270,19 @@ __device__ void groups(const block_tables<T> &t, const planes<T> &p, int64_t hw,
 {
     int w = split.width;
     int x = (int)(4 * p.first % w), inc = (int)(4 * p.step % w);
-    for (int64_t q = p.first; q < hw / 4; q += p.step) {
-        const uint32_t *wd = reinterpret_cast<const uint32_t *>(p.in + q * 12);
-        uint32_t w0 = wd[0], w1 = wd[1], w2 = wd[2];
+    const uint32_t *in = reinterpret_cast<const uint32_t *>(p.in);
+    int64_t end = hw / 4;
+    uint32_t n0 = 0, n1 = 0, n2 = 0;
+    if (p.first < end)
+        n0 = __ldcs(in + 3 * p.first), n1 = __ldcs(in + 3 * p.first + 1),
+        n2 = __ldcs(in + 3 * p.first + 2);
+    for (int64_t q = p.first; q < end; q += p.step) {
+        /* The next group's loads go out before this group is computed. */
+        uint32_t w0 = n0, w1 = n1, w2 = n2;
+        int64_t next = q + p.step;
+        if (next < end)
+            n0 = __ldcs(in + 3 * next), n1 = __ldcs(in + 3 * next + 1),
+            n2 = __ldcs(in + 3 * next + 2);
         uint32_t px[4] = {w0, __byte_perm(w0, w1, 0x0543), __byte_perm(w1, w2, 0x0432),
                           w2 >> 8};
         if (colour && SIMD >= 0 && group_in_block(split, x, mirrored)) {
