@@ -20,6 +20,13 @@ With --profile N, N steps of each route's first measured epoch run under
 the PyTorch profiler (CPU and CUDA activity; left out of the medians): its
 synchronizations, launches and GPU busy time per step, per route.
 
+With --trainer-cpus A --worker-cpus B the trainer's thread (and the threads
+it starts later: PyTorch's autograd thread) runs on cores A and detfeed's
+worker threads (the threads that appear while the training loaders open)
+on cores B: whether the workers slow the trainer's thread by sharing its
+cores. Their first epoch is then started when they open, so that their
+threads exist.
+
 The loaders do not start their next epoch ahead (an idle route would
 otherwise make batches while another route's epoch runs).
 """
@@ -93,6 +100,15 @@ def interleaved_class(base):
     return Interleaved
 
 
+def cpu_list(text):
+    """The cores of a list such as 0-1,4."""
+    cores = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        cores.update(range(int(lo), int(hi or lo) + 1))
+    return cores
+
+
 def summarise(steps, routes):
     """Per route: medians of each per-step figure (ms) over the measured steps."""
     out = {}
@@ -138,10 +154,14 @@ def main():
     ap.add_argument("--name", default="steps")
     ap.add_argument("--profile", type=int, default=0,
                     help="profile this many steps of each route's first measured epoch")
+    ap.add_argument("--trainer-cpus", help="cores of the trainer's thread, e.g. 0-1")
+    ap.add_argument("--worker-cpus", help="cores of detfeed's training workers, e.g. 2-3")
     ap.add_argument("--device", default="0", help="Ultralytics' device (cpu: a smoke test)")
     ap.add_argument("--out", help="JSON result file")
     a = ap.parse_args()
     cuda = a.device != "cpu"
+    if a.trainer_cpus:  # this thread, and the threads it starts from now on
+        os.sched_setaffinity(0, cpu_list(a.trainer_cpus))
     routes = a.routes.split(",")
     offline_patches()
     import detfeed
@@ -168,6 +188,7 @@ def main():
                 if mode != "train":
                     return inner(dataset_path, batch_size, rank, mode)
                 loaders = []
+                before = set(os.listdir("/proc/self/task"))
                 saved = du.Loader
                 du.Loader = quiet
                 try:
@@ -176,9 +197,18 @@ def main():
                                                     tr.device, {"color": r, "dtype": "float32"})
                         notes[r] = {"color": loader.color, "device": loader.device,
                                     "note": loader.route_note}
+                        if a.worker_cpus:  # its workers start with its first epoch
+                            loader._check(detfeed.loader.lib.detfeed_loader_start(
+                                loader._h, loader.epoch), "start")
+                            loader._started = loader.epoch
                         loaders.append(loader)
                 finally:
                     du.Loader = saved
+                if a.worker_cpus:
+                    workers = set(os.listdir("/proc/self/task")) - before
+                    for tid in workers:
+                        os.sched_setaffinity(int(tid), cpu_list(a.worker_cpus))
+                    notes["worker_threads"] = len(workers)
                 return interleaved(loaders, routes, a.offset, on_route)
             tr.get_dataloader = get_dataloader
             return tr
@@ -252,6 +282,7 @@ def main():
     res = {"routes": routes, "offset": a.offset, "loaders": notes, "model": a.model,
            "epochs": a.epochs, "batch": a.batch, "imgsz": a.imgsz, "workers": a.workers,
            "close_mosaic": a.close_mosaic, "wall_s": wall,
+           "trainer_cpus": a.trainer_cpus, "worker_cpus": a.worker_cpus,
            "cpus": sorted(os.sched_getaffinity(0)), "summary": summarise(steps, routes),
            "paired_wall_ratio": {"%s/%s" % (r, routes[0]): paired(steps, routes[0], r)
                                  for r in routes[1:]},
