@@ -1,7 +1,7 @@
 """Shared pieces of the benchmark scripts: the library they measure (--lib,
 loaded through the package's one ctypes module), the machine description
 recorded with every result, letterboxing real images, the median helper,
-and printing and saving a result."""
+CPU lists, and printing and saving a result."""
 import datetime
 import json
 import os
@@ -21,6 +21,15 @@ def add_lib_argument(ap):
     ap.add_argument("--lib", default=default,
                     help="libdetfeed.so (default: DETFEED_LIBRARY, else build/libdetfeed.so; "
                          "now %(default)s)")
+
+
+def parse_cpus(text):
+    """A CPU list as taskset takes it: '0-3,6' -> {0, 1, 2, 3, 6}."""
+    cpus = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
 
 
 def capi():

@@ -54,7 +54,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_util import machine_info, median  # noqa: E402
+from bench_util import machine_info, median, parse_cpus  # noqa: E402
 
 MODES = ("ultralytics", "detfeed-worker", "detfeed-device", "detfeed-recipe")
 TICK = os.sysconf("SC_CLK_TCK")
@@ -281,15 +281,6 @@ def child(args):
 
 
 # -- the run -----------------------------------------------------------------------
-def parse_cpus(text):
-    """'0-3,6' -> {0, 1, 2, 3, 6}."""
-    cpus = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
-
-
 def spawn(argv, mode, yaml_path):
     """One child; its RESULT, or {"error": its output's tail}."""
     cmd = [sys.executable, os.path.abspath(__file__)] + argv + ["--mode", mode, "--yaml", yaml_path]

@@ -40,6 +40,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import parse_cpus  # noqa: E402
 from train_ultralytics import (dataset_yaml, offline_patches, profile_summary,  # noqa: E402
                                state_hash)
 
@@ -100,15 +101,6 @@ def interleaved_class(base):
     return Interleaved
 
 
-def cpu_list(text):
-    """The cores of a list such as 0-1,4."""
-    cores = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        cores.update(range(int(lo), int(hi or lo) + 1))
-    return cores
-
-
 def summarise(steps, routes):
     """Per route: medians of each per-step figure (ms) over the measured steps."""
     out = {}
@@ -161,7 +153,7 @@ def main():
     a = ap.parse_args()
     cuda = a.device != "cpu"
     if a.trainer_cpus:  # this thread, and the threads it starts from now on
-        os.sched_setaffinity(0, cpu_list(a.trainer_cpus))
+        os.sched_setaffinity(0, parse_cpus(a.trainer_cpus))
     routes = a.routes.split(",")
     offline_patches()
     import detfeed
@@ -207,7 +199,7 @@ def main():
                 if a.worker_cpus:
                     workers = set(os.listdir("/proc/self/task")) - before
                     for tid in workers:
-                        os.sched_setaffinity(int(tid), cpu_list(a.worker_cpus))
+                        os.sched_setaffinity(int(tid), parse_cpus(a.worker_cpus))
                     notes["worker_threads"] = len(workers)
                 return interleaved(loaders, routes, a.offset, on_route)
             tr.get_dataloader = get_dataloader
