@@ -9,7 +9,9 @@
 #   5. a clang build of the libFuzzer targets, each fuzzing for a while
 #      (FUZZ_SECONDS, default 20) from the seed corpus;
 #   6. the manylinux wheel (scripts/wheel.sh), built without changing the
-#      source tree, checked by scripts/wheel_check.sh (auditwheel, a fresh
+#      source tree (its CUDA part for one GPU generation, WHEEL_CUDA_ARCHS,
+#      default 90-real: no test here runs a GPU, and the seven of a release
+#      wheel take a minute more to compile), checked by scripts/wheel_check.sh (auditwheel, a fresh
 #      venv without compilers, `detfeed --help`, the tests without PyTorch),
 #      then installed into a virtual environment (build-py/venv, with
 #      PyTorch from PyPI for the torch.distributed run) for the whole
@@ -75,7 +77,7 @@ cmake --build build-fuzz -j"$jobs" --target fuzz_labels fuzz_yaml fuzz_decode >/
 echo "== the wheel (scripts/wheel.sh), the source tree unchanged by its build"
 tree() { git status --porcelain --ignored | grep -v '^!! build[^/]*/$' || true; }
 before=$(tree)
-scripts/wheel.sh build-wheel/dist >/dev/null
+WHEEL_CUDA_ARCHS=${WHEEL_CUDA_ARCHS:-90-real} scripts/wheel.sh build-wheel/dist >/dev/null
 after=$(tree)
 if [ "$before" != "$after" ]; then
   echo "building the wheel changed the source tree:"; diff <(echo "$before") <(echo "$after") || true

@@ -365,7 +365,17 @@ def slow_loader():
                           prefetch=1, dtype="uint8", tensors="numpy")
 
 
-def test_ctrl_c_arrives_while_a_batch_is_made():
+@pytest.fixture
+def sigint_raises():
+    """Python's own SIGINT handler (KeyboardInterrupt) for the test, also
+    where the test run started with SIGINT ignored (a background job of a
+    non-interactive shell inherits SIG_IGN, and Python keeps it)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
+def test_ctrl_c_arrives_while_a_batch_is_made(sigint_raises):
     loader = slow_loader()
     it = iter(loader)
     main = threading.get_ident()
@@ -401,7 +411,7 @@ def test_ctrl_c_arrives_while_a_batch_is_made():
         next(it)
 
 
-def test_ctrl_c_then_a_new_iteration():
+def test_ctrl_c_then_a_new_iteration(sigint_raises):
     loader = slow_loader()
     timer = threading.Timer(0.2, signal.pthread_kill, (threading.get_ident(), signal.SIGINT))
     timer.start()

@@ -25,6 +25,21 @@ int tu_finish(const char *suite);
  * tu_finish then returns 77 (skipped) unless a check failed. */
 void tu_skip(const char *why);
 
+/* TU_SANITIZED is 1 in an ASan or TSan build: such a run looks for memory
+ * and thread errors, not for differing bytes, and runs several times
+ * slower, so the exhaustive comparisons take a sample there (the Release
+ * build compares everything). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TU_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TU_SANITIZED 1
+#endif
+#endif
+#ifndef TU_SANITIZED
+#define TU_SANITIZED 0
+#endif
+
 #define CHECK(cond)          tu_check((cond), #cond, __FILE__, __LINE__)
 #define CHECK_INT(got, want) tu_check_int((got), (want), #got, __FILE__, __LINE__)
 #define CHECK_STR(got, want) tu_check_str((got), (want), #got, __FILE__, __LINE__)
