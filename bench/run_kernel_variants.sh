@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds of the colour kernel side by side on a CUDA device: for each wheel
-# folder NAME=DIR (a detfeed wheel built from one version of the kernel),
+# Builds of the colour kernel side by side on a CUDA device: for each
+# NAME=DIR (DIR: a detfeed wheel built from one version of the kernel, or a
+# libdetfeed.so of a CMake build, whose libspng and libturbojpeg the caller
+# puts on LD_LIBRARY_PATH where the machine lacks them),
 # bench/kernel_check.py (bytes against the CPU route) and
 # bench/bench_cuda_kernel.py (time against copy bandwidth), one after the
 # other in the same call, the first build again at the end (its two runs
@@ -18,10 +20,14 @@ mkdir -p "$out"
 status=0
 for v in "$@" "$1"; do
   name=${v%%=*} dir=${v#*=}
-  site=/tmp/kv-$name
-  [ -d "$site" ] || python3 -m pip install -q --no-index --no-deps --no-compile \
-    --target "$site" "$dir"/detfeed-*.whl || { status=1; continue; }
-  lib=$site/detfeed/libdetfeed.so
+  if [ -f "$dir/libdetfeed.so" ]; then
+    lib=$dir/libdetfeed.so
+  else
+    site=/tmp/kv-$name
+    [ -d "$site" ] || python3 -m pip install -q --no-index --no-deps --no-compile \
+      --target "$site" "$dir"/detfeed-*.whl || { status=1; continue; }
+    lib=$site/detfeed/libdetfeed.so
+  fi
   echo "== $name ($dir)" | tee -a "$out/kernel.txt"
   PYTHONPATH=$top/python python3 "$top/bench/kernel_check.py" --lib "$lib" 2>&1 |
     tail -4 | tee -a "$out/kernel.txt"
