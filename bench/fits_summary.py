@@ -150,6 +150,27 @@ def hashes(fits):
             else "%d different values" % len(vals)))
 
 
+def revalidations(fits):
+    """The final models validated again over detfeed's and Ultralytics'
+    validation loaders (train_ultralytics.py --revalidate)."""
+    rv = [(k, fits[k]["revalidation"]) for k in sorted(fits) if fits[k].get("revalidation")]
+    if not rv:
+        return
+    same = [k for k, r in rv if r["equal"]]
+    print("final model validated over detfeed's and Ultralytics' validation loaders: metrics "
+          "equal in %d of %d detfeed fits (largest difference %s)" % (
+              len(same), len(rv), max(r["max_abs_diff"] for _, r in rv)))
+    for (arm, pair), r in rv:
+        st = r.get("detfeed_stats", {})
+        print("  (%s) fit %d: mAP50-95 %.6f / %.6f; %s images, %s predictions, digest %s "
+              "(%s); validation %.1f s / %.1f s" % (
+                  arm, pair, r["detfeed"].get("metrics/mAP50-95(B)", float("nan")),
+                  r["ultralytics"].get("metrics/mAP50-95(B)", float("nan")), st.get("images"),
+                  st.get("predictions"), str(st.get("sha256"))[:16],
+                  "equal" if st and st == r.get("ultralytics_stats") else "differs",
+                  r["detfeed_s"], r["ultralytics_s"]))
+
+
 def profiles(fits):
     for (arm, pair), r in sorted(fits.items()):
         p = r.get("profile")
@@ -181,6 +202,7 @@ def main():
     if a_inputs:
         print("hash_inputs over the Ultralytics fits: %d different values (its own "
               "randomness)" % len(a_inputs))
+    revalidations(fits)
     profiles(fits)
 
 

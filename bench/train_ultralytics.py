@@ -33,6 +33,7 @@ import re
 import sys
 import time
 
+import numpy as np
 import torch
 
 
@@ -121,6 +122,61 @@ def profile_summary(prof, steps, path):
     return out
 
 
+def digest_stats(metrics):
+    """Hashes what a validator hands its metrics per image (matches, scores
+    and classes of the predictions, the labels' classes): equal digests mean
+    the metrics were computed from the same predictions, also where a short
+    fit's mAP is 0."""
+    seen = {"images": 0, "predictions": 0, "hash": hashlib.sha256()}
+    inner = metrics.update_stats
+
+    def update_stats(stat):
+        for k in ("tp", "conf", "pred_cls", "target_cls", "target_img"):
+            if k in stat:
+                x = np.ascontiguousarray(np.asarray(stat[k]))
+                seen["hash"].update(k.encode() + str(x.dtype).encode() + x.tobytes())
+        seen["images"] += 1
+        seen["predictions"] += len(stat.get("conf", ()))
+        inner(stat)
+    metrics.update_stats = update_stats
+    return seen
+
+
+def revalidate(tr, weights, conf=None):
+    """The metrics of `weights` from the trainer's validator, as its final
+    validation makes them, over a new detfeed validation loader and over
+    Ultralytics' own (the trainer's get_dataloader with val="ultralytics"):
+    the same model and validator, only the batches' source differs; with
+    the digest of what the validator handed its metrics (digest_stats). conf:
+    the validators' confidence threshold (None: the trainer's)."""
+    path = tr.data.get("val") or tr.data.get("test")
+    batch = tr.batch_size if tr.args.task == "obb" else tr.batch_size * 2  # as the trainer
+    kept, keep_val = tr.test_loader, tr._detfeed_val
+    out = {}
+    try:
+        for source in ("detfeed", "ultralytics"):
+            tr._detfeed_val = source
+            tr.test_loader = tr.get_dataloader(path, batch, -1, "val")
+            t = time.perf_counter()
+            v = tr.get_validator()
+            if conf is not None:
+                v.args.conf = conf
+            seen = digest_stats(v.metrics)
+            metrics = v(model=weights)
+            out[source] = {k: float(x) for k, x in metrics.items()}
+            out[source + "_s"] = time.perf_counter() - t
+            out[source + "_stats"] = {"images": seen["images"], "predictions": seen["predictions"],
+                                      "sha256": seen["hash"].hexdigest()}
+            if hasattr(tr.test_loader, "close"):
+                tr.test_loader.close()
+    finally:
+        tr.test_loader, tr._detfeed_val = kept, keep_val
+    a, b = out["detfeed"], out["ultralytics"]
+    out["equal"] = a == b and out["detfeed_stats"] == out["ultralytics_stats"]
+    out["max_abs_diff"] = max((abs(a[k] - b[k]) for k in a if k in b), default=None)
+    return out
+
+
 def offline_patches():
     import ultralytics.engine.trainer as tr
     tr.check_amp = lambda model: True
@@ -151,6 +207,14 @@ def main():
     ap.add_argument("--label", default="", help="a word on this arm, kept in the JSON")
     ap.add_argument("--profile", type=int, default=0,
                     help="profile this many training steps from step 20 (0: none)")
+    ap.add_argument("--revalidate", action="store_true",
+                    help="detfeed arms: after the fit (outside its times), validate the final "
+                         "model again with the trainer's validator over a new detfeed "
+                         "validation loader and over Ultralytics' own loader")
+    ap.add_argument("--revalidate-conf", type=float,
+                    help="the validators' confidence threshold for --revalidate (default: the "
+                         "trainer's, 0.001; 0 keeps every prediction up to max_det, so that a "
+                         "short fit's model still has predictions to compare)")
     a = ap.parse_args()
     offline_patches()
     from ultralytics import YOLO
@@ -209,10 +273,14 @@ def main():
         marks["tail"] = time.perf_counter()
 
     def on_val_start(v):
+        if marks.get("revalidating"):
+            return
         marks["val"] = time.perf_counter()
         marks["val_cpu"] = cpu_seconds()
 
     def on_val_end(v):
+        if marks.get("revalidating"):
+            return
         marks["val_end"] = time.perf_counter()
         spans["val_epochs_s"].append(marks["val_end"] - marks["val"])
         spans["val_s"] += spans["val_epochs_s"][-1]
@@ -286,6 +354,10 @@ def main():
         "metrics": {k: float(v) for k, v in (tr.metrics or {}).items()},
         "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0) if cuda else None,
     }
+    if a.revalidate and a.loader == "detfeed":
+        marks["revalidating"] = True
+        res["revalidation"] = revalidate(tr, os.path.join(str(tr.save_dir), "weights", "best.pt"),
+                                         a.revalidate_conf)
     print(json.dumps(res, indent=1))
     if a.out:
         with open(a.out, "w") as f:
