@@ -36,7 +36,11 @@
  *   Threads       The library has no mutable global state. Functions without a
  *                 handle are safe to call from any number of threads at once.
  *                 A handle is used by one thread at a time unless its section
- *                 says otherwise.
+ *                 says otherwise. The threads the library starts carry names
+ *                 (top -H, ps -L and debuggers show them): detfeed-wK (a
+ *                 loader's worker K), detfeed-fill (the RAM cache's fill),
+ *                 detfeed-disk (the disk cache's fill), detfeed-commit (its
+ *                 writer), detfeed-verify (the check at open).
  *   Images        Pixel buffers are 8-bit, interleaved (HWC), BGR channel
  *                 order as OpenCV keeps them, rows `stride` bytes apart
  *                 (stride >= 3 * width). Width and height are > 0.

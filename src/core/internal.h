@@ -49,14 +49,20 @@ static inline bool detfeed__bgr_geometry_ok(const void *p, size_t stride, int wi
  * being the same start: the one aliasing in-place kernels cannot accept. */
 bool detfeed__partial_overlap(const void *a, size_t na, const void *b, size_t nb);
 
+/* Runs fn(arg) on `threads` new threads, named `name` (what top -H, ps
+ * and debuggers show), and joins them; fn takes its work items from `arg`
+ * (an atomic counter) until none are left. When no thread can start, fn
+ * runs once on the calling thread. */
+void detfeed__run_threads(int threads, const char *name, void *(*fn)(void *),
+                          void *arg);
+
+/* Names the calling thread (at most 15 bytes are kept; a failure is
+ * ignored: the name is only shown, never read). */
+void detfeed__name_thread(const char *name);
+
 /* A table of names and the values they stand for, and its lookup: *out
  * receives the value of `name`; DETFEED_EINVAL when it is not there (or
  * name or out is NULL). */
-/* Runs fn(arg) on `threads` new threads and joins them; fn takes its work
- * items from `arg` (an atomic counter) until none are left. When no thread
- * can start, fn runs once on the calling thread. */
-void detfeed__run_threads(int threads, void *(*fn)(void *), void *arg);
-
 typedef struct detfeed__named {
     const char *name;
     int value;

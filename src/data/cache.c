@@ -258,7 +258,7 @@ int detfeed_cache_fill(detfeed_cache *cache, int threads)
     atomic_init(&f.failed, 0);
     if ((int64_t)threads > cache->admitted)
         threads = cache->admitted > 0 ? (int)cache->admitted : 1;
-    detfeed__run_threads(threads, fill_thread, &f);
+    detfeed__run_threads(threads, "detfeed-fill", fill_thread, &f);
     cache->cached = atomic_load(&f.cached);
     cache->failed = atomic_load(&f.failed);
     /* Admitted slots no thread reached (a codec could not be created). */

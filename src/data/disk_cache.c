@@ -458,6 +458,7 @@ static void commit_if_complete(detfeed_disk_cache *dc)
 static void *commit_thread(void *arg)
 {
     detfeed_disk_cache *dc = arg;
+    detfeed__name_thread("detfeed-commit");
     pthread_mutex_lock(&dc->mu);
     while (!dc->complete && !dc->stop && !dc->ended)
         pthread_cond_wait(&dc->cv, &dc->mu);
@@ -953,7 +954,7 @@ int detfeed_disk_cache_fill(detfeed_disk_cache *dc, int threads)
     if (writing(dc)) {
         filler f = {.dc = dc};
         atomic_init(&f.next, 0);
-        detfeed__run_threads(threads, fill_thread, &f);
+        detfeed__run_threads(threads, "detfeed-disk", fill_thread, &f);
         pthread_mutex_lock(&dc->mu);
         commit_if_complete(dc);
         pthread_mutex_unlock(&dc->mu);

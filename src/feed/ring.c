@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -73,6 +74,9 @@ static void *worker(void *arg)
     detfeed__ring *r = ((void **)arg)[0];
     int id = (int)(intptr_t)((void **)arg)[1];
     free(arg);
+    char name[16];
+    snprintf(name, sizeof name, "detfeed-w%d", id);
+    detfeed__name_thread(name);
     pthread_mutex_lock(&r->mu);
     uint64_t seq;
     while (claim(r, &seq)) {

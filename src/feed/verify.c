@@ -102,7 +102,7 @@ static int verify_all(verifier *v, int threads, int64_t n)
         return DETFEED_OK;
     if (threads > n)
         threads = (int)n;
-    detfeed__run_threads(threads, verify_thread, v);
+    detfeed__run_threads(threads, "detfeed-verify", verify_thread, v);
     return atomic_load(&v->status);
 }
 

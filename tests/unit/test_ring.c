@@ -4,14 +4,16 @@
  * failing sample reaches the consumer; a consumer that holds every slot is
  * told so; stopping and destroying mid-epoch return promptly; a timed take
  * gives up in time without taking anything, and quitting joins the workers
- * at once, keeps held batches intact and wakes a waiting consumer. Run
- * under TSan by the test script.
+ * at once, keeps held batches intact and wakes a waiting consumer; worker
+ * k's thread is named detfeed-wK. Run under TSan by the test script.
  */
+#define _GNU_SOURCE /* pthread_getname_np */
 #include "feed/ring.h"
 #include "testutil.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -76,6 +78,33 @@ static void test_orders(void)
                 for (uint64_t total = 0; total <= 23; total += 7)
                     run_epochs(w, d, bs, total);
     run_epochs(8, 3, 8, 1000);
+}
+
+/* Each sample checks its worker thread's name. */
+static atomic_int misnamed, named;
+
+static int produce_named(void *ctx, int worker, uint64_t seq, int slot, int pos)
+{
+    char want[16], got[16] = "";
+    snprintf(want, sizeof want, "detfeed-w%d", worker);
+    pthread_getname_np(pthread_self(), got, sizeof got);
+    atomic_fetch_add(strcmp(got, want) == 0 ? &named : &misnamed, 1);
+    return produce(ctx, worker, seq, slot, pos);
+}
+
+static void test_thread_names(void)
+{
+    box b = {.fail_at = UINT64_MAX};
+    detfeed__ring *r;
+    CHECK_INT(detfeed__ring_create(&r, 3, 2, 4, produce_named, &b), 0);
+    CHECK_INT(detfeed__ring_start(r, 40), 0);
+    int slot, count;
+    uint64_t bi;
+    while (detfeed__ring_take(r, &slot, &count, &bi) == 0)
+        detfeed__ring_release(r, slot);
+    detfeed__ring_destroy(r);
+    CHECK_INT(atomic_load(&named), 40);
+    CHECK_INT(atomic_load(&misnamed), 0);
 }
 
 static void test_hold_all_slots(void)
@@ -256,6 +285,7 @@ static void test_quit_wakes_the_consumer(void)
 int main(void)
 {
     test_orders();
+    test_thread_names();
     test_hold_all_slots();
     test_failure();
     test_stop();
