@@ -8,9 +8,12 @@ way to defer colour to the GPU: uint8 BGR in, colour, NCHW RGB float out).
 Timing: CUDA events around each launch after a warm-up, medians, with the
 GPU kept busy (torch.cuda._sleep) while the events and the launch are
 queued, so that the host's launch overhead is not counted; also the mean of
-a back-to-back run of launches. Inputs: uniform random bytes (the worst case
-for the kernel's table reads) and, with --images, real photos letterboxed. Bytes
-counted per pixel: 3 read, 3 x dtype size written (the parameters, 1 KiB per
+a back-to-back run of launches. Beside each: the kernel without colour (the
+conversion alone) and PyTorch's contiguous cast of as many uint8 elements
+to the dtype (the same bytes read and written by a streaming kernel: what
+this mix of reads and writes reaches against copy bandwidth). Inputs:
+uniform random bytes (the worst case for the kernel's table reads) and, with
+--images, real photos letterboxed. Bytes counted per pixel: 3 read, 3 x dtype size written (the parameters, 1 KiB per
 image, are left out). Copy bandwidth: device-to-device copy of 2 GiB,
 counted as bytes read plus bytes written.
 """
@@ -138,8 +141,8 @@ def main():
             code = lib.dtype(name)
             out = torch.empty(B, 3, s, s, dtype=tdt, device="cuda")
 
-            def run():
-                rc = lib.detfeed_cuda_color_convert(img.data_ptr(), B, s, s, params.data_ptr(),
+            def run(p=params.data_ptr()):
+                rc = lib.detfeed_cuda_color_convert(img.data_ptr(), B, s, s, p,
                                                     ctypes.byref(cv), out.data_ptr(), code,
                                                     quotient, stream)
                 assert rc == 0, rc
@@ -147,10 +150,19 @@ def main():
             times = event_times(run, 10, a.runs)
             ms, b2b = median(times), back_to_back(run, a.runs)
             nbytes = B * s * s * (3 + 3 * out.element_size())
+            # The same bytes moved without the colour (no parameters: the
+            # conversion alone), and by PyTorch's contiguous cast of as many
+            # uint8 elements to the dtype (a streaming kernel with this mix
+            # of reads and writes and no layout change).
+            plain = back_to_back(lambda: run(None), a.runs)
+            src, dst = img.view(-1), out.view(-1)
+            cast = back_to_back(lambda: dst.copy_(src), a.runs)
             row = {"batch": B, "input": kind, "dtype": name, "kernel_ms_median": ms, "kernel_ms_min": min(times),
                    "kernel_ms_max": max(times), "kernel_ms_back_to_back": b2b,
                    "bytes": nbytes, "gb_per_s": nbytes / (b2b * 1e-3) / 1e9,
-                   "share_of_copy_bandwidth": nbytes / (b2b * 1e-3) / 1e9 / bw}
+                   "share_of_copy_bandwidth": nbytes / (b2b * 1e-3) / 1e9 / bw,
+                   "plain_ms_back_to_back": plain, "torch_cast_ms_back_to_back": cast,
+                   "torch_cast_share_of_copy": nbytes / (cast * 1e-3) / 1e9 / bw}
             if name == "f32":
                 g = gains.to("cuda", torch.float32)
                 tt = event_times(lambda: torch_hsv(img, g), 5, max(10, a.runs // 5))
@@ -159,7 +171,9 @@ def main():
             rows.append(row)
             print(f"batch {B:3d} {kind:6s} {name:4s}: {ms * 1e3:7.1f} us/launch (events), "
                   f"{b2b * 1e3:7.1f} us back to back, {row['gb_per_s']:6.0f} GB/s = "
-                  f"{100 * row['share_of_copy_bandwidth']:.0f}% of copy"
+                  f"{100 * row['share_of_copy_bandwidth']:.0f}% of copy; no colour "
+                  f"{plain * 1e3:.1f} us; torch cast {cast * 1e3:.1f} us = "
+                  f"{100 * row['torch_cast_share_of_copy']:.0f}% of copy"
                   + (f"; torch float HSV {row['torch_float_hsv_ms_median'] * 1e3:.0f} us "
                      f"({row['speedup_vs_torch']:.0f}x)" if name == "f32" else ""))
     res = {"bench": "cuda_kernel", "size": s, "opencv": a.opencv, "copy_gb_per_s": bw, "rows": rows,
