@@ -148,11 +148,17 @@ def revalidate(tr, weights, conf=None):
     Ultralytics' own (the trainer's get_dataloader with val="ultralytics"):
     the same model and validator, only the batches' source differs; with
     the digest of what the validator handed its metrics (digest_stats). conf:
-    the validators' confidence threshold (None: the trainer's)."""
+    the validators' confidence threshold (None: the trainer's). NMS runs
+    without its wall-time limit in both."""
     path = tr.data.get("val") or tr.data.get("test")
     batch = tr.batch_size if tr.args.task == "obb" else tr.batch_size * 2  # as the trainer
     kept, keep_val = tr.test_loader, tr._detfeed_val
     out = {}
+    # NMS stops at a wall-time limit (a warning, and the later images of the
+    # batch keep no prediction): lifted here, so that both runs keep all.
+    from ultralytics.utils import nms
+    nms_kept = nms.non_max_suppression
+    nms.non_max_suppression = lambda *x, **k: nms_kept(*x, **{**k, "max_time_img": 1e9})
     try:
         for source in ("detfeed", "ultralytics"):
             tr._detfeed_val = source
@@ -171,6 +177,7 @@ def revalidate(tr, weights, conf=None):
                 tr.test_loader.close()
     finally:
         tr.test_loader, tr._detfeed_val = kept, keep_val
+        nms.non_max_suppression = nms_kept
     a, b = out["detfeed"], out["ultralytics"]
     out["equal"] = a == b and out["detfeed_stats"] == out["ultralytics_stats"]
     out["max_abs_diff"] = max((abs(a[k] - b[k]) for k in a if k in b), default=None)
