@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The GPU routes' conformance on a CUDA device: `detfeed replay --sha256` (one
+# digest over every consumer byte of every batch: images, cls, bboxes,
+# batch_idx, keypoints) of the worker route (host output), the device colour
+# route and the device recipe route (CUDA output), for each dataset x
+# hyperparameter set of the conformance suite x OpenCV x dtype, 3 epochs with
+# close_mosaic 1 (mosaic, then a close_mosaic epoch), RAM cache.
+#
+#   bench/recipe_replay.sh DETFEED DATA OUT
+#
+# DETFEED: the detfeed tool; DATA: a folder with coco128, coco8-seg and
+# coco8-pose; OUT: replay.txt (one row per combination: the three digests and
+# EQUAL or DIFFER) and a synthetic dataset of generated images (`detfeed
+# synth`, images no test was written against). A digest counts only where the
+# route that ran is the one asked for (the tool's JSON says which; a fallback
+# is a DIFFER row). The device colour route has no u8 row (uint8 output keeps
+# colour in the workers). The last lines check
+# that the OpenCV setting reached the tool: for each set and dtype of coco128
+# the three OpenCV versions must not all give one digest. Exit status 1 when
+# a row differs or a row could not run.
+set -uo pipefail
+tool=$1 data=$2 out=$3
+mkdir -p "$out"
+"$tool" synth "$out/synth" --n 64 --imgsz 640 --seed 17 >/dev/null || exit 1
+declare -A sets=(
+  [default]=""
+  [mixup]="mixup=0.5"
+  [geometry]="degrees=10,shear=5,perspective=0.0005,flipud=0.5,translate=0.2,scale=0.6"
+  [affine]="degrees=10,shear=5,flipud=0.5,translate=0.2,scale=0.6"
+  [nohsv]="hsv_h=0,hsv_s=0,hsv_v=0"
+)
+status=0
+digest() { # ROUTE OUTPUT YAML DTYPE SETTINGS: the digest, empty where the route
+  # that ran is not ROUTE/OUTPUT (a fallback) or the replay failed
+  "$tool" replay "$3" --epochs 3 --close-mosaic 1 --workers 8 --batch 16 --json \
+    --route "$1" --output "$2" --dtype "$4" --set "$5" 2>>"$out/errors.txt" |
+    python3 -c 'import json, sys; r = json.load(sys.stdin)
+print(r["sha256"] if r["route"] == sys.argv[1] else "")' "$1/$2"
+}
+row() { # NAME YAML SET CV DTYPE
+  local s="cache=ram,opencv=$4${sets[$3]:+,${sets[$3]}}"
+  local w d=- r
+  w=$(digest worker host "$2" "$5" "$s")
+  [ "$5" = u8 ] || d=$(digest device cuda "$2" "$5" "$s")
+  r=$(digest recipe cuda "$2" "$5" "$s")
+  local verdict=EQUAL
+  if [ -z "$w" ] || [ -z "$r" ] || [ -z "$d" ] || [ "$w" != "$r" ] ||
+    { [ "$d" != - ] && [ "$d" != "$w" ]; }; then
+    verdict=DIFFER status=1
+  fi
+  echo "$1 $3 opencv=$4 $5 worker=${w:-none} device=${d:-none} recipe=${r:-none} $verdict" |
+    tee -a "$out/replay.txt"
+}
+for set in default mixup geometry affine nohsv; do
+  for cv in 4 5.0 5.1; do
+    for dt in u8 f32; do row coco128 "$data/coco128/coco128.yaml" "$set" "$cv" "$dt"; done
+    if [ "$set" = default ]; then
+      for dt in f16 bf16; do row coco128 "$data/coco128/coco128.yaml" "$set" "$cv" "$dt"; done
+    fi
+  done
+done
+for ds in coco8-seg/coco8-seg.yaml coco8-pose/coco8-pose.yaml; do
+  for set in default geometry; do
+    for cv in 4 5.1; do row "${ds%%/*}" "$data/$ds" "$set" "$cv" f32; done
+  done
+done
+for set in default geometry; do
+  for cv in 4 5.1; do row synth "$out/synth/data.yaml" "$set" "$cv" f32; done
+done
+rows=$(grep -c . "$out/replay.txt")
+same=$(grep -c ' EQUAL$' "$out/replay.txt")
+echo "rows: $rows, equal: $same" | tee -a "$out/replay.txt"
+# The OpenCV setting reached the tool: per set and dtype, not one digest for all three.
+awk '$1 == "coco128" {k = $2 " " $4; split($5, a, "="); d[k] = d[k] " " a[2]}
+     END {for (k in d) {n = split(d[k], v, " "); u = 0; delete seen
+                        for (i = 1; i <= n; i++) if (!(v[i] in seen)) {seen[v[i]] = 1; u++}
+                        print "coco128 " k ": " u " distinct digests over OpenCV 4 / 5.0 / 5.1"}}' \
+  "$out/replay.txt" | sort | tee -a "$out/replay.txt"
+exit $status
