@@ -28,7 +28,9 @@ cores. Their first epoch is then started when they open, so that their
 threads exist.
 
 The loaders do not start their next epoch ahead (an idle route would
-otherwise make batches while another route's epoch runs).
+otherwise make batches while another route's epoch runs). With --val each
+epoch ends with a validation through detfeed's validation loader, as in the
+complete fits of bench/fit_pairs.sh; without it, only the last.
 """
 import argparse
 import json
@@ -142,6 +144,9 @@ def main():
     ap.add_argument("--imgsz", type=int, default=640)
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--close-mosaic", type=int, default=0)
+    ap.add_argument("--val", action="store_true",
+                    help="validate after every epoch (through detfeed's validation loader), "
+                         "as complete fits do; the steps timed are the training steps alone")
     ap.add_argument("--project", default="/tmp/detfeed-runs")
     ap.add_argument("--name", default="steps")
     ap.add_argument("--profile", type=int, default=0,
@@ -262,7 +267,7 @@ def main():
     kw = dict(data=dataset_yaml(a.data, os.path.join(a.project, a.name) + "-data"),
               epochs=a.epochs, imgsz=a.imgsz, batch=a.batch, workers=a.workers,
               close_mosaic=a.close_mosaic, seed=0, deterministic=True, cache="ram",
-              plots=False, val=False, project=a.project, name=a.name, exist_ok=True,
+              plots=False, val=a.val, project=a.project, name=a.name, exist_ok=True,
               verbose=False, device=a.device, trainer=Trainer)
     model = YOLO(a.model)
     model.add_callback("on_train_batch_start", on_batch_start)
@@ -273,7 +278,7 @@ def main():
     tr = model.trainer
     res = {"routes": routes, "offset": a.offset, "loaders": notes, "model": a.model,
            "epochs": a.epochs, "batch": a.batch, "imgsz": a.imgsz, "workers": a.workers,
-           "close_mosaic": a.close_mosaic, "wall_s": wall,
+           "close_mosaic": a.close_mosaic, "val": a.val, "wall_s": wall,
            "trainer_cpus": a.trainer_cpus, "worker_cpus": a.worker_cpus,
            "cpus": sorted(os.sched_getaffinity(0)), "summary": summarise(steps, routes),
            "paired_wall_ratio": {"%s/%s" % (r, routes[0]): paired(steps, routes[0], r)
