@@ -43,7 +43,7 @@ def reference(lib, img, lut, mode, cv, dtype, scale):
         assert rc == 0, rc
     if mode == "mirrored":
         col = np.ascontiguousarray(col[:, ::-1])
-    esize = {"u8": 1, "f32": 4}.get(dtype, 2)
+    esize = lib.detfeed_dtype_size(lib.dtype(dtype))
     out = np.empty(3 * h * w * esize, np.uint8)
     rc = lib.detfeed_convert_chw(col.ctypes.data, 3 * w, w, h, out.ctypes.data, h * w * esize,
                                  lib.dtype(dtype), capi().SCALES.index(scale))

@@ -264,6 +264,7 @@ _SIGNATURES = {
     # detfeed.h: dtypes, randomness
     "detfeed_dtype_parse": (_i, [_s, _pi]),
     "detfeed_dtype_name": (_s, [_i]),
+    "detfeed_dtype_size": (_sz, [_i]),
     "detfeed_uniform": (_d, [_u64, _u32, _u32, _u64]),
     "detfeed_epoch_order": (_i, [_u64, _u32, _sz, ctypes.POINTER(_u64)]),
     "detfeed_shard_size": (_sz, [_sz, _i, _i]),

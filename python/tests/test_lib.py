@@ -100,6 +100,8 @@ def test_names_go_through_the_parse_functions():
     lib = _lib.library()
     assert lib.dtype_name(lib.dtype("bfloat16")) == "bf16"
     assert lib.dtype_name(lib.dtype("half")) == "f16"
+    assert [lib.detfeed_dtype_size(lib.dtype(n)) for n in ("u8", "f32", "f16", "bf16")] == \
+        [1, 4, 2, 2]
     with pytest.raises(ValueError):
         lib.dtype("int32")
     cv = lib.cv("5.1", "avx2", 0)
