@@ -306,16 +306,13 @@ static bool source_open(source *src, const char *path, int imgsz, int64_t cache_
     return true;
 }
 
-/* Under a sanitizer (TU_SANITIZED): 8 samples an epoch and one OpenCV per
- * Ultralytics version. In the Release build: every OpenCV, the first 32
- * samples an epoch of the default set and 16 of the others (h->first;
- * each mosaic reads three more images, so most of coco128 is
- * drawn). */
-#define LIGHT TU_SANITIZED
-
 /* Training samples of hyperparameter set h under every stack: EPOCHS
  * epochs, the last CLOSE_MOSAIC without mosaic, at out_w x out_h (0: imgsz
- * square). */
+ * square). In the Release build every OpenCV and the first h->first
+ * samples an epoch (32 of the default set, 16 of the others; each mosaic
+ * reads three more images, so most of coco128 is drawn); under a
+ * sanitizer (TU_SANITIZED) 8 samples an epoch and one OpenCV per
+ * Ultralytics version. */
 static void train_set(const source *src, const hyp_set *h, int si, int out_w, int out_h,
                       tally *t)
 {
@@ -326,10 +323,11 @@ static void train_set(const source *src, const hyp_set *h, int si, int out_w, in
         hyp.fliplr = hyp.flipud = 0; /* as the loader's open */
     uint64_t n = detfeed_dataset_size(src->ds);
     uint64_t first = h->first && (uint64_t)h->first < n ? (uint64_t)h->first : n;
-    if (LIGHT && first > 8)
+    if (TU_SANITIZED && first > 8)
         first = 8;
     for (int u = 0; u < 2; u++)
-        for (int v = LIGHT ? (si + u) % 3 : 0; v < 3; v += LIGHT ? 3 : 1) {
+        for (int v = TU_SANITIZED ? (si + u) % 3 : 0; v < 3;
+             v += TU_SANITIZED ? 3 : 1) {
             detfeed__augmenter a = {.ds = src->ds,
                                     .cache = src->cache,
                                     .hyp = hyp,
