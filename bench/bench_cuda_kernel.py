@@ -13,9 +13,10 @@ conversion alone) and PyTorch's contiguous cast of as many uint8 elements
 to the dtype (the same bytes read and written by a streaming kernel: what
 this mix of reads and writes reaches against copy bandwidth). Inputs:
 uniform random bytes (the worst case for the kernel's table reads) and, with
---images, real photos letterboxed. Bytes counted per pixel: 3 read, 3 x dtype size written (the parameters, 1 KiB per
-image, are left out). Copy bandwidth: device-to-device copy of 2 GiB,
-counted as bytes read plus bytes written.
+--images, real photos letterboxed. Bytes counted per pixel: 3 read, 3 x
+dtype size written (the parameters, 1 KiB per image, are left out). Copy
+bandwidth: device-to-device copy of 2 GiB, counted as bytes read plus bytes
+written.
 """
 import argparse
 import ctypes
