@@ -13,9 +13,9 @@
 #      default 90-real: no test here runs a GPU, and the seven of a release
 #      wheel take a minute more to compile), checked by
 #      scripts/wheel_check.sh (auditwheel, a fresh venv without compilers,
-#      `detfeed --help`, the tests without PyTorch), then installed into a virtual environment (build-py/venv, with
-#      PyTorch from PyPI for the torch.distributed run) for the whole
-#      pytest suite;
+#      `detfeed --help`, the tests without PyTorch), then installed into a
+#      virtual environment (build-py/venv, with PyTorch from PyPI for the
+#      torch.distributed run) for the whole pytest suite;
 #   7. the Python binding's safety tests under Debian's python3 against the
 #      ASan+UBSan build's library (step 3).
 # The oracle tests read ../shared/data beside the checkout; the real
