@@ -6,7 +6,7 @@
 #   bench/fit_pairs.sh DATA OUT PAIRS ARM... -- TRAIN_ARGS...
 #
 # DATA: a folder with the dataset and its YAML. ARM: NAME=LOADER,COLOR[,LIB]
-# (NAME a short word without '-', LOADER ultralytics or detfeed, COLOR worker
+# (NAME a short word without '-', LOADER ultralytics, detfeed or floor, COLOR worker
 # or device, LIB a libdetfeed.so for this arm, else DETFEED_LIBRARY). TRAIN_ARGS
 # go to bench/train_ultralytics.py (e.g. --model yolo26n.yaml --epochs 6
 # --batch 8 --close-mosaic 2). OUT: fit-NAME-PAIR.json, its log and

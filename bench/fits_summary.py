@@ -14,7 +14,9 @@ with --profile.
     python3 bench/fits_summary.py OUT [X:Y ...]
 
 Fits are OUT/fit-ARM-PAIR.json; X:Y compares arm X against arm Y (default: c:b,
-r:b, b:a, c:a, r:a where present).
+r:b, b:a, c:a, r:a, z:a, r:z where present; z names the trainer's floor,
+train_ultralytics.py --loader floor, whose hashes are not compared: it trains
+on one batch).
 """
 import glob
 import json
@@ -45,6 +47,9 @@ def load(out):
 
 
 def label(r):
+    if r["loader"] == "floor":
+        return "trainer floor: one batch repeated (%s colour)" % r.get("color") + (
+            " (%s)" % r["label"] if r.get("label") else "")
     name = "Ultralytics loader" if r["loader"] == "ultralytics" else \
         "detfeed device recipe" if r.get("color") == "recipe" else \
         "detfeed %s colour" % r.get("color")
@@ -193,7 +198,8 @@ def main():
     breakdown(fits, arms, pairs)
     per_epoch(fits, arms, pairs)
     vs = [tuple(s.split(":")) for s in sys.argv[2:]] or \
-        [(x, y) for x, y in (("c", "b"), ("r", "b"), ("b", "a"), ("c", "a"), ("r", "a"))
+        [(x, y) for x, y in (("c", "b"), ("r", "b"), ("b", "a"), ("c", "a"), ("r", "a"),
+                             ("z", "a"), ("r", "z"))
          if x in arms and y in arms]
     for x, y in vs:
         compare(fits, pairs, x, y)

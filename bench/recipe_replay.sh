@@ -3,10 +3,11 @@
 # digest over every consumer byte of every batch: images, cls, bboxes,
 # batch_idx, keypoints) of the worker route (host output), the device colour
 # route and the device recipe route (CUDA output), for each dataset x
-# hyperparameter set of the conformance suite x OpenCV x dtype, 3 epochs with
-# close_mosaic 1 (mosaic, then a close_mosaic epoch), RAM cache.
+# hyperparameter set of the conformance suite x OpenCV x dtype, EPOCHS epochs
+# (default 2) with close_mosaic 1 (mosaic, then a close_mosaic epoch), RAM
+# cache, WORKERS worker threads (default 8).
 #
-#   bench/recipe_replay.sh DETFEED DATA OUT
+#   [EPOCHS=N] [WORKERS=N] bench/recipe_replay.sh DETFEED DATA OUT
 #
 # DETFEED: the detfeed tool; DATA: a folder with coco128, coco8-seg and
 # coco8-pose; OUT: replay.txt (one row per combination: the three digests and
@@ -20,6 +21,7 @@
 # a row differs or a row could not run.
 set -uo pipefail
 tool=$1 data=$2 out=$3
+epochs=${EPOCHS:-2} workers=${WORKERS:-8}
 mkdir -p "$out"
 "$tool" synth "$out/synth" --n 64 --imgsz 640 --seed 17 >/dev/null || exit 1
 declare -A sets=(
@@ -32,7 +34,7 @@ declare -A sets=(
 status=0
 digest() { # ROUTE OUTPUT YAML DTYPE SETTINGS: the digest, empty where the route
   # that ran is not ROUTE/OUTPUT (a fallback) or the replay failed
-  "$tool" replay "$3" --epochs 3 --close-mosaic 1 --workers 8 --batch 16 --json \
+  "$tool" replay "$3" --epochs "$epochs" --close-mosaic 1 --workers "$workers" --batch 16 --json \
     --route "$1" --output "$2" --dtype "$4" --set "$5" 2>>"$out/errors.txt" |
     python3 -c 'import json, sys; r = json.load(sys.stdin)
 print(r["sha256"] if r["route"] == sys.argv[1] else "")' "$1/$2"

@@ -142,6 +142,29 @@ def digest_stats(metrics):
     return seen
 
 
+def hold_first_batch(loader):
+    """The trainer's floor (--loader floor): from now on every epoch of
+    `loader` (a detfeed.Loader) yields its first batch again, as many times
+    as it has batches: a copy taken once, where the loader put it (on the
+    GPU for the device routes). The loader's epoch stays open and its
+    workers idle once its ring is full, so after the first batch the steps
+    cost the loader nothing: the training phase is what the trainer alone
+    takes, the least any loader can reach. The model learns from one batch,
+    so its hashes and metrics are not the other arms'."""
+    base, held = type(loader), {}
+
+    class Floor(base):
+        def __iter__(self):
+            if "batch" not in held:
+                held["epoch"] = base.__iter__(self)
+                held["batch"] = {k: v.clone() if isinstance(v, torch.Tensor) else v
+                                 for k, v in next(held["epoch"]).items()}
+            for _ in range(len(self)):
+                yield dict(held["batch"])
+
+    loader.__class__ = Floor
+
+
 def revalidate(tr, weights, conf=None):
     """The metrics of `weights` from the trainer's validator, as its final
     validation makes them, over a new detfeed validation loader and over
@@ -193,7 +216,10 @@ def offline_patches():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data", help="a folder with the dataset and its YAML")
-    ap.add_argument("--loader", choices=["ultralytics", "detfeed"], default="detfeed")
+    ap.add_argument("--loader", choices=["ultralytics", "detfeed", "floor"], default="detfeed",
+                    help="Ultralytics' loader, detfeed's, or the trainer's floor: detfeed's "
+                         "with every step fed its first batch again (no loader work after it; "
+                         "a measurement of the trainer alone, not a training)")
     ap.add_argument("--color", choices=["worker", "device", "recipe"], default="device")
     ap.add_argument("--model", default="yolov8n.yaml")
     ap.add_argument("--epochs", type=int, default=3)
@@ -251,9 +277,11 @@ def main():
         marks["cpu"] = cpu_seconds()
         if spans["startup_s"] is None:
             spans["startup_s"] = marks["t"] - t0
-        if a.loader == "detfeed":
+        if a.loader != "ultralytics":
             import detfeed
             assert isinstance(tr.train_loader, detfeed.Loader), type(tr.train_loader)
+            if a.loader == "floor" and tr.epoch == 0:
+                hold_first_batch(tr.train_loader)
 
     def on_batch_end(tr):
         steps[0] += 1
@@ -318,7 +346,7 @@ def main():
               close_mosaic=a.close_mosaic,
               seed=a.seed, deterministic=True, cache="ram", plots=False, val=bool(a.val),
               project=a.project, name=a.name, exist_ok=True, verbose=False, device=a.device)
-    if a.loader == "detfeed":
+    if a.loader != "ultralytics":
         import detfeed.ultralytics
         kw["trainer"] = detfeed.ultralytics.trainer(color=a.color, val=a.val_loader)
     else:
@@ -341,9 +369,9 @@ def main():
     tr = model.trainer
     last = torch.load(os.path.join(str(tr.save_dir), "weights", "last.pt"), weights_only=False)
     res = {
-        "loader": a.loader, "color": a.color if a.loader == "detfeed" else None,
+        "loader": a.loader, "color": a.color if a.loader != "ultralytics" else None,
         "label": a.label, "close_mosaic": a.close_mosaic,
-        "val_loader": a.val_loader if a.loader == "detfeed" else "ultralytics",
+        "val_loader": a.val_loader if a.loader != "ultralytics" else "ultralytics",
         "model": a.model, "epochs": a.epochs, "batch": a.batch, "imgsz": a.imgsz,
         "workers": a.workers, "wall_s": wall, "steps": steps[0], "train_s": phases["train_s"],
         "data_wait_s": marks["wait"], "profile": prof["summary"], **spans,
@@ -357,6 +385,7 @@ def main():
         "hash_inputs": hashlib.sha256(torch.stack(fed).cpu().numpy().tobytes()).hexdigest()
         if fed else None,
         "batches_fed": len(fed),
+        "batches_distinct": len({tuple(x.tolist()) for x in fed}),
         "hash_last_pt_model": state_hash(last["model"].state_dict()) if last.get("model") else None,
         "metrics": {k: float(v) for k, v in (tr.metrics or {}).items()},
         "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0) if cuda else None,
