@@ -146,13 +146,14 @@ def compare(fits, pairs, x, y):
                   % (x, y, what, 100 * median(red), len(red), 100 * min(red), 100 * max(red)))
 
 
-def hashes(fits):
-    det = [fits[k] for k in sorted(fits) if fits[k]["loader"] == "detfeed"]
-    for h in HASHES:
-        vals = {r.get(h) for r in det}
-        print("%s over the %d detfeed fits: %s" % (
-            h, len(det), "all equal (%s)" % str(next(iter(vals)))[:16] if len(vals) == 1
-            else "%d different values" % len(vals)))
+def hashes(fits, loader="detfeed", keys=HASHES):
+    """Whether the fits of `loader` agree on each hash of `keys`."""
+    rs = [fits[k] for k in sorted(fits) if fits[k]["loader"] == loader]
+    for h in keys if rs else ():
+        vals = {r.get(h) for r in rs}
+        print("%s over the %d %s fits: %s" % (
+            h, len(rs), loader, "all equal (%s)" % str(next(iter(vals)))[:16]
+            if len(vals) == 1 else "%d different values" % len(vals)))
 
 
 def revalidations(fits):
@@ -204,10 +205,7 @@ def main():
     for x, y in vs:
         compare(fits, pairs, x, y)
     hashes(fits)
-    a_inputs = {fits[k].get("hash_inputs") for k in fits if fits[k]["loader"] == "ultralytics"}
-    if a_inputs:
-        print("hash_inputs over the Ultralytics fits: %d different values (its own "
-              "randomness)" % len(a_inputs))
+    hashes(fits, "ultralytics", ("hash_inputs",))  # its own randomness: not detfeed's
     revalidations(fits)
     profiles(fits)
 
