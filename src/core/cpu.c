@@ -4,6 +4,10 @@
  */
 #include "internal.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+
 bool detfeed__cpu_runs(detfeed_isa isa)
 {
     switch (isa) {
@@ -24,6 +28,19 @@ bool detfeed__cpu_runs(detfeed_isa isa)
 #endif
     }
     return false;
+}
+
+bool detfeed__cpu_has_sha(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    /* By CPUID: __builtin_cpu_supports("sha") is not in every compiler. */
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSSE3) || !(c & bit_SSE4_1))
+        return false;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA);
+#else
+    return false;
+#endif
 }
 
 int detfeed__isa_pick(detfeed_isa isa, unsigned variants)

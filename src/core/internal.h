@@ -106,6 +106,10 @@ double detfeed__uniform_words(uint32_t a, uint32_t b);
 /* The probe: true when this CPU runs `isa` (AUTO and PORTABLE: always). */
 bool detfeed__cpu_runs(detfeed_isa isa);
 
+/* The probe for SHA-256's block function: true when this CPU has the x86
+ * SHA extensions (with SSSE3 and SSE4.1), which core/sha256.c then uses. */
+bool detfeed__cpu_has_sha(void);
+
 /* The variant a kernel with `variants` (a DETFEED__ISA_BIT mask) runs for
  * `isa`: AUTO, the best of them this CPU runs (PORTABLE at least); PORTABLE,
  * itself; AVX2 or AVX512, itself when among `variants` and this CPU runs it.

@@ -5,6 +5,9 @@
 
 #include <string.h>
 
+#include "internal.h"
+#include "sha256_blocks.h"
+
 static const uint32_t K[64] = {
     0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u,
     0x923f82a4u, 0xab1c5ed5u, 0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u,
@@ -65,12 +68,24 @@ static void compress(uint32_t st[8], const uint8_t block[64])
     st[7] += h;
 }
 
+/* Compresses the n blocks at p into ctx's state. */
+static void blocks(detfeed_sha256 *ctx, const uint8_t *p, size_t n)
+{
+    if (ctx->hw) {
+        detfeed_sha256_blocks_hw(ctx->state, p, n, K);
+        return;
+    }
+    for (; n > 0; n--, p += 64)
+        compress(ctx->state, p);
+}
+
 void detfeed_sha256_init(detfeed_sha256 *ctx)
 {
     static const uint32_t iv[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
                                    0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
     memcpy(ctx->state, iv, sizeof iv);
     ctx->bytes = 0;
+    ctx->hw = detfeed__cpu_has_sha();
 }
 
 void detfeed_sha256_update(detfeed_sha256 *ctx, const void *data, size_t size)
@@ -85,10 +100,11 @@ void detfeed_sha256_update(detfeed_sha256 *ctx, const void *data, size_t size)
         size -= take;
         if (used + take < 64)
             return;
-        compress(ctx->state, ctx->block);
+        blocks(ctx, ctx->block, 1);
     }
-    for (; size >= 64; p += 64, size -= 64)
-        compress(ctx->state, p);
+    blocks(ctx, p, size / 64);
+    p += size / 64 * 64;
+    size %= 64;
     if (size != 0)
         memcpy(ctx->block, p, size);
 }
@@ -100,13 +116,13 @@ void detfeed_sha256_final(detfeed_sha256 *ctx, uint8_t out[32])
     ctx->block[used++] = 0x80;
     if (used > 56) {
         memset(ctx->block + used, 0, 64 - used);
-        compress(ctx->state, ctx->block);
+        blocks(ctx, ctx->block, 1);
         used = 0;
     }
     memset(ctx->block + used, 0, 56 - used);
     for (int i = 0; i < 8; i++)
         ctx->block[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
-    compress(ctx->state, ctx->block);
+    blocks(ctx, ctx->block, 1);
     for (int i = 0; i < 8; i++) {
         out[4 * i] = (uint8_t)(ctx->state[i] >> 24);
         out[4 * i + 1] = (uint8_t)(ctx->state[i] >> 16);

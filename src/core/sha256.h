@@ -16,6 +16,8 @@ typedef struct detfeed_sha256 {
     uint32_t state[8];
     uint64_t bytes; /* hashed so far */
     uint8_t block[64];
+    int hw; /* 1: the CPU's SHA instructions (init sets it where the CPU has
+               them; a test sets 0 after init to run the portable code) */
 } detfeed_sha256;
 
 void detfeed_sha256_init(detfeed_sha256 *ctx);

@@ -42,8 +42,8 @@ build_and_run() { # $1 = source root to build from; prints the test's verdict
   "$cc" "${flags[@]}" -mavx2 -mfma -c "$root/src/img/color_avx2.c" -o "$obj/color_avx2.o"
   "$cc" "${flags[@]}" -mavx512f -mavx512bw -mavx512vbmi -mfma \
     -c "$root/src/img/color_avx512.c" -o "$obj/color_avx512.o"
-  for f in src/core/status.c src/core/sha256.c src/core/cv.c src/core/cpu.c tests/unit/testutil.c \
-           tests/unit/test_captured.c; do
+  for f in src/core/status.c src/core/sha256.c src/core/sha256_x86.c src/core/cv.c src/core/cpu.c \
+           tests/unit/testutil.c tests/unit/test_captured.c; do
     "$cc" "${flags[@]}" -c "$top/$f" -o "$obj/$(basename "$f" .c).o"
   done
   "$cc" "$obj"/*.o -lm -o "$obj/test_captured"

@@ -58,6 +58,62 @@ static void test_sha256(void)
     CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+/* The digest of `size` bytes fed in pieces of `step` (0: one piece), by
+ * the CPU's SHA instructions (hw 1, where the CPU has them) or the portable
+ * code (hw 0). */
+static void digest(const uint8_t *data, size_t size, size_t step, int hw, char hex[65])
+{
+    detfeed_sha256 ctx;
+    detfeed_sha256_init(&ctx);
+    ctx.hw = hw && ctx.hw;
+    for (size_t at = 0; at < size;) {
+        size_t n = step == 0 || step > size - at ? size - at : step;
+        detfeed_sha256_update(&ctx, data + at, n);
+        at += n;
+    }
+    detfeed_sha256_hex(&ctx, hex);
+}
+
+/* Both block functions give the same digests: every length to 4 blocks and
+ * beyond, whole and in uneven pieces, and the NIST vectors by each. */
+static void test_sha256_paths(void)
+{
+    detfeed_sha256 probe;
+    detfeed_sha256_init(&probe);
+    printf("test_core: SHA-256 by %s\n",
+           probe.hw ? "the CPU's SHA instructions and the portable code"
+                    : "the portable code only (this CPU has no SHA instructions)");
+    enum { N = 1 << 20 };
+    uint8_t *data = malloc(N);
+    CHECK(data != NULL);
+    if (!data)
+        return;
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (size_t i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        data[i] = (uint8_t)(x >> 32);
+    }
+    char a[65], b[65];
+    for (size_t size = 0; size <= 4 * 64 + 1; size++) {
+        digest(data, size, 0, 1, a);
+        digest(data, size, 0, 0, b);
+        CHECK_STR(a, b);
+    }
+    const size_t steps[] = {0, 1, 63, 64, 65, 1000, 4096};
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        digest(data, N - 3, steps[i], 1, a);
+        digest(data, N - 3, steps[i], 0, b);
+        CHECK_STR(a, b);
+    }
+    const char *abc = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    for (int hw = 0; hw <= 1; hw++) {
+        digest((const uint8_t *)abc, strlen(abc), 5, hw, a);
+        CHECK_STR(a,
+                  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    }
+    free(data);
+}
+
 static void test_helpers(void)
 {
     size_t out = 7;
@@ -81,6 +137,7 @@ int main(void)
     test_status();
     test_version();
     test_sha256();
+    test_sha256_paths();
     test_helpers();
     return tu_finish("test_core");
 }
