@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Paired complete training fits, any arms, the whole process pinned to CPUS
 # (default 0-3: a 4-vCPU host), run alternately (the order rotates per pair).
-# GPU utilisation is sampled by nvidia-smi every 100 ms during each fit.
+# GPU utilisation is sampled by nvidia-smi every 100 ms during each fit (time-stamped:
+# fits_summary.py counts the samples inside the fit, not what follows it).
 #
 #   bench/fit_pairs.sh DATA OUT PAIRS ARM... -- TRAIN_ARGS...
 #
@@ -30,7 +31,7 @@ for p in $(seq "$first" $((first + pairs - 1))); do
     arm=${arms[$(((k + p - 1) % n))]}
     name=${arm%%=*} spec=${arm#*=}
     IFS=, read -r loader color lib <<<"$spec"
-    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 100 \
+    nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 \
       >"$out/util-$name-$p.txt" 2>/dev/null &
     smi=$!
     DETFEED_LIBRARY=${lib:-${DETFEED_LIBRARY:-}} taskset -c "$cpus" python3 \

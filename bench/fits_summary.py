@@ -2,7 +2,8 @@
 per arm the median wall time of the fit with min-max, the training phase and
 the data wait (medians), training images/s, peak allocated CUDA memory and GPU
 idle fraction (1 - mean nvidia-smi utilisation over the fit, sampled every
-100 ms, where a trace is there); where a fit's time goes (start-up, the
+100 ms, where a trace is there; the samples of the fit's own span where both
+carry times); where a fit's time goes (start-up, the
 training phases with their data wait and CPU time, validation, checkpoints,
 the rest), for fits that recorded it; per epoch, the first training phase and
 validation against the later ones; the paired reductions of wall time, of the
@@ -29,8 +30,20 @@ from bench_util import median  # noqa: E402
 HASHES = ("hash_model", "hash_optimizer", "hash_ema", "hash_losses", "hash_inputs")
 
 
-def idle(path):
-    vals = [int(x) for x in open(path).read().split() if x.strip().isdigit()]
+def idle(path, span=None):
+    """1 - the mean utilisation of an nvidia-smi trace: lines "TIME, PERCENT"
+    (fit_pairs.sh), of which those inside span (the fit's start and end in
+    the same local time, from its JSON) count, so that what the process does
+    after the fit (--revalidate) is left out; or, in older traces, lines
+    "PERCENT", which all count."""
+    vals = []
+    for line in open(path):
+        f = [x.strip() for x in line.split(",")]
+        if not f[-1].isdigit():
+            continue
+        if len(f) == 2 and span and not span[0] <= f[0] <= span[1]:
+            continue
+        vals.append(int(f[-1]))
     return 1 - sum(vals) / (100 * len(vals)) if vals else None
 
 
@@ -40,7 +53,7 @@ def load(out):
         arm, pair = os.path.basename(f)[4:-5].rsplit("-", 1)
         r = json.load(open(f))
         util = os.path.join(out, "util-%s-%s.txt" % (arm, pair))
-        r["idle"] = idle(util) if os.path.exists(util) else None
+        r["idle"] = idle(util, r.get("fit_local_time")) if os.path.exists(util) else None
         r["later_epochs_s"] = later_epochs(r)
         fits[(arm, int(pair))] = r
     return fits

@@ -4,7 +4,8 @@
 # the process pinned to 5 cores (a 4-vCPU host), validation every epoch and
 # checkpoints. Arms: (a) Ultralytics' loader, (b) detfeed worker route,
 # (c) detfeed device route, run alternately (the order rotates per pair).
-# GPU utilisation is sampled by nvidia-smi every 100 ms during each fit.
+# GPU utilisation is sampled by nvidia-smi every 100 ms during each fit (time-stamped:
+# fits_summary.py counts the samples inside the fit, not what follows it).
 #
 #   bench/run_fits.sh DATA OUT [PAIRS] [EPOCHS]
 #
@@ -21,7 +22,7 @@ for p in $(seq "$pairs"); do
   for k in 0 1 2; do
     set -- ${arms[$(((k + p - 1) % 3))]}
     name=fit-$1-$p
-    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 100 \
+    nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 \
       >"$out/util-$1-$p.txt" 2>/dev/null &
     smi=$!
     taskset -c 0-4 python3 "$top/bench/train_ultralytics.py" "$data/coco128" --loader "$2" \

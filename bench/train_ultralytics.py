@@ -25,6 +25,7 @@ trainer thread's synchronizations (count and time), the GPU's busy time
 and the top operators, written beside --out as PROFILE.txt and in the JSON.
 """
 import argparse
+import datetime
 import hashlib
 import io
 import json
@@ -363,9 +364,14 @@ def main():
     model.add_callback("on_model_save", on_model_save)
     if cuda:
         torch.cuda.reset_peak_memory_stats()
+    # The fit's span in the machine's local time, as nvidia-smi's trace
+    # stamps its samples (fits_summary.py keeps the samples inside it).
+    local = lambda: datetime.datetime.now().strftime("%Y/%m/%d %H:%M:%S.%f")  # noqa: E731
+    span = [local()]
     t0 = time.perf_counter()
     model.train(**kw)
     wall = time.perf_counter() - t0
+    span.append(local())
     tr = model.trainer
     last = torch.load(os.path.join(str(tr.save_dir), "weights", "last.pt"), weights_only=False)
     res = {
@@ -375,6 +381,7 @@ def main():
         "model": a.model, "epochs": a.epochs, "batch": a.batch, "imgsz": a.imgsz,
         "workers": a.workers, "wall_s": wall, "steps": steps[0], "train_s": phases["train_s"],
         "data_wait_s": marks["wait"], "profile": prof["summary"], **spans,
+        "fit_local_time": span,
         "train_images_per_s": phases["images"] / phases["train_s"] if phases["train_s"] else None,
         "peak_cuda_allocated_mib": torch.cuda.max_memory_allocated() / 2**20 if cuda else None,
         "final_loss": losses[-1] if losses else None,
