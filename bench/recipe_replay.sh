@@ -6,8 +6,8 @@
 # hyperparameter set of the conformance suite x OpenCV x dtype, EPOCHS epochs
 # (default 2) with close_mosaic 1 (mosaic, then a close_mosaic epoch), RAM
 # cache, WORKERS worker threads each (default 4), JOBS replays at a time
-# (default 4; the replays are independent, and one process's start-up, with
-# its CUDA context, is most of a small replay's time).
+# (default 4; the replays are independent, and each one's digest of every
+# byte runs on one thread, which bounds a replay more than its workers do).
 #
 #   [EPOCHS=N] [WORKERS=N] [JOBS=N] bench/recipe_replay.sh DETFEED DATA OUT
 #
