@@ -7,7 +7,8 @@
 #   bench/fit_pairs.sh DATA OUT PAIRS ARM... -- TRAIN_ARGS...
 #
 # DATA: a folder with the dataset and its YAML. ARM: NAME=LOADER,COLOR[,LIB]
-# (NAME a short word without '-', LOADER ultralytics, detfeed or floor, COLOR worker
+# (NAME a short word without '-', LOADER ultralytics, detfeed, floor or floor:N (the
+# floor holding N of the first epoch's batches, 0 all: --floor-batches), COLOR worker
 # or device, LIB a libdetfeed.so for this arm, else DETFEED_LIBRARY). TRAIN_ARGS
 # go to bench/train_ultralytics.py (e.g. --model yolo26n.yaml --epochs 6
 # --batch 8 --close-mosaic 2). OUT: fit-NAME-PAIR.json, its log and
@@ -31,12 +32,14 @@ for p in $(seq "$first" $((first + pairs - 1))); do
     arm=${arms[$(((k + p - 1) % n))]}
     name=${arm%%=*} spec=${arm#*=}
     IFS=, read -r loader color lib <<<"$spec"
+    held=()
+    if [[ $loader == floor:* ]]; then held=(--floor-batches "${loader#floor:}"); loader=floor; fi
     nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 \
       >"$out/util-$name-$p.txt" 2>/dev/null &
     smi=$!
     DETFEED_LIBRARY=${lib:-${DETFEED_LIBRARY:-}} taskset -c "$cpus" python3 \
       "$top/bench/train_ultralytics.py" "$data" --loader "$loader" --color "$color" \
-      --label "$name" --name "fit-$name-$p" --out "$out/fit-$name-$p.json" "$@" \
+      --label "$name" --name "fit-$name-$p" --out "$out/fit-$name-$p.json" "${held[@]}" "$@" \
       >"$out/fit-$name-$p.log" 2>&1 || { status=1; tail -5 "$out/fit-$name-$p.log"; }
     kill "$smi" 2>/dev/null
     echo "pair $p arm $name done"

@@ -17,7 +17,7 @@ with --profile.
 Fits are OUT/fit-ARM-PAIR.json; X:Y compares arm X against arm Y (default: c:b,
 r:b, b:a, c:a, r:a, z:a, r:z where present; z names the trainer's floor,
 train_ultralytics.py --loader floor, whose hashes are not compared: it trains
-on one batch).
+on the batches it holds, not on the fit's).
 """
 import glob
 import json
@@ -61,7 +61,9 @@ def load(out):
 
 def label(r):
     if r["loader"] == "floor":
-        return "trainer floor: one batch repeated (%s colour)" % r.get("color") + (
+        n = 1 if r.get("floor_batches") is None else r["floor_batches"]  # older fits: 1
+        held = "one batch" if n == 1 else "%d batches" % n if n else "the first epoch"
+        return "trainer floor: %s repeated (%s colour)" % (held, r.get("color")) + (
             " (%s)" % r["label"] if r.get("label") else "")
     name = "Ultralytics loader" if r["loader"] == "ultralytics" else \
         "detfeed device recipe" if r.get("color") == "recipe" else \

@@ -143,25 +143,34 @@ def digest_stats(metrics):
     return seen
 
 
-def hold_first_batch(loader):
-    """The trainer's floor (--loader floor): from now on every epoch of
-    `loader` (a detfeed.Loader) yields its first batch again, as many times
-    as it has batches: a copy taken once, where the loader put it (on the
-    GPU for the device routes). The loader's epoch stays open and its
-    workers idle once its ring is full, so after the first batch the steps
-    cost the loader nothing: the training phase is what the trainer alone
-    takes, the least any loader can reach. The model learns from one batch,
-    so its hashes and metrics are not the other arms'."""
-    base, held = type(loader), {}
+def hold_batches(loader, n):
+    """The trainer's floor (--loader floor): the first epoch of `loader` (a
+    detfeed.Loader) takes its first n batches (0: all of them) and keeps a
+    copy of each, where the loader put it (on the GPU for the device
+    routes); from then on every step is fed those copies again, in turn, as
+    many steps an epoch as the loader has batches. The loader's epoch stays
+    open and its workers idle once its ring is full, so after the held
+    batches the steps cost the loader nothing: the training phase is what
+    the trainer alone takes, the least any loader can reach. With n = 1
+    (the default) the trainer trains on one batch, so the loss's label
+    assignment does the same work every step; with n = 0 it sees every
+    batch of the first epoch, as a real fit's steps do (memory: a whole
+    epoch of batches). The model does not learn what the other arms' does,
+    so its hashes and metrics are not theirs."""
+    base, held = type(loader), []
 
     class Floor(base):
         def __iter__(self):
-            if "batch" not in held:
-                held["epoch"] = base.__iter__(self)
-                held["batch"] = {k: v.clone() if isinstance(v, torch.Tensor) else v
-                                 for k, v in next(held["epoch"]).items()}
-            for _ in range(len(self)):
-                yield dict(held["batch"])
+            if not held:
+                epoch = base.__iter__(self)
+                for i in range(len(self)):
+                    if n == 0 or i < n:
+                        held.append({k: v.clone() if isinstance(v, torch.Tensor) else v
+                                     for k, v in next(epoch).items()})
+                    yield dict(held[i % len(held)])
+                return
+            for i in range(len(self)):
+                yield dict(held[i % len(held)])
 
     loader.__class__ = Floor
 
@@ -219,8 +228,13 @@ def main():
     ap.add_argument("data", help="a folder with the dataset and its YAML")
     ap.add_argument("--loader", choices=["ultralytics", "detfeed", "floor"], default="detfeed",
                     help="Ultralytics' loader, detfeed's, or the trainer's floor: detfeed's "
-                         "with every step fed its first batch again (no loader work after it; "
-                         "a measurement of the trainer alone, not a training)")
+                         "with every step fed its first batch (--floor-batches) again (no "
+                         "loader work after them; a measurement of the trainer alone, not a "
+                         "training)")
+    ap.add_argument("--floor-batches", type=int, default=1,
+                    help="--loader floor: how many of the first epoch's batches are held and "
+                         "fed again in turn (default 1; 0: the whole first epoch, so that the "
+                         "loss sees every batch's labels)")
     ap.add_argument("--color", choices=["worker", "device", "recipe"], default="device")
     ap.add_argument("--model", default="yolov8n.yaml")
     ap.add_argument("--epochs", type=int, default=3)
@@ -250,6 +264,10 @@ def main():
                          "trainer's, 0.001; 0 keeps every prediction up to max_det, so that a "
                          "short fit's model still has predictions to compare)")
     a = ap.parse_args()
+    if a.floor_batches < 0:
+        ap.error("--floor-batches: 0 (the whole first epoch) or more")
+    if a.floor_batches != 1 and a.loader != "floor":
+        ap.error("--floor-batches is for --loader floor")
     offline_patches()
     from ultralytics import YOLO
     run_dir = os.path.join(a.project, a.name)
@@ -282,7 +300,7 @@ def main():
             import detfeed
             assert isinstance(tr.train_loader, detfeed.Loader), type(tr.train_loader)
             if a.loader == "floor" and tr.epoch == 0:
-                hold_first_batch(tr.train_loader)
+                hold_batches(tr.train_loader, a.floor_batches)
 
     def on_batch_end(tr):
         steps[0] += 1
@@ -377,6 +395,7 @@ def main():
     res = {
         "loader": a.loader, "color": a.color if a.loader != "ultralytics" else None,
         "label": a.label, "close_mosaic": a.close_mosaic,
+        "floor_batches": a.floor_batches if a.loader == "floor" else None,
         "val_loader": a.val_loader if a.loader != "ultralytics" else "ultralytics",
         "model": a.model, "epochs": a.epochs, "batch": a.batch, "imgsz": a.imgsz,
         "workers": a.workers, "wall_s": wall, "steps": steps[0], "train_s": phases["train_s"],
