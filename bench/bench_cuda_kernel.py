@@ -11,7 +11,11 @@ queued, so that the host's launch overhead is not counted; also the mean of
 a back-to-back run of launches. Beside each: the kernel without colour (the
 conversion alone) and PyTorch's contiguous cast of as many uint8 elements
 to the dtype (the same bytes read and written by a streaming kernel: what
-this mix of reads and writes reaches against copy bandwidth). Inputs:
+this mix of reads and writes reaches against copy bandwidth) and, where
+Triton is installed, a Triton kernel of the same cast (16-byte loads and
+stores, streaming cache hints; the fastest of a few block shapes): what a
+plain streaming kernel of this mix reaches on this GPU, a ceiling for the
+kernel, which also reorders HWC to planes. Inputs:
 uniform random bytes (the worst case for the kernel's table reads) and, with
 --images, real photos letterboxed. Bytes counted per pixel: 3 read, 3 x
 dtype size written (the parameters, 1 KiB per image, are left out). Copy
@@ -68,6 +72,39 @@ def copy_bandwidth(runs):
     return 2 * x.numel() / (ms * 1e-3) / 1e9
 
 
+def triton_cast(runs):
+    """A function (src, dst) -> the best back-to-back milliseconds of a
+    Triton cast of src's elements to dst's dtype over a few block shapes, or
+    a string saying why there is none (no Triton, or it failed)."""
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError as e:
+        return "no Triton (%s)" % e
+
+    @triton.jit
+    def cast(src, dst, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        x = tl.load(src + offs, mask=m, eviction_policy="evict_first")
+        tl.store(dst + offs, x.to(dst.dtype.element_ty), mask=m, cache_modifier=".cs")
+
+    def best(src, dst):
+        n, times = src.numel(), []
+        for block in (4096, 8192):
+            grid = (triton.cdiv(n, block),)
+            times.append(back_to_back(
+                lambda: cast[grid](src, dst, n, BLOCK=block, num_warps=8), runs))
+        return min(times)
+
+    def measure(src, dst):
+        try:
+            return best(src, dst)
+        except Exception as e:  # a failed compile or launch: the row says so
+            return "Triton failed: %s" % str(e).splitlines()[0][:200]
+    return measure
+
+
 def torch_hsv(img, gains):
     """Float HSV jitter on a B x H x W x 3 uint8 BGR batch: to float, BGR->HSV,
     gains, HSV->RGB, NCHW float32 (what a PyTorch user would write)."""
@@ -120,6 +157,9 @@ def main():
     torch.manual_seed(0)
     bw = copy_bandwidth(20)
     print(f"device copy bandwidth: {bw:.0f} GB/s (read + write)")
+    ceiling, ceilings = triton_cast(a.runs), {}
+    if isinstance(ceiling, str):
+        print(f"no Triton ceiling: {ceiling}")
     s = a.size
     rows = []
     photos = load_photos(a.images, s) if a.images else None
@@ -158,12 +198,19 @@ def main():
             plain = back_to_back(lambda: run(None), a.runs)
             src, dst = img.view(-1), out.view(-1)
             cast = back_to_back(lambda: dst.copy_(src), a.runs)
+            if not isinstance(ceiling, str) and (B, name) not in ceilings:
+                ceilings[(B, name)] = ceiling(src, dst)  # the same bytes for every input
+            tri = ceilings.get((B, name))
             row = {"batch": B, "input": kind, "dtype": name, "kernel_ms_median": ms, "kernel_ms_min": min(times),
                    "kernel_ms_max": max(times), "kernel_ms_back_to_back": b2b,
                    "bytes": nbytes, "gb_per_s": nbytes / (b2b * 1e-3) / 1e9,
                    "share_of_copy_bandwidth": nbytes / (b2b * 1e-3) / 1e9 / bw,
                    "plain_ms_back_to_back": plain, "torch_cast_ms_back_to_back": cast,
-                   "torch_cast_share_of_copy": nbytes / (cast * 1e-3) / 1e9 / bw}
+                   "torch_cast_share_of_copy": nbytes / (cast * 1e-3) / 1e9 / bw,
+                   "triton_cast_ms_back_to_back": tri if isinstance(tri, float) else None,
+                   "triton_cast_share_of_copy":
+                   nbytes / (tri * 1e-3) / 1e9 / bw if isinstance(tri, float) else None,
+                   "triton_cast_note": tri if isinstance(tri, str) else None}
             if name == "f32":
                 g = gains.to("cuda", torch.float32)
                 tt = event_times(lambda: torch_hsv(img, g), 5, max(10, a.runs // 5))
@@ -175,6 +222,9 @@ def main():
                   f"{100 * row['share_of_copy_bandwidth']:.0f}% of copy; no colour "
                   f"{plain * 1e3:.1f} us; torch cast {cast * 1e3:.1f} us = "
                   f"{100 * row['torch_cast_share_of_copy']:.0f}% of copy"
+                  + (f"; Triton cast {tri * 1e3:.1f} us = "
+                     f"{100 * row['triton_cast_share_of_copy']:.0f}% of copy"
+                     if isinstance(tri, float) else f"; {tri}" if tri else "")
                   + (f"; torch float HSV {row['torch_float_hsv_ms_median'] * 1e3:.0f} us "
                      f"({row['speedup_vs_torch']:.0f}x)" if name == "f32" else ""))
     res = {"bench": "cuda_kernel", "size": s, "opencv": a.opencv, "copy_gb_per_s": bw, "rows": rows,
