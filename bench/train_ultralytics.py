@@ -161,15 +161,11 @@ def hold_batches(loader, n):
 
     class Floor(base):
         def __iter__(self):
-            if not held:
-                epoch = base.__iter__(self)
-                for i in range(len(self)):
-                    if n == 0 or i < n:
-                        held.append({k: v.clone() if isinstance(v, torch.Tensor) else v
-                                     for k, v in next(epoch).items()})
-                    yield dict(held[i % len(held)])
-                return
+            epoch = None if held else base.__iter__(self)  # the first epoch takes them
             for i in range(len(self)):
+                if epoch is not None and (n == 0 or i < n):
+                    held.append({k: v.clone() if isinstance(v, torch.Tensor) else v
+                                 for k, v in next(epoch).items()})
                 yield dict(held[i % len(held)])
 
     loader.__class__ = Floor
