@@ -6,7 +6,8 @@ idle fraction (1 - mean nvidia-smi utilisation over the fit, sampled every
 carry times); where a fit's time goes (start-up, the
 training phases with their data wait and CPU time, validation, checkpoints,
 the rest), for fits that recorded it; per epoch, the first training phase and
-validation against the later ones; the paired reductions of wall time, of the
+validation against the later ones; each validation's data wait and inference
+time per image; the paired reductions of wall time, of the
 training phase and of the later epochs' median training time (the steady
 state, without the trainer's one-time set-up; per pair, then the median);
 whether the hashes of the detfeed arms agree; and the profile of any fit run
@@ -143,6 +144,33 @@ def per_epoch(fits, arms, pairs):
             med(rs, "val_cpu_s")))
 
 
+def validations(fits, arms, pairs):
+    """Medians per arm of where the validations' time goes (fits that recorded
+    it): for the first, the later per-epoch and the final validation, its
+    seconds, the data wait in it (the time in its loader's next) and the
+    validator's own inference milliseconds per image; a validation whose time
+    is inference, not wait, is the model's first passes, not the loader's."""
+    rows = recorded(fits, arms, pairs, "val_speed_ms")
+    if rows is None:
+        return
+    print("\n| arm | first val s (data wait s, inference ms/image) | later val s each (wait, "
+          "inference) | final val s (wait, inference) |")
+    print("| --- | --- | --- | --- |")
+    for arm, rs in rows:
+        rs = [r for r in rs if len(r["val_speed_ms"]) > 2]
+        if not rs:
+            continue
+
+        def cell(pick):
+            return "%.2f (%.3f, %.1f)" % tuple(median([pick(r[k]) for r in rs]) for k in (
+                "val_epochs_s", "val_wait_s", "val_inference_ms"))
+        for r in rs:
+            r["val_inference_ms"] = [v["inference"] for v in r["val_speed_ms"]]
+        print("| (%s) | %s | %s | %s |" % (arm, cell(lambda v: v[0]),
+                                           cell(lambda v: median(v[1:-1])),
+                                           cell(lambda v: v[-1])))
+
+
 def later_epochs(r):
     """Median training time of the epochs after the first (the steady state,
     without the trainer's one-time set-up), where the fit recorded them."""
@@ -213,6 +241,7 @@ def main():
     table(fits, arms, pairs)
     breakdown(fits, arms, pairs)
     per_epoch(fits, arms, pairs)
+    validations(fits, arms, pairs)
     vs = [tuple(s.split(":")) for s in sys.argv[2:]] or \
         [(x, y) for x, y in (("c", "b"), ("r", "b"), ("b", "a"), ("c", "a"), ("r", "a"),
                              ("z", "a"), ("r", "z"))

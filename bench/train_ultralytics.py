@@ -275,8 +275,13 @@ def main():
     # phases (with the CPU time spent in them), validation, checkpoints.
     # Per epoch too (the first epoch and validation carry the trainer's
     # one-time CUDA set-up), with the CPU time of each validation.
+    # Each validation's data wait (the time in its loader's next, the first
+    # batch's included) and the validator's own per-image milliseconds
+    # (preprocess, inference, loss, postprocess) say whether its time is the
+    # loader's or the model's.
     spans = {"startup_s": None, "val_s": 0.0, "save_s": 0.0, "train_cpu_s": 0.0,
-             "val_cpu_s": 0.0, "train_epochs_s": [], "val_epochs_s": []}
+             "val_cpu_s": 0.0, "train_epochs_s": [], "val_epochs_s": [],
+             "val_wait_s": [], "val_speed_ms": []}
     prof = {"p": None, "summary": None}
 
     def on_batch_start(tr):
@@ -325,8 +330,16 @@ def main():
     def on_val_start(v):
         if marks.get("revalidating"):
             return
-        marks["val"] = time.perf_counter()
+        marks["val"] = marks["val_batch_end"] = time.perf_counter()
         marks["val_cpu"] = cpu_seconds()
+        spans["val_wait_s"].append(0.0)
+
+    def on_val_batch_start(v):
+        if not marks.get("revalidating"):
+            spans["val_wait_s"][-1] += time.perf_counter() - marks["val_batch_end"]
+
+    def on_val_batch_end(v):
+        marks["val_batch_end"] = time.perf_counter()
 
     def on_val_end(v):
         if marks.get("revalidating"):
@@ -335,6 +348,7 @@ def main():
         spans["val_epochs_s"].append(marks["val_end"] - marks["val"])
         spans["val_s"] += spans["val_epochs_s"][-1]
         spans["val_cpu_s"] += cpu_seconds() - marks["val_cpu"]
+        spans["val_speed_ms"].append({k: float(x) for k, x in v.speed.items()})
 
     def on_model_save(tr):  # saved after the epoch's validation
         spans["save_s"] += time.perf_counter() - max(marks.get("val_end", 0.0),
@@ -374,6 +388,8 @@ def main():
     model.add_callback("on_train_batch_end", on_batch_end)
     model.add_callback("on_train_epoch_end", on_epoch_end)
     model.add_callback("on_val_start", on_val_start)
+    model.add_callback("on_val_batch_start", on_val_batch_start)
+    model.add_callback("on_val_batch_end", on_val_batch_end)
     model.add_callback("on_val_end", on_val_end)
     model.add_callback("on_model_save", on_model_save)
     if cuda:
