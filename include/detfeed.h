@@ -678,6 +678,10 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * and its load size. imgsz is the only setting that changes the load size
  * (the resize is OpenCV's INTER_LINEAR on every reference stack); the split,
  * fraction and the dataset source change the image list, which is checked.
+ * What is at the path and is not a disk cache (a folder, a device, a file
+ * that does not start with the magic "DFDCACHE"; an empty file is taken
+ * as nothing) is never written over: detfeed_disk_cache_open fails with
+ * DETFEED_EIO naming it.
  * Images must not change while the file is built.
  *
  * File format (version 1, host byte order, recorded): a 4096-byte header
@@ -874,7 +878,7 @@ typedef enum detfeed_recipe_cache {
 
 typedef enum detfeed_loader_param {
     DETFEED_LOADER_IMGSZ = 0,        /* int, 32..8192, multiple of 32; default 640 */
-    DETFEED_LOADER_SEED = 1,         /* int, any 64-bit value; default 0 */
+    DETFEED_LOADER_SEED = 1,         /* int, -2^63 .. 2^63 - 1; default 0 */
     DETFEED_LOADER_EPOCHS = 2,       /* int >= 1; default 100 */
     DETFEED_LOADER_CLOSE_MOSAIC = 3, /* int >= 0; default 10 */
     DETFEED_LOADER_CACHE_BYTES = 4,  /* int >= 0: RAM cache budget, or
@@ -1203,7 +1207,10 @@ detfeed_loader_disk_cache(const detfeed_loader *loader);
  * changed is decoded; other limits or decoders make every image decoded.
  * A record that is missing, damaged, truncated or not a record (checked
  * by magic, version, byte order and the SHA-256 of its header and of its
- * entries) is not used, and is rewritten. The images the caches decode or
+ * entries) is not used, and is rewritten; what is at the path and is not a
+ * record (a folder, a device, a non-empty file that does not start with
+ * the magic) is never written over (the note says "not recorded: PATH does
+ * not start with DFVERIFY ..."). The images the caches decode or
  * hold need no verdict (the RAM cache's fill decodes them; a valid disk
  * cache file holds only images that decoded); while this process writes
  * the disk cache every image is decoded into it, as before.

@@ -123,6 +123,30 @@ char *detfeed__cache_fallback_path(const char *primary)
     return p;
 }
 
+bool detfeed__foreign_file(const char *path, const char magic[8], char *why, size_t wn)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return false;
+    if (S_ISDIR(st.st_mode))
+        return snprintf(why, wn, "is a folder"), true;
+    if (!S_ISREG(st.st_mode))
+        return snprintf(why, wn, "is not a regular file"), true;
+    if (st.st_size == 0)
+        return false;
+    char head[8];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n;
+    while ((n = read(fd, head, sizeof head)) < 0 && errno == EINTR)
+        ;
+    close(fd);
+    if (n <= 0 || memcmp(head, magic, (size_t)n) == 0)
+        return false;
+    return snprintf(why, wn, "does not start with %.8s", magic), true;
+}
+
 void detfeed__decode_provenance(const detfeed__limits *lim, char *buf, size_t size)
 {
     snprintf(buf, size,

@@ -9,6 +9,7 @@
 
 #include "dataset_internal.h"
 
+#include <stdbool.h>
 #include <sys/stat.h>
 
 /* A printf into a new string; NULL when out of memory. */
@@ -47,6 +48,14 @@ char *detfeed__cache_default_path(const detfeed_dataset *ds, const char *suffix)
  * after `primary`'s with a hash of its whole path before it. malloc'd; NULL
  * when there is no such folder or when out of memory. */
 char *detfeed__cache_fallback_path(const char *primary);
+
+/* Whether `path` holds what a file of detfeed's must not replace: a folder
+ * or other non-regular file, or a non-empty file that does not start with
+ * `magic` (8 bytes; a stale or damaged file of detfeed's starts with it,
+ * an empty one holds nothing). When it does, what it is goes to `why`
+ * ("is a folder", "does not start with DFDCACHE"); a path that cannot be
+ * looked at is not foreign here (opening or writing it reports why). */
+bool detfeed__foreign_file(const char *path, const char magic[8], char *why, size_t wn);
 
 /* What decoding the images of a dataset gives, besides their bytes: the
  * JPEG and PNG decoders' versions and the image limits `lim`, as one line

@@ -568,6 +568,13 @@ static int open_at(detfeed_disk_cache *dc, bool may_fall_back, int *unwritable)
         return detfeed__fail(&dc->msg,
                              strcmp(why, "no file") ? DETFEED_ECORRUPT : DETFEED_EIO,
                              "%s: %s", dc->path, why);
+    char what[64];
+    if (detfeed__foreign_file(dc->path, DC_MAGIC, what, sizeof what))
+        return detfeed__fail(
+            &dc->msg, DETFEED_EIO,
+            "%s %s: it is not a detfeed disk cache, and detfeed does not "
+            "write over it; remove it or give another cache path",
+            dc->path, what);
     char *lock = detfeed__strdup_printf("%s.lock", dc->path);
     if (lock == NULL)
         return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");

@@ -553,6 +553,17 @@ int detfeed__vrec_finish(detfeed__vrec *r, char *const *why, const int64_t count
                  r->waited ? " (recorded by another process meanwhile)" : "");
         return DETFEED__VREC_REUSED;
     }
+    char what[64];
+    if (detfeed__foreign_file(r->target, VR_MAGIC, what, sizeof what)) {
+        unlock(r);
+        snprintf(
+            r->note, sizeof r->note,
+            "not recorded: %s %s: it is not a verification record, and detfeed "
+            "does not write over it (remove it or give another record path); every "
+            "image was verified, the next open verifies again",
+            r->target, what);
+        return DETFEED__VREC_UNWRITTEN;
+    }
     size_t size = 0;
     uint8_t *buf = serialize(r, why, &size);
     make_folder(r);

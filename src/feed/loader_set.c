@@ -102,7 +102,7 @@ static const param_spec specs[] = {
      .max = INT64_MAX,
      .step = 1,
      .def = 0,
-     .words = "any 64-bit integer"},
+     .words = "a signed 64-bit integer, -2^63 to 2^63 - 1"},
     INT_AT(DETFEED_LOADER_EPOCHS, epochs, 1, 1000000, 100),
     INT_AT(DETFEED_LOADER_CLOSE_MOSAIC, close_mosaic, 0, 1000000, 10),
     {.param = DETFEED_LOADER_CACHE_BYTES,
@@ -581,12 +581,16 @@ static bool parse_int(const char *text, int base, int64_t *out)
     return true;
 }
 
+/* The whole of `text` as a finite double, or false; a value too small for
+ * a normal double (1e-320) is what strtod rounds it to, as Python's float()
+ * takes it, not an error. */
 static bool parse_double(const char *text, double *out)
 {
     char *end = NULL;
     errno = 0;
     double v = strtod(text, &end);
-    if (errno || end == text || *end != '\0' || !isfinite(v))
+    bool underflow = errno == ERANGE && fabs(v) <= DBL_MIN;
+    if ((errno && !underflow) || end == text || *end != '\0' || !isfinite(v))
         return false;
     *out = v;
     return true;

@@ -11,6 +11,9 @@
  *   without its completion mark) is never used;
  * - two processes: one writes, the other decodes and then adopts the file;
  *   a third waits for it (DETFEED_DISK_WAIT);
+ * - what is at the path and is not a cache (a file of the user's, a folder)
+ *   is refused by name and left alone; an empty or truncated file is built
+ *   over;
  * - a folder that cannot be written: an explicit path is refused with the
  *   reason, the default place falls back to the user's cache folder, and a
  *   valid file there is still read;
@@ -252,6 +255,50 @@ static void test_reuse_exact(const detfeed_dataset *ds)
     detfeed_disk_cache_destroy(dc);
 }
 
+/* Writes `text` (n bytes) as the whole of `file`. */
+static void write_bytes(const char *file, const char *text, size_t n)
+{
+    FILE *f = fopen(file, "wb");
+    CHECK(f != NULL && fwrite(text, 1, n, f) == n);
+    if (f)
+        fclose(f);
+}
+
+/* What is at the path and is not a disk cache (a file of the user's, a
+ * folder) is refused, naming it, and left as it was; an empty file, or a
+ * damaged file of detfeed's (its magic, a header cut short), is built
+ * over. */
+static void test_foreign(const detfeed_dataset *ds)
+{
+    char file[256], dir[256], back[64];
+    path_of(file, sizeof file, "notes.txt");
+    const char text[] = "the user's notes, not a cache";
+    write_bytes(file, text, sizeof text - 1);
+    int rc;
+    detfeed_disk_cache *dc = open_disk(ds, S, file, 0, &rc);
+    CHECK_INT(rc, DETFEED_EIO);
+    const char *msg = detfeed_disk_cache_last_error(dc);
+    CHECK(strstr(msg, file) != NULL && strstr(msg, "does not start with DFDCACHE"));
+    detfeed_disk_cache_destroy(dc);
+    FILE *f = fopen(file, "rb");
+    size_t n = f ? fread(back, 1, sizeof back, f) : 0;
+    if (f)
+        fclose(f);
+    CHECK(n == sizeof text - 1 && memcmp(back, text, n) == 0);
+    path_of(dir, sizeof dir, "a-folder.cache");
+    CHECK(mkdir(dir, 0755) == 0);
+    dc = open_disk(ds, S, dir, 0, &rc);
+    CHECK_INT(rc, DETFEED_EIO);
+    CHECK(strstr(detfeed_disk_cache_last_error(dc), "is a folder") != NULL);
+    detfeed_disk_cache_destroy(dc);
+    rmdir(dir);
+    write_bytes(file, "", 0);
+    CHECK_INT(build(ds, S, file), DETFEED_DISK_BUILT);
+    write_bytes(file, "DFDC", 4);
+    CHECK_INT(build(ds, S, file), DETFEED_DISK_BUILT);
+    unlink(file);
+}
+
 /* NO_BUILD refuses `file` with a message containing `want`; then an open
  * without it rebuilds, saying the same. */
 static void expect_stale(const detfeed_dataset *ds, int imgsz, const char *file,
@@ -366,8 +413,20 @@ static void test_interrupted(const detfeed_dataset *ds)
     expect_stale(ds, S, file, "damaged: the header's checksum");
     poke(file, 4096 + 8, "\x01\x02", 2);
     expect_stale(ds, S, file, "damaged: the index's checksum");
+    /* Without the magic it is not detfeed's file: NO_BUILD says so, and it
+     * is not written over (as test_foreign has it). */
     poke(file, 0, "NOTACACH", 8);
-    expect_stale(ds, S, file, "not a detfeed disk cache");
+    int rc;
+    detfeed_disk_cache *dc = open_disk(ds, S, file, DETFEED_DISK_NO_BUILD, &rc);
+    CHECK(strstr(detfeed_disk_cache_last_error(dc), "not a detfeed disk cache") !=
+          NULL);
+    detfeed_disk_cache_destroy(dc);
+    dc = open_disk(ds, S, file, 0, &rc);
+    CHECK_INT(rc, DETFEED_EIO);
+    CHECK(strstr(detfeed_disk_cache_last_error(dc), "does not start with DFDCACHE") !=
+          NULL);
+    detfeed_disk_cache_destroy(dc);
+    unlink(file);
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -548,6 +607,7 @@ int main(void)
     path_of(src, sizeof src, "data/images");
     detfeed_dataset *ds = open_dataset(src);
     test_reuse_exact(ds);
+    test_foreign(ds);
     test_interrupted(ds);
     test_processes(ds);
     detfeed_dataset_destroy(ds);

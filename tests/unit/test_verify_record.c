@@ -11,8 +11,9 @@
  *   one rewrites the record without decoding;
  * - an image whose file was replaced behind the record's back (same size
  *   and time) still fails where the RAM cache's fill decodes it;
- * - a truncated, bit-flipped, empty or foreign record is not used and is
- *   rewritten;
+ * - a truncated, bit-flipped or empty record is not used and is rewritten;
+ *   a file there that is not a record (no magic) is not written over: the
+ *   open verifies every image and records nothing, saying why;
  * - verify_record none decodes every image and reads and writes nothing;
  *   an explicit path is used;
  * - a dataset folder that cannot be written: the record goes to the user's
@@ -419,13 +420,9 @@ static void test_damaged_record(const char *src)
     long size = file_size(path);
     const struct {
         const char *what, *note;
-    } cases[] = {{"cut in half", "truncated"},
-                 {"cut to a few bytes", "truncated"},
-                 {"a bit of an entry", "damaged"},
-                 {"a bit of the header", "damaged"},
-                 {"a bit of a verdict", "damaged"},
-                 {"foreign", "not a verification"},
-                 {"empty", "empty"}};
+    } cases[] = {{"cut in half", "truncated"},      {"cut to a few bytes", "truncated"},
+                 {"a bit of an entry", "damaged"},  {"a bit of the header", "damaged"},
+                 {"a bit of a verdict", "damaged"}, {"empty", "empty"}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         switch (k) {
         case 0:
@@ -443,9 +440,6 @@ static void test_damaged_record(const char *src)
         case 4: /* the flags of the first entry (the header is 288 bytes) */
             flip(path, 288 + 24);
             break;
-        case 5:
-            tu_write_text(path, "train: images\nval: images\nnames: [a, b]\n");
-            break;
         default:
             tu_write_text(path, "");
         }
@@ -462,6 +456,25 @@ static void test_damaged_record(const char *src)
         CHECK_INT(file_size(path), size); /* rewritten whole */
         run(src, NULL, 0, DETFEED_RECORD_REUSED, NULL, cases[k].what);
     }
+    /* a file of the user's there is not written over */
+    const char yaml[] = "train: images\nval: images\nnames: [a, b]\n";
+    tu_write_text(path, yaml);
+    l = open_ok(src, NULL);
+    CHECK_INT(vstat(l, DETFEED_VERIFY_STAT_DECODED), NIMG);
+    CHECK_INT(vstat(l, DETFEED_VERIFY_STAT_RECORD), DETFEED_RECORD_UNWRITTEN);
+    CHECK(strstr(detfeed_loader_verify_note(l), "does not start with DFVERIFY") !=
+          NULL);
+    digest(l, hex);
+    CHECK_STR(hex, ref);
+    detfeed_loader_destroy(l);
+    char back[sizeof yaml] = {0};
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL && fread(back, 1, sizeof back, f) == sizeof yaml - 1);
+    if (f)
+        fclose(f);
+    CHECK_STR(back, yaml);
+    unlink(path);
+    run(src, NULL, NIMG, DETFEED_RECORD_WRITTEN, NULL, "the user's file removed");
 }
 
 /* ---- none and a path ----------------------------------------------------- */
