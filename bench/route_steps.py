@@ -196,7 +196,7 @@ def main():
                                     "note": loader.route_note}
                         if a.worker_cpus:  # its workers start with its first epoch
                             loader._check(detfeed.loader.lib.detfeed_loader_start(
-                                loader._h, loader.epoch), "start")
+                                loader._live().ptr, loader.epoch), "start")
                             loader._started = loader.epoch
                         loaders.append(loader)
                 finally:

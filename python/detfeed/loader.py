@@ -5,6 +5,7 @@ import math
 import numbers
 import operator
 import os
+import threading
 import weakref
 
 import numpy as np
@@ -103,21 +104,26 @@ class _Epoch:
         return self
 
     def __next__(self):
-        if self._done:
+        loader = self._loader
+        if self._done or loader is None:
             raise StopIteration
-        try:
-            if self._epoch is None:
-                self._epoch = self._loader._begin(self)
-            batch = self._loader._next_batch(self._handle)
-        except DetfeedError:
-            self.close()  # the epoch failed, or the loader is closed
-            raise
-        if batch is None:
-            loader = self._loader
-            self.close()
-            loader._end_epoch(self._epoch)
-            raise StopIteration
-        return batch
+        # One thread at a time takes batches (the library's consumer side
+        # is one thread's): another thread's next() waits for this one.
+        with loader._consumer:
+            if self._done:  # ended by the thread that had the lock
+                raise StopIteration
+            try:
+                if self._epoch is None:
+                    self._epoch = loader._begin(self)
+                batch = loader._next_batch(self._handle)
+            except DetfeedError:
+                self.close()  # the epoch failed, or the loader is closed
+                raise
+            if batch is None:
+                self.close()
+                loader._end_epoch(self._epoch)
+                raise StopIteration
+            return batch
 
     def close(self):
         """Ends the iteration; the loader's next one runs the epoch again
@@ -183,19 +189,33 @@ class Dataset:
     collected), labels raise DetfeedError ("... the loader is closed");
     len(), im_files, names, task and kpt_shape stay (plain values)."""
 
-    def __init__(self, ds, owner=None):
+    def __init__(self, *args, **kwargs):
+        raise TypeError("detfeed.Dataset is not made directly: a Loader makes it (read "
+                        "loader.dataset)")
+
+    @classmethod
+    def _of(cls, ds, owner):
+        """The dataset at the library's pointer `ds`, whose memory `owner`
+        (the loader's handle) keeps."""
+        self = cls.__new__(cls)
+        self._init(ds, owner)
+        return self
+
+    def _init(self, ds, owner):
         self._ptr = ds
         self._owner = weakref.ref(owner) if owner is not None else None
         self._labels = None
         self._n = lib.detfeed_dataset_size(ds)
         n = lib.detfeed_dataset_class_count(ds)
-        self.names = {k: lib.detfeed_dataset_class_name(ds, k).decode() for k in range(n)}
+        self.names = {k: lib.detfeed_dataset_class_name(ds, k).decode(errors="replace")
+                      for k in range(n)}
         task = lib.detfeed_dataset_task(ds)
         self.task = _lib.TASKS[task] if 0 <= task < len(_lib.TASKS) else "detect"
         k, d = ctypes.c_int(0), ctypes.c_int(0)
         lib.detfeed_dataset_kpt_shape(ds, ctypes.byref(k), ctypes.byref(d))
         self.kpt_shape = (k.value, d.value) if k.value else None
-        self.im_files = [lib.detfeed_dataset_image_path(ds, i).decode() for i in range(self._n)]
+        self.im_files = [os.fsdecode(lib.detfeed_dataset_image_path(ds, i))
+                         for i in range(self._n)]
 
     def _acquire(self):
         """The loader's handle (held while the caller reads), or the closed error."""
@@ -205,12 +225,6 @@ class Dataset:
         if h is None or h.closed:
             raise _closed_error("the dataset cannot be read any more: the loader is closed")
         return h
-
-    @property
-    def _ds(self):
-        """The detfeed_dataset pointer (valid while the loader is open)."""
-        self._acquire()
-        return self._ptr
 
     def __len__(self):
         return self._n
@@ -226,13 +240,16 @@ class Dataset:
     def stats(self):
         """The index's counts (the library's detfeed_dataset_stat names in
         lower case: images, usable, labelled, backgrounds, corrupt, ...)."""
-        ds = self._ds
-        return {name: lib.detfeed_dataset_stat_get(ds, i)
-                for i, name in enumerate(_lib.DATASET_STATS)}
+        owner = self._acquire()  # held: the memory stays while it is read
+        out = {name: lib.detfeed_dataset_stat_get(self._ptr, i)
+               for i, name in enumerate(_lib.DATASET_STATS)}
+        del owner
+        return out
 
     def problems(self):
         """What was skipped or noted while indexing, one line each: file[:line]: reason."""
-        ds = self._ds
+        owner = self._acquire()  # held: the memory stays while it is read
+        ds = self._ptr
         f, r, line = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_int()
         out = []
         for i in range(lib.detfeed_dataset_problem_count(ds)):
@@ -240,6 +257,7 @@ class Dataset:
                                         ctypes.byref(r))
             where = os.fsdecode(f.value or b"") + (":%d" % line.value if line.value else "")
             out.append("%s: %s" % (where, (r.value or b"").decode(errors="replace")))
+        del owner
         return out
 
     def _image_labels(self, i):
@@ -290,14 +308,17 @@ class Loader:
     beforehand with `detfeed cache DATA`; cache_path is
     that file (default: beside the dataset's labels, or the user's cache
     folder where that is read-only). A stale file (images changed, another
-    imgsz) is rebuilt. The batches are the same bytes in every mode.
+    imgsz) is rebuilt; what is there and is not a detfeed disk cache (a
+    non-empty file without its magic, a folder) is never written over: the
+    open fails naming it. The batches are the same bytes in every mode.
     cache_stats() says what the cache holds. verify_record: where the
     verdicts of the check that opening makes (every image decoded once, as
     `detfeed check` does, so that a damaged one is left out) are kept, so
     that a later open decodes only the images that changed: "auto" (beside
     the labels, or the user's cache folder where that is read-only), "none"
-    (decode every time, keep nothing) or a file path; verify_stats() says
-    what the check did. partner_window=W draws mosaic
+    (decode every time, keep nothing) or a file path (one that holds
+    something else is not written over: the note says so); verify_stats()
+    says what the check did. partner_window=W draws mosaic
     and mixup partners from this rank's last W samples (Ultralytics' buffer
     of recent images; recommended without a RAM cache: a sample then decodes
     about one new image); 0, the default, draws them from the whole dataset.
@@ -368,6 +389,7 @@ class Loader:
         self._iterator = None  # a weak reference to the live iterator
         self._held = None  # the batch handed out last (released when the next is taken)
         self._out = ctypes.c_void_p()  # where the library puts a batch it hands over
+        self._consumer = threading.Lock()  # held by the thread taking a batch
         # The arguments, each checked here with a message naming it; the
         # library checks the ranges of the settings (with its own messages).
         data = _data_path(data)
@@ -398,6 +420,9 @@ class Loader:
         imgsz = _imgsz(imgsz)
         batch, epochs = _integer("batch", batch), _integer("epochs", epochs)
         workers = None if workers is None else _integer("workers", workers)
+        if workers is not None and workers < 1:
+            raise ValueError("detfeed: workers must be at least 1 (threads of this process; "
+                             "None: one per CPU it may use), not %d" % workers)
         self.batch_size, self.drop_last, self.rank, self.world_size = batch, drop_last, rank, world_size
         self._epochs = epochs
         self.num_workers = workers or len(os.sched_getaffinity(0))
@@ -438,7 +463,7 @@ class Loader:
             h, POLICY_FAIL if policy == "fail" else POLICY_SKIP), "policy")
         self._check(lib.detfeed_loader_open(h, data), "open")
         ds = lib.detfeed_loader_dataset(h)
-        self.dataset = Dataset(ds, handle)
+        self.dataset = Dataset._of(ds, handle)
         self.rect_order = None
         if not augment:
             self._set_rect_order(h, ds)
@@ -455,7 +480,7 @@ class Loader:
                                              ctypes.byref(why)), "route")
         self.device = "cuda:%d" % index if out.value == OUTPUT_CUDA else "cpu"
         self.color = {ROUTE_DEVICE: "device", ROUTE_RECIPE: "recipe"}.get(route.value, "worker")
-        self.route_note = why.value.decode() if why.value else None
+        self.route_note = why.value.decode(errors="replace") if why.value else None
         if self.route_note and (cuda or color != "worker"):
             import warnings
             warnings.warn("detfeed: %s: batches in %s memory, colour in the %s" % (
@@ -471,15 +496,12 @@ class Loader:
             raise _fork_error(h)
         return h
 
-    @property
-    def _h(self):
-        """The detfeed_loader pointer (while the loader is open)."""
-        return self._live().ptr
 
     def _check(self, rc, what, handle=None):
         if rc < 0:
             h = handle or self._handle
-            msg = lib.detfeed_loader_last_error(h.ptr).decode() if h and h.ptr.value else ""
+            msg = (lib.detfeed_loader_last_error(h.ptr).decode(errors="replace")
+                   if h and h.ptr.value else "")
             lib.check(rc, what, msg)
         return rc
 
@@ -490,8 +512,15 @@ class Loader:
             raise TypeError("Loader got an unknown setting %r" % name)
         if isinstance(value, bool):
             value = int(value)
-        if lib.detfeed_loader_set(h, name.encode(), str(value).encode()) < 0:
-            raise ValueError("detfeed: %s" % lib.detfeed_loader_last_error(h).decode())
+        elif name == "classes" and isinstance(value, (list, tuple)):
+            value = ",".join(str(_integer("classes", c)) for c in value)
+        text = os.fsencode(value) if isinstance(value, os.PathLike) else str(value).encode(
+            errors="surrogateescape")
+        if b"\0" in text:
+            raise ValueError("detfeed: %s=%r: embedded null byte" % (name, value))
+        if lib.detfeed_loader_set(h, name.encode(), text) < 0:
+            raise ValueError("detfeed: %s" % lib.detfeed_loader_last_error(h).decode(
+                errors="replace"))
 
     def _set_rect_order(self, h, ds):
         """Validation: the order Ultralytics' NumPy argsort gives (ties among
@@ -513,8 +542,12 @@ class Loader:
 
     def set_epoch(self, epoch):
         """Sets the epoch the next iteration runs (its order, recipes, and
-        whether mosaic is on: off in the last close_mosaic epochs)."""
-        self.epoch, self._epoch_set = int(epoch), True
+        whether mosaic is on: off in the last close_mosaic epochs): an
+        integer in 0 .. 2**32 - 1."""
+        epoch = _integer("epoch", epoch)
+        if not 0 <= epoch < 2**32:
+            raise ValueError("detfeed: epoch must be in 0 .. 4294967295, not %d" % epoch)
+        self.epoch, self._epoch_set = epoch, True
 
     def reset(self):
         """For the Ultralytics trainer: nothing to rebuild (mosaic closes by
@@ -539,6 +572,9 @@ class Loader:
             lib.detfeed_loader_release(h, self._out.value)
             self._out.value = None
         epoch = self.epoch
+        if epoch >= 2**32:  # counted up past the last epoch the library numbers
+            raise DetfeedError(EBADSTATE, "detfeed: epoch %d is past the last one (4294967295)"
+                               % epoch)
         if self._started != epoch:
             self._check(lib.detfeed_loader_start(h, epoch), "start")
         self._started = None  # an epoch runs once per start
@@ -576,7 +612,8 @@ class Loader:
             self.epoch = epoch + 1
         if self.epoch < self._epochs and self._handle is not None:
             # the workers start on it while the consumer validates
-            self._check(lib.detfeed_loader_start(self._live().ptr, self.epoch), "start")
+            handle = self._live()  # held: another thread may close meanwhile
+            self._check(lib.detfeed_loader_start(handle.ptr, self.epoch), "start", handle)
             self._started = self.epoch
 
     def close(self):
@@ -620,7 +657,8 @@ class Loader:
         "built", "waiting", "adopted", "failed"), images and bytes it holds,
         file_bytes, expected (images a complete file holds), this process's
         hits, decoded and written, and a note on what opening found."""
-        h = self._h
+        handle = self._live()  # held: the memory stays while it is read
+        h = handle.ptr
         cache = lib.detfeed_loader_cache(h)
         stats = {k: lib.detfeed_cache_stat_get(cache, _lib.CACHE_STATS.index(k))
                  if cache else 0 for k in ("images", "bytes", "budget", "on_demand")}
@@ -630,9 +668,10 @@ class Loader:
             d = {k: lib.detfeed_disk_cache_stat_get(disk, i)
                  for i, k in enumerate(_lib.DISK_STATS)}
             d["state"] = _lib.DISK_STATES[d["state"]]
-            d["path"] = lib.detfeed_disk_cache_path(disk).decode()
-            d["note"] = lib.detfeed_disk_cache_note(disk).decode()
+            d["path"] = os.fsdecode(lib.detfeed_disk_cache_path(disk))
+            d["note"] = lib.detfeed_disk_cache_note(disk).decode(errors="replace")
             stats["disk"] = d
+        del handle
         return stats
 
     def verify_stats(self):
@@ -641,28 +680,34 @@ class Loader:
         (checked), decoded (by the check in this open), reused (verdicts
         from the record), cached (decoded by the RAM cache's fill or held by
         the disk cache), failed (left out) and a note."""
-        h = self._h
+        handle = self._live()  # held: the memory stays while it is read
+        h = handle.ptr
         stats = {k: lib.detfeed_loader_verify_stat(h, i)
                  for i, k in enumerate(_lib.VERIFY_STATS)}
         stats["record"] = _lib.RECORD_STATES[stats["record"]]
         path = lib.detfeed_loader_verify_path(h)
-        stats["path"] = path.decode() if path else None
-        stats["note"] = lib.detfeed_loader_verify_note(h).decode()
+        stats["path"] = os.fsdecode(path) if path else None
+        stats["note"] = lib.detfeed_loader_verify_note(h).decode(errors="replace")
+        del handle
         return stats
 
     @property
     def skipped(self):
         """Samples replaced under the skip policy so far, and the first one's message."""
+        handle = self._live()  # held: the message is the loader's memory
         first = ctypes.c_char_p()
-        n = lib.detfeed_loader_skipped(self._h, ctypes.byref(first))
-        return n, first.value.decode() if first.value else None
+        n = lib.detfeed_loader_skipped(handle.ptr, ctypes.byref(first))
+        out = n, first.value.decode(errors="replace") if first.value else None
+        del handle
+        return out
 
     @property
     def device_bytes(self):
         """Bytes of device memory the loader holds (CUDA output: its input
         buffer, output tensors and, on the recipe route, the cache's device
         copy; 0 for host output)."""
-        return lib.detfeed_loader_device_bytes(self._h)
+        handle = self._live()  # held while the library reads it
+        return lib.detfeed_loader_device_bytes(handle.ptr)
 
     @property
     def device_made(self):
@@ -670,7 +715,8 @@ class Loader:
         (color="recipe"), counted since the loader opened; 0 on other routes.
         A recipe-route sample not counted was made by the workers (an image
         the RAM cache does not hold)."""
-        return lib.detfeed_loader_device_made(self._h)
+        handle = self._live()  # held while the library reads it
+        return lib.detfeed_loader_device_made(handle.ptr)
 
     # -- batches --------------------------------------------------------------
     def _release_held(self, h):
@@ -702,7 +748,7 @@ class Loader:
         if masks:  # int32 when a sample has more than 255 instances, as in Ultralytics
             out["masks"] = self._array(masks, (n, mh.value, mw.value),
                                        np.int32 if mt.value == MASK_I32 else np.uint8)
-        out["im_file"] = tuple(lib.detfeed_batch_im_file(b, i).decode() for i in range(n))
+        out["im_file"] = tuple(os.fsdecode(lib.detfeed_batch_im_file(b, i)) for i in range(n))
         ori, res = (ctypes.c_int * 2)(), (ctypes.c_int * 2)()
         shapes = []
         for i in range(n):
@@ -747,7 +793,10 @@ class Loader:
 
 def _data_path(data):
     if isinstance(data, (str, bytes, os.PathLike)):
-        return os.fsencode(data)
+        path = os.fsencode(data)
+        if b"\0" in path:
+            raise ValueError("detfeed: data=%r: embedded null byte" % (data,))
+        return path
     raise TypeError("detfeed: data must be the path of a dataset YAML, an images folder or a "
                     "list of images, not %r" % (data,))
 

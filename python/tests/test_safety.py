@@ -515,3 +515,158 @@ def test_data_of_the_wrong_type_is_named():
         with pytest.raises(TypeError, match="data"):
             detfeed.Loader(bad)
 
+
+
+# -- 7. threads ------------------------------------------------------------------
+
+@pytest.fixture
+def switch_often():
+    """Python threads switch every microsecond, so that races show."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(old)
+
+
+READS = {"stats": lambda loader: loader.dataset.stats(),
+         "problems": lambda loader: loader.dataset.problems(),
+         "cache_stats": lambda loader: loader.cache_stats(),
+         "verify_stats": lambda loader: loader.verify_stats(),
+         "skipped": lambda loader: loader.skipped,
+         "device_bytes": lambda loader: loader.device_bytes}
+
+
+@pytest.mark.parametrize("read", sorted(READS))
+def test_a_read_holds_the_loader_while_another_thread_closes_it(switch_often, read):
+    """What reads the loader's memory keeps it while it reads: a close() on
+    another thread meanwhile frees nothing under it (under ASan a
+    use-after-free is a report, not luck), and the reads after the close
+    raise the closed error."""
+    for _ in range(20):
+        loader = small(workers=1, verify_record="none")
+        go = threading.Event()
+        closer = threading.Thread(target=lambda: (go.wait(5), loader.close()))
+        closer.start()
+        go.set()
+        with pytest.raises(detfeed.DetfeedError, match="closed"):
+            while True:
+                READS[read](loader)
+        closer.join()
+
+
+def test_one_iterator_shared_by_two_threads_hands_each_batch_once(switch_often):
+    """Two threads taking from one iterator take turns: every sample of the
+    epoch comes once, none is lost, nothing crashes."""
+    with small(batch=1, epochs=1000) as loader:
+        for _ in range(20):
+            it, got, errors = iter(loader), [], []
+
+            def take():
+                try:
+                    got.extend(b["im_file"][0] for b in it)
+                except Exception as e:  # noqa: BLE001 - reported below
+                    errors.append(e)
+            threads = [threading.Thread(target=take) for _ in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert not errors and sorted(got) == sorted(loader.dataset.im_files)
+
+
+def test_two_threads_iterating_at_once_one_waits_or_is_refused(switch_often):
+    """Two threads each iterating the loader: the second either runs the
+    next epoch after the first or is refused (one epoch at a time), never
+    half an epoch each."""
+    for _ in range(20):
+        with small(epochs=1000) as loader:
+            counts, refused = [], []
+
+            def run():
+                try:
+                    counts.append(sum(1 for _ in loader))
+                except detfeed.DetfeedError as e:
+                    refused.append(str(e))
+            threads = [threading.Thread(target=run) for _ in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert counts and all(c == len(loader) for c in counts), counts
+            assert len(counts) + len(refused) == 2
+            assert all("iterated already" in e for e in refused), refused
+
+
+# -- 8. values that C would take differently ---------------------------------------
+
+def test_a_dataset_is_made_by_a_loader_only():
+    for arg in (b"coco8.yaml", "coco8.yaml", 12345678, None):
+        with pytest.raises(TypeError, match="loader.dataset"):
+            detfeed.Dataset(arg)
+
+
+def test_set_epoch_takes_the_librarys_epochs_only():
+    with small() as loader:
+        for bad in (-1, 2**32, 2**64 + 5, 2.9, "x"):
+            with pytest.raises(ValueError, match="epoch"):
+                loader.set_epoch(bad)
+        loader.set_epoch(2**32 - 1)
+        assert len(list(loader)) == 2
+        with pytest.raises(detfeed.DetfeedError, match="past the last"):
+            next(iter(loader))
+
+
+def test_a_null_byte_in_a_path_or_value_is_refused(tmp_path):
+    for kw in (dict(cache="disk", cache_path=str(tmp_path / "c\0.bin")),
+               dict(verify_record=str(tmp_path / "r\0.rec")), dict(hsv_h="0.5\0x")):
+        with pytest.raises(ValueError, match="null byte"):
+            small(**kw)
+    with pytest.raises(ValueError, match="null byte"):
+        detfeed.Loader(data("detect") + "\0/not/this")
+    assert os.listdir(tmp_path) == []
+
+
+def test_workers_0_is_refused_not_all_cpus():
+    with pytest.raises(ValueError, match="workers must be at least 1"):
+        small(workers=0)
+
+
+def test_classes_as_a_list_as_ultralytics_gives_them():
+    with small(classes=[0, 2]) as a, small(classes="0,2") as b:
+        assert [x["cls"].tolist() for x in a.dataset.labels] == \
+            [x["cls"].tolist() for x in b.dataset.labels]
+        assert all(set(x["cls"].ravel()) <= {0, 2} for x in a.dataset.labels)
+
+
+def test_a_subnormal_hyperparameter_is_a_number():
+    with small(hsv_h=1e-320) as loader:
+        assert len(list(loader)) == 2
+
+
+def test_a_dataset_path_that_is_not_utf8(tmp_path):
+    src = os.path.dirname(data("detect"))
+    root = os.path.join(os.fsencode(str(tmp_path)), b"odd\xffname")
+    for sub in (b"images", b"labels"):
+        os.makedirs(os.path.join(root, sub))
+        for name in os.listdir(os.path.join(os.fsencode(src), sub, b"train")):
+            os.symlink(os.path.join(os.fsencode(src), sub, b"train", name),
+                       os.path.join(root, sub, name))
+    with detfeed.Loader(root, imgsz=64, batch=2, workers=1, tensors="numpy") as loader:
+        assert all(os.fsencode(f).startswith(root) for f in loader.dataset.im_files)
+        assert all(os.path.exists(f) for f in loader.dataset.im_files)
+        files = [f for b in loader for f in b["im_file"]]
+        assert sorted(files) == sorted(loader.dataset.im_files)
+    with pytest.raises(detfeed.DetfeedError, match="odd"):
+        detfeed.Loader(os.path.join(root, b"missing.yaml"))
+
+
+def test_a_file_that_is_not_detfeeds_is_not_written_over(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("the user's notes")
+    with pytest.raises(detfeed.DetfeedError, match="does not start with DFDCACHE"):
+        small(cache="disk", cache_path=str(notes))
+    assert notes.read_text() == "the user's notes"
+    with small(verify_record=str(notes)) as loader:
+        v = loader.verify_stats()
+        assert v["record"] == "unwritten" and "does not start with DFVERIFY" in v["note"]
+    assert notes.read_text() == "the user's notes"
