@@ -290,7 +290,7 @@ class Loader:
 
     data: a dataset YAML, an images/ + labels/ folder, or a text file of
     image paths. imgsz: one integer (training batches are imgsz x imgsz).
-    workers: threads (default: the CPUs this process may use).
+    workers: threads, at least 1 (default: the CPUs this process may use).
     color: "worker" colours in the worker threads; "device" leaves it to the
     CUDA kernel that converts the batch (CUDA output of a float dtype in
     training); "recipe" leaves the whole image to that kernel (Mosaic, the
@@ -363,6 +363,11 @@ class Loader:
     that epoch again from its start). While it waits for a batch the
     iterator lets signal handlers run every 20 ms, so Ctrl-C
     (KeyboardInterrupt) arrives at once; the iterator is then where it was.
+    Threads take turns: an iterator shared by threads hands each batch to
+    one of them, and a thread that iterates the loader while another does
+    is refused as above. The reads (dataset, cache_stats, verify_stats,
+    skipped) may come from any thread, also while another one closes the
+    loader (they then raise the closed error).
 
     Memory: an img array or tensor keeps the loader's memory alive, so it
     never points into freed memory: after close(), or once the Loader is
