@@ -346,7 +346,10 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  *     `nc`, `kpt_shape` ([K, 2] or [K, 3]) and `flip_idx`. With `nc` and
  *     no `names` the classes are named class_0, class_1, ... (as
  *     Ultralytics names them); with neither (Ultralytics refuses such a
- *     YAML) the classes are unknown, with a note in the problems list;
+ *     YAML) the classes are unknown, with a note in the problems list.
+ *     Refused with the file and line: empty `names`, a `path` that is not
+ *     one folder, a split entry that is an empty path ("" would be the
+ *     whole root, every split's images);
  *   - a folder: every image below it, recursively, as Python's
  *     glob("**" + "/" + "*.*", recursive=True) finds them: links to folders
  *     are followed, except a link back to a folder above it (a loop), which
@@ -460,8 +463,10 @@ typedef enum detfeed_dataset_param {
     DETFEED_DATASET_VERIFY = 1,         /* detfeed_verify; default HEADER */
     DETFEED_DATASET_NC = 2,             /* classes when the source gives none
                                            (a folder or list, or a YAML without
-                                           names or nc); 0 (default): ids are
-                                           checked to be in 0 .. 999999 */
+                                           names or nc; another count than a
+                                           YAML's fails the open); 0
+                                           (default): ids are checked to be in
+                                           0 .. 999999 */
     DETFEED_DATASET_MAX_LABEL_LINE = 3, /* longest label line in bytes; 65536 */
     DETFEED_DATASET_MAX_LABELS = 4,     /* most instances in one file; 10000 */
     DETFEED_DATASET_MAX_PROBLEMS = 5,   /* problems kept in detail; 10000 */
@@ -538,7 +543,9 @@ DETFEED_API int detfeed_dataset_set_classes(detfeed_dataset *ds, const int *ids,
                                             size_t n);
 /* The split a YAML source is read for: "train" (default), "val" or "test". */
 DETFEED_API int detfeed_dataset_set_split(detfeed_dataset *ds, const char *split);
-/* Overrides a YAML's `path` (the dataset root). NULL restores the YAML's. */
+/* Overrides a YAML's `path` (the dataset root). NULL restores the YAML's.
+ * Other sources have no root: opening one with a root set fails
+ * (DETFEED_EINVAL). */
 DETFEED_API int detfeed_dataset_set_root(detfeed_dataset *ds, const char *root);
 
 /* Builds the index from `source` (see above). Once per handle. */
@@ -1125,7 +1132,8 @@ DETFEED_API int detfeed_loader_set_policy(detfeed_loader *loader,
 
 /* The disk cache's file (DETFEED_LOADER_CACHE_PATH; NULL or "": the
  * default place). Before detfeed_loader_open, which opens the disk cache
- * (cache "disk") and then fills the RAM cache from it. */
+ * (cache "disk") and then fills the RAM cache from it; with another cache
+ * setting a file given here fails the open (DETFEED_EINVAL). */
 DETFEED_API int detfeed_loader_set_cache_path(detfeed_loader *loader, const char *path);
 
 /*

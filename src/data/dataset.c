@@ -212,9 +212,16 @@ int detfeed_dataset_open(detfeed_dataset *ds, const char *source)
     detfeed__msg_clear(&ds->msg);
     detfeed__strlist paths = {0};
     int rc = detfeed__dataset_find_images(ds, source, &paths);
-    /* DETFEED_DATASET_NC where the source names no classes: class_0, ... */
+    /* DETFEED_DATASET_NC where the source names no classes: class_0, ...;
+     * where it names them, the same count or an error (not one of the two
+     * silently). */
     if (rc == DETFEED_OK && ds->nc == 0 && ds->nc_param > 0)
         rc = detfeed__dataset_default_names(ds, ds->nc_param);
+    else if (rc == DETFEED_OK && ds->nc_param > 0 && ds->nc != ds->nc_param)
+        rc = detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                           "%s: nc %d, but it names %d classes (nc is for data that "
+                           "names none)",
+                           source, ds->nc_param, ds->nc);
     if (rc == DETFEED_OK)
         rc = detfeed__dataset_index(ds, &paths, source);
     detfeed__strlist_free(&paths);

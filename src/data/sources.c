@@ -129,8 +129,11 @@ static bool parse_int(const char *s, long lo, long hi, int *out)
     return true;
 }
 
+/* The YAML's error at `line` (0: of the file as a whole). */
 static int yaml_error(detfeed_dataset *ds, const char *file, int line, const char *what)
 {
+    if (line <= 0)
+        return detfeed__fail(&ds->msg, DETFEED_EFORMAT, "%s: %s", file, what);
     return detfeed__fail(&ds->msg, DETFEED_EFORMAT, "%s:%d: %s", file, line, what);
 }
 
@@ -169,6 +172,10 @@ static int yaml_names(detfeed_dataset *ds, const char *file, const detfeed__ynod
             true);
     if (names->type == DETFEED__Y_SCALAR)
         return yaml_error(ds, file, names->line, "'names' must be a list or a map");
+    if (names->n == 0)
+        return yaml_error(ds, file, names->line,
+                          "'names' is empty: a dataset has at least one class (for "
+                          "Ultralytics every label's class would be out of range)");
     if (n && (size_t)n != names->n)
         return yaml_error(ds, file, names->line,
                           "'nc' and the number of 'names' differ");
@@ -231,7 +238,11 @@ static int yaml_root(detfeed_dataset *ds, const char *file, const detfeed__ynode
     if (dir == NULL)
         return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
     const detfeed__ynode *p = detfeed__yaml_get(root, "path");
-    if (ds->root || detfeed__yaml_is_null(p) || p->type != DETFEED__Y_SCALAR) {
+    if (!ds->root && !detfeed__yaml_is_null(p) && p->type != DETFEED__Y_SCALAR) {
+        free(dir);
+        return yaml_error(ds, file, p->line, "'path' must be one folder");
+    }
+    if (ds->root || detfeed__yaml_is_null(p)) {
         /* An override is the caller's path, relative to the working folder. */
         *out = ds->root ? detfeed__str_dup(ds->root) : dir;
         if (ds->root)
@@ -261,13 +272,17 @@ static int yaml_split_entries(detfeed_dataset *ds, const char *file,
     *sp = detfeed__yaml_get(root, ds->split);
     if (detfeed__yaml_is_null(*sp)) {
         snprintf(what, sizeof what, "no '%s' entry", ds->split);
-        return yaml_error(ds, file, root->line, what);
+        return yaml_error(ds, file, *sp ? (*sp)->line : 0, what);
     }
     size_t n = (*sp)->type == DETFEED__Y_SEQ ? (*sp)->n : 1;
     for (size_t i = 0; i < n; i++) {
         const detfeed__ynode *e = (*sp)->type == DETFEED__Y_SEQ ? (*sp)->items[i] : *sp;
         if (e->type != DETFEED__Y_SCALAR) {
             snprintf(what, sizeof what, "'%s' entries must be paths", ds->split);
+            return yaml_error(ds, file, e->line, what);
+        }
+        if (e->str[0] == '\0') { /* "" would be the dataset root, every split */
+            snprintf(what, sizeof what, "'%s' has an empty path", ds->split);
             return yaml_error(ds, file, e->line, what);
         }
     }
@@ -352,6 +367,12 @@ int detfeed__dataset_find_images(detfeed_dataset *ds, const char *source,
     if (t == DETFEED__F_FILE &&
         (strcmp(suffix, "yaml") == 0 || strcmp(suffix, "yml") == 0))
         return open_yaml(ds, source, paths);
+    if (ds->root)
+        return detfeed__fail(
+            &ds->msg, DETFEED_EINVAL,
+            "%s: a dataset root is for a dataset YAML (it replaces its "
+            "'path'), and this is not one",
+            source);
     if (t == DETFEED__F_NONE)
         return detfeed__fail(&ds->msg, DETFEED_EIO, "%s: no such file or folder",
                              source);

@@ -456,6 +456,12 @@ static int open_all(detfeed_loader *l, const char *data)
             &l->msg, DETFEED_ENOTSUPPORTED,
             "bgr is not supported yet (batches are RGB, as Ultralytics "
             "gives them with bgr 0); set it to 0");
+    if (l->cache_path && l->cache_path[0] && l->cache_mode != DETFEED_CACHE_MODE_DISK)
+        return detfeed__fail(
+            &l->msg, DETFEED_EINVAL,
+            "cache_path '%s' is the disk cache's file: it is for cache "
+            "disk, and the cache here is in RAM",
+            l->cache_path);
     l->hyp.imgsz = l->imgsz;
     int rc = open_data(l, data);
     if (rc == DETFEED_OK && !l->augment)

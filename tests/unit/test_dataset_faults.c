@@ -241,6 +241,60 @@ static void test_yaml_meta(void)
     detfeed_dataset_destroy(ds);
 }
 
+/* Opening `rel` fails with a message that holds `want`. */
+static void refused(const char *rel, int64_t nc, const char *want)
+{
+    int rc;
+    detfeed_dataset *ds = open_ds(at(rel), nc, &rc);
+    CHECK(rc < 0);
+    if (!CHECK(strstr(detfeed_dataset_last_error(ds), want) != NULL))
+        fprintf(stderr, "  '%s' lacks '%s'\n", detfeed_dataset_last_error(ds), want);
+    detfeed_dataset_destroy(ds);
+}
+
+/* What a YAML or a setting says that cannot be taken as it is said is
+ * refused, with the file and line: never a guess that reads other images
+ * or other classes. */
+static void test_refused_keys(void)
+{
+    write_text("meta/empty_train.yaml", "names: [a]\ntrain: \"\"\n");
+    refused("meta/empty_train.yaml", 0,
+            "empty_train.yaml:2: 'train' has an empty path");
+    write_text("meta/empty_item.yaml", "names: [a]\ntrain:\n  - images\n  - ''\n");
+    refused("meta/empty_item.yaml", 0, "empty_item.yaml:4: 'train' has an empty path");
+    write_text("meta/no_names.yaml", "train: images\nnames: []\n");
+    refused("meta/no_names.yaml", 0, "no_names.yaml:2: 'names' is empty");
+    write_text("meta/two_paths.yaml", "path: [a, b]\ntrain: images\nnames: [a]\n");
+    refused("meta/two_paths.yaml", 0, "two_paths.yaml:1: 'path' must be one folder");
+    write_text("meta/no_test.yaml", "names: [a]\ntrain: images\n\ntest:\n");
+    int rc;
+    detfeed_dataset *ds;
+    CHECK_INT(detfeed_dataset_create(&ds, 0), 0);
+    CHECK_INT(detfeed_dataset_set_split(ds, "test"), 0);
+    CHECK_INT(detfeed_dataset_open(ds, at("meta/no_test.yaml")), DETFEED_EFORMAT);
+    CHECK(strstr(detfeed_dataset_last_error(ds), "no_test.yaml:4: no 'test' entry"));
+    detfeed_dataset_destroy(ds);
+    CHECK_INT(detfeed_dataset_create(&ds, 0), 0);
+    CHECK_INT(detfeed_dataset_set_split(ds, "val"), 0);
+    CHECK_INT(detfeed_dataset_open(ds, at("meta/no_test.yaml")), DETFEED_EFORMAT);
+    const char *msg = detfeed_dataset_last_error(ds);
+    CHECK(strstr(msg, "no_test.yaml: no 'val' entry") != NULL); /* no line: none */
+    detfeed_dataset_destroy(ds);
+    /* nc: for data that names no classes; a YAML's own count is not changed */
+    write_text("meta/two.yaml", "train: images\nnames: [a, b]\n");
+    refused("meta/two.yaml", 5, "nc 5, but it names 2 classes");
+    ds = open_ds(at("meta/two.yaml"), 2, &rc);
+    CHECK_INT(rc, 0);
+    detfeed_dataset_destroy(ds);
+    /* a root replaces a YAML's path: other sources have none */
+    CHECK_INT(detfeed_dataset_create(&ds, 0), 0);
+    CHECK_INT(detfeed_dataset_set_root(ds, at("meta")), 0);
+    CHECK_INT(detfeed_dataset_open(ds, at("meta/images")), DETFEED_EINVAL);
+    CHECK(
+        strstr(detfeed_dataset_last_error(ds), "a dataset root is for a dataset YAML"));
+    detfeed_dataset_destroy(ds);
+}
+
 /* Segment files of more than 255 polygons are indexed as Ultralytics
  * indexes them (their overlap masks are int32), with no problem. */
 static void test_many_polygons(void)
@@ -280,6 +334,7 @@ int main(void)
     test_list_line_ends();
     test_class_ids();
     test_yaml_meta();
+    test_refused_keys();
     test_many_polygons();
     CHECK(tu_remove_tree(root));
     return tu_finish("test_dataset_faults");

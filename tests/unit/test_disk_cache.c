@@ -583,6 +583,16 @@ static void test_settings(const char *data)
     CHECK_INT(detfeed_loader_open(l, data), DETFEED_EINVAL);
     CHECK(strstr(detfeed_loader_last_error(l), "cache none") != NULL);
     detfeed_loader_destroy(l);
+    /* a cache file without the disk cache would be ignored: refused */
+    const char *modes[] = {"ram", "none"};
+    for (int k = 0; k < 2; k++) {
+        detfeed_loader_create(&l, 0);
+        detfeed_loader_set(l, "cache", modes[k]);
+        detfeed_loader_set(l, "cache_path", "/tmp/unused.cache");
+        CHECK_INT(detfeed_loader_open(l, data), DETFEED_EINVAL);
+        CHECK(strstr(detfeed_loader_last_error(l), "it is for cache disk") != NULL);
+        detfeed_loader_destroy(l);
+    }
 }
 
 static bool copy_coco8(char *yaml, size_t size)
