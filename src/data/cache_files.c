@@ -123,6 +123,16 @@ char *detfeed__cache_fallback_path(const char *primary)
     return p;
 }
 
+bool detfeed__folder_writable(const char *path)
+{
+    char *dir = detfeed__path_dir(path);
+    struct stat st;
+    bool ok = dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+              (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) && access(dir, W_OK) == 0;
+    free(dir);
+    return ok;
+}
+
 bool detfeed__foreign_file(const char *path, const char magic[8], char *why, size_t wn)
 {
     struct stat st;

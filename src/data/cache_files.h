@@ -49,6 +49,12 @@ char *detfeed__cache_default_path(const detfeed_dataset *ds, const char *suffix)
  * when there is no such folder or when out of memory. */
 char *detfeed__cache_fallback_path(const char *primary);
 
+/* Whether the folder of `path` may be written: by access(2), which allows
+ * root everything but a read-only mount, and by its mode, so that a folder
+ * nobody may write (a dataset made read-only for all) is left alone by root
+ * as well. */
+bool detfeed__folder_writable(const char *path);
+
 /* Whether `path` holds what a file of detfeed's must not replace: a folder
  * or other non-regular file, or a non-empty file that does not start with
  * `magic` (8 bytes; a stale or damaged file of detfeed's starts with it,

@@ -647,7 +647,9 @@ static int open_default(detfeed_disk_cache *dc)
         free(fallback);
         return DETFEED_OK;
     }
-    int err = 0, rc = open_at(dc, true, &err);
+    int err = EACCES, rc = OPEN_UNWRITABLE; /* root too: as the record has it */
+    if (fallback == NULL || detfeed__folder_writable(dc->path))
+        rc = open_at(dc, true, &err);
     if (rc != OPEN_UNWRITABLE) {
         free(fallback);
         return rc;

@@ -93,20 +93,6 @@ static bool unwritable(int e)
     return e == EACCES || e == EROFS || e == EPERM || e == ENOENT;
 }
 
-/* Whether the folder of `path` may be written: by access(2), which allows
- * root everything but a read-only mount, and by its mode, so that a folder
- * nobody may write (a dataset made read-only for all) is left alone by root
- * as well. */
-static bool folder_writable(const char *path)
-{
-    char *dir = detfeed__path_dir(path);
-    struct stat st;
-    bool ok = dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
-              (st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) && access(dir, W_OK) == 0;
-    free(dir);
-    return ok;
-}
-
 /* The reason part of a codec message "PATH: reason" for image `path`, with
  * *prefixed saying whether it had that prefix. */
 static const char *reason_of(const char *msg, const char *path, bool *prefixed)
@@ -328,7 +314,8 @@ static int place(detfeed__vrec *r, const char *path)
     if ((r->primary = detfeed__cache_default_path(r->ds, VR_SUFFIX)) == NULL)
         return DETFEED_ENOMEM;
     r->fallback = detfeed__cache_fallback_path(r->primary);
-    r->target = r->fallback && !folder_writable(r->primary) ? r->fallback : r->primary;
+    r->target =
+        r->fallback && !detfeed__folder_writable(r->primary) ? r->fallback : r->primary;
     return DETFEED_OK;
 }
 

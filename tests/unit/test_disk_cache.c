@@ -554,7 +554,28 @@ static void test_readonly(void)
     detfeed_dataset_destroy(ds);
     CHECK(tu_chmod_tree(ro, 0222, 0));
     CHECK_INT(chmod(user, 0777), 0);
-    /* root writes anywhere: the checks run as an ordinary user */
+    /* a dataset folder nobody may write is left alone by root too (as the
+     * verification record has it): the default place falls back */
+    const char *env = getenv("XDG_CACHE_HOME");
+    char *saved = env ? strdup(env) : NULL, mine[160];
+    snprintf(mine, sizeof mine, "%s/user-here", root); /* not the child's */
+    CHECK_INT(mkdir(mine, 0755), 0);
+    setenv("XDG_CACHE_HOME", mine, 1);
+    ds = open_dataset(src);
+    int rc;
+    detfeed_disk_cache *dc = open_disk(ds, 128, NULL, 0, &rc);
+    CHECK_INT(rc, 0);
+    const char *path = detfeed_disk_cache_path(dc);
+    if (!CHECK(path && strncmp(path, mine, strlen(mine)) == 0))
+        fprintf(stderr, "  %s\n", path ? path : "(none)");
+    detfeed_disk_cache_destroy(dc);
+    detfeed_dataset_destroy(ds);
+    if (saved)
+        setenv("XDG_CACHE_HOME", saved, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+    free(saved);
+    /* root writes anywhere else: the checks run as an ordinary user */
     CHECK(tu_run_unprivileged(readonly_child, ro, user));
     CHECK(tu_chmod_tree(ro, 0, S_IWUSR));
 }
