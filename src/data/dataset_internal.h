@@ -27,7 +27,8 @@ typedef struct detfeed__image {
 
 typedef struct detfeed__problem {
     char *file, *reason;
-    int line;
+    int line;  /* 0: of the file as a whole */
+    bool note; /* a remark (nothing was skipped) */
 } detfeed__problem;
 
 #define DETFEED__NSTATS 15

@@ -332,6 +332,27 @@ static void count(detfeed_dataset *ds)
         (int64_t)ds->n - ds->stats[DETFEED_STAT_LABELLED];
 }
 
+/* The error of a dataset left without images: why, with its first problem
+ * that left something out (a note, such as a YAML's missing path, is not
+ * why), "file:line: reason" (no line where it is the file's as a whole). */
+static int no_usable(detfeed_dataset *ds, const char *source)
+{
+    const detfeed__problem *p = ds->nproblems ? &ds->problems[0] : NULL;
+    for (size_t k = 0; k < ds->nproblems; k++)
+        if (!ds->problems[k].note) {
+            p = &ds->problems[k];
+            break;
+        }
+    char line[24] = "";
+    if (p && p->line > 0)
+        snprintf(line, sizeof line, ":%d", p->line);
+    return detfeed__fail(
+        &ds->msg, DETFEED_EFORMAT, "%s%sno usable images (%lld found)%s%s%s%s%s",
+        source ? source : "", source ? ": " : "",
+        (long long)ds->stats[DETFEED_STAT_IMAGES], p ? "; first problem: " : "",
+        p ? p->file : "", line, p ? ": " : "", p ? p->reason : "");
+}
+
 int detfeed__dataset_index(detfeed_dataset *ds, detfeed__strlist *paths,
                            const char *source)
 {
@@ -352,17 +373,7 @@ int detfeed__dataset_index(detfeed_dataset *ds, detfeed__strlist *paths,
     if (rc == DETFEED_OK)
         rc = apply_classes(ds, source);
     count(ds);
-    if (rc == DETFEED_OK && ds->n == 0 && ds->nproblems == 0)
-        rc = detfeed__fail(&ds->msg, DETFEED_EFORMAT,
-                           "%s: no usable images (%lld found)", source,
-                           (long long)ds->stats[DETFEED_STAT_IMAGES]);
-    else if (rc == DETFEED_OK && ds->n == 0) /* say why, with the first problem */
-        rc = detfeed__fail(
-            &ds->msg, DETFEED_EFORMAT,
-            "%s: no usable images (%lld found); first problem: %s:%d: %s", source,
-            (long long)ds->stats[DETFEED_STAT_IMAGES], ds->problems[0].file,
-            ds->problems[0].line, ds->problems[0].reason);
-    return rc;
+    return rc == DETFEED_OK && ds->n == 0 ? no_usable(ds, source) : rc;
 }
 
 int detfeed__dataset_drop(detfeed_dataset *ds, char *const *why)
@@ -389,11 +400,5 @@ int detfeed__dataset_drop(detfeed_dataset *ds, char *const *why)
     for (size_t k = 0; k < sizeof recount / sizeof recount[0]; k++)
         ds->stats[recount[k]] = 0;
     count(ds);
-    if (rc == DETFEED_OK && ds->n == 0)
-        rc = detfeed__fail(&ds->msg, DETFEED_EFORMAT,
-                           "no usable images (%lld found); first problem: %s:%d: %s",
-                           (long long)ds->stats[DETFEED_STAT_IMAGES],
-                           ds->problems[0].file, ds->problems[0].line,
-                           ds->problems[0].reason);
-    return rc;
+    return rc == DETFEED_OK && ds->n == 0 ? no_usable(ds, NULL) : rc;
 }

@@ -27,6 +27,7 @@ int detfeed__problem_add(detfeed_dataset *ds, const char *file, int line,
         p->file = detfeed__str_dup(file);
         p->reason = detfeed__str_dup(reason);
         p->line = line;
+        p->note = note;
         if (p->file == NULL || p->reason == NULL) {
             free(p->file);
             free(p->reason);
