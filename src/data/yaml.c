@@ -9,8 +9,10 @@
  */
 #include "yaml.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,15 +258,72 @@ static bool is_seq_item(const yline *l)
 
 /* ---- scalars -------------------------------------------------------------- */
 
+/* Code point `c` as UTF-8 at out; its length. */
+static size_t utf8_put(uint32_t c, char *out)
+{
+    if (c < 0x80)
+        return out[0] = (char)c, 1;
+    if (c < 0x800)
+        return out[0] = (char)(0xC0 | c >> 6), out[1] = (char)(0x80 | (c & 0x3F)), 2;
+    if (c < 0x10000) {
+        out[0] = (char)(0xE0 | c >> 12);
+        out[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | c >> 18);
+    out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+/* The character of escape letter `c` that stands for one (YAML's \a \b
+ * \t \n \v \f \r \e \N \_ \L \P and the escaped \ " / space tab), or 0. */
+static uint32_t escape_char(char c)
+{
+    static const char letters[] = "abtnvfreN_LP\\\"/ \t";
+    static const uint32_t chars[] = {7,    8,   9,    10,   11,     12,
+                                     13,   27,  0x85, 0xA0, 0x2028, 0x2029,
+                                     '\\', '"', '/',  ' ',  '\t'};
+    const char *at = c ? strchr(letters, c) : NULL;
+    return at ? chars[at - letters] : 0;
+}
+
+/* The escape after a backslash at s (a double-quoted string's, as YAML and
+ * PyYAML read it: the letters above, \xXX, \uXXXX, \UXXXXXXXX), written
+ * as UTF-8 at out + *k; the characters it took, or 0 when it is not one
+ * (or would be a NUL, or is not a Unicode scalar value). */
+static size_t unescape(const char *s, char *out, size_t *k)
+{
+    uint32_t c = escape_char(*s);
+    if (c) {
+        *k += utf8_put(c, out + *k);
+        return 1;
+    }
+    int digits = *s == 'x' ? 2 : *s == 'u' ? 4 : *s == 'U' ? 8 : 0;
+    for (int i = 1; i <= digits; i++) {
+        if (!isxdigit((unsigned char)s[i]))
+            return 0;
+        c = c * 16 + (uint32_t)(isdigit((unsigned char)s[i])
+                                    ? s[i] - '0'
+                                    : (s[i] | 0x20) - 'a' + 10);
+    }
+    if (digits == 0 || c == 0 || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+        return 0;
+    *k += utf8_put(c, out + *k);
+    return (size_t)digits + 1;
+}
+
 /* Reads a quoted scalar at s (on its quote); *end gets the position after
- * the closing quote. Double quotes understand \\ \" \n \t; single quotes
- * understand ''. */
+ * the closing quote. Double quotes understand YAML's escapes (unescape);
+ * single quotes understand ''. */
 static detfeed__ynode *quoted_scalar(yparser *p, const char *s, const char **end,
                                      int line)
 {
     char q = *s++;
     size_t len = strlen(s);
-    char *out = malloc(len + 1);
+    char *out = malloc(2 * len + 1); /* an escape of 2 characters gives 3 bytes */
     if (out == NULL) {
         fail(p, line, "out of memory");
         return NULL;
@@ -283,10 +342,17 @@ static detfeed__ynode *quoted_scalar(yparser *p, const char *s, const char **end
         } else if (*s == q) {
             s++;
             break;
-        } else if (q == '"' && *s == '\\' && s[1]) {
-            char c = s[1];
-            out[k++] = c == 'n' ? '\n' : c == 't' ? '\t' : c;
-            s += 2;
+        } else if (q == '"' && *s == '\\') {
+            size_t took = unescape(s + 1, out, &k);
+            if (took == 0) {
+                free(out);
+                fail(p, line,
+                     "'\\%.1s' is not an escape YAML reads (or gives no "
+                     "character a path or name can hold)",
+                     s + 1);
+                return NULL;
+            }
+            s += 1 + took;
         } else {
             out[k++] = *s++;
         }

@@ -137,6 +137,22 @@ static void test_sequences(void)
     detfeed__yaml_free(r);
 }
 
+/* Double-quoted escapes as YAML (and PyYAML) read them, in UTF-8. */
+static void test_escapes(void)
+{
+    detfeed__ynode *root = parse_ok("a: \"images\\x2ftrain\"\n"
+                                    "b: \"caf\\u00e9 \\U0001F600\"\n"
+                                    "c: \"t\\tn\\nq\\\"s\\\\/\\/e\\e_\\_L\\L\"\n"
+                                    "d: ['x\\y', \"\\u00E9\"]\n");
+    CHECK_STR(scalar(root, "a"), "images/train");
+    CHECK_STR(scalar(root, "b"), "caf\xc3\xa9 \xf0\x9f\x98\x80");
+    CHECK_STR(scalar(root, "c"), "t\tn\nq\"s\\//e\x1b_\xc2\xa0L\xe2\x80\xa8");
+    const detfeed__ynode *d = detfeed__yaml_get(root, "d");
+    CHECK(d && d->n == 2 && strcmp(d->items[0]->str, "x\\y") == 0 &&
+          strcmp(d->items[1]->str, "\xc3\xa9") == 0);
+    detfeed__yaml_free(root);
+}
+
 static void test_errors(void)
 {
     parse_bad("a: 1\n\tb: 2\n", 2, "tab");
@@ -155,6 +171,11 @@ static void test_errors(void)
     parse_bad("a: [1 2]]\n", 1, "");
     parse_bad("a:\n  b: 1\n - c\n", 3, "");
     parse_bad_n("a: 1\0\n", 6, 1, "NUL");
+    parse_bad("a: \"x\\qy\"\n", 1, "'\\q' is not an escape");
+    parse_bad("a: \"x\\x4\"\n", 1, "'\\x' is not an escape");
+    parse_bad("a: \"x\\0\"\n", 1, "'\\0' is not an escape"); /* a NUL */
+    parse_bad("a: \"\\ud800\"\n", 1, "not an escape");       /* a surrogate */
+    parse_bad("a: \"\\U00110000\"\n", 1, "not an escape");
     char doc[420] = "a: ";
     memset(doc + 3, '[', 200);
     memset(doc + 203, ']', 200);
@@ -229,6 +250,7 @@ int main(void)
 {
     test_dataset_yaml();
     test_sequences();
+    test_escapes();
     test_errors();
     test_many_names();
     return tu_finish("test_yaml");
