@@ -261,8 +261,10 @@ static bool check_header(const detfeed_disk_cache *dc, const dc_header *h, size_
                         "incomplete: no completion mark (an interrupted write)"),
                false;
     if (h->file_bytes != size)
-        return snprintf(why, wn, "truncated: %zu of its %llu bytes", size,
-                        (unsigned long long)h->file_bytes),
+        return snprintf(why, wn, "%s: %zu of its %llu bytes",
+                        size < h->file_bytes ? "truncated"
+                                             : "damaged: longer than written",
+                        size, (unsigned long long)h->file_bytes),
                false;
     if (h->index_offset != DC_HEADER || h->index_bytes > size - DC_HEADER ||
         h->count > h->index_bytes / sizeof(dc_record) || h->data_offset > size)

@@ -133,8 +133,11 @@ static bool check_header(const detfeed__vrec *r, const vr_header *h, size_t size
         return snprintf(why, wn, "damaged: the header's checksum does not match"),
                false;
     if (h->body_bytes != size - sizeof *h)
-        return snprintf(why, wn, "truncated: %zu bytes, its header says %llu", size,
-                        (unsigned long long)(h->body_bytes + sizeof *h)),
+        return snprintf(why, wn, "%s: %zu bytes, its header says %llu",
+                        size < h->body_bytes + sizeof *h
+                            ? "truncated"
+                            : "damaged: longer than written",
+                        size, (unsigned long long)(h->body_bytes + sizeof *h)),
                false;
     if (h->count > h->body_bytes / sizeof(vr_item))
         return snprintf(why, wn, "damaged: %llu entries cannot fit",

@@ -396,6 +396,10 @@ static void test_interrupted(const detfeed_dataset *ds)
     stat(file, &st);
     CHECK_INT(truncate(file, st.st_size - 100), 0);
     expect_stale(ds, S, file, "truncated");
+    /* A file with bytes after its end is not called truncated. */
+    stat(file, &st);
+    CHECK_INT(truncate(file, st.st_size + 8), 0);
+    expect_stale(ds, S, file, "damaged: longer than written");
     /* A header without its completion mark (and a checksum that fits). */
     uint8_t head[328];
     FILE *f = fopen(file, "rb");

@@ -420,9 +420,13 @@ static void test_damaged_record(const char *src)
     long size = file_size(path);
     const struct {
         const char *what, *note;
-    } cases[] = {{"cut in half", "truncated"},      {"cut to a few bytes", "truncated"},
-                 {"a bit of an entry", "damaged"},  {"a bit of the header", "damaged"},
-                 {"a bit of a verdict", "damaged"}, {"empty", "empty"}};
+    } cases[] = {{"cut in half", "truncated"},
+                 {"cut to a few bytes", "truncated"},
+                 {"a bit of an entry", "damaged"},
+                 {"a bit of the header", "damaged"},
+                 {"a bit of a verdict", "damaged"},
+                 {"bytes after its end", "longer"},
+                 {"empty", "empty"}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         switch (k) {
         case 0:
@@ -439,6 +443,9 @@ static void test_damaged_record(const char *src)
             break;
         case 4: /* the flags of the first entry (the header is 288 bytes) */
             flip(path, 288 + 24);
+            break;
+        case 5:
+            cut(path, size + 8);
             break;
         default:
             tu_write_text(path, "");
