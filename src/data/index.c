@@ -5,6 +5,7 @@
  * single_cls applied, the counts; and images the loader could not decode
  * taken out again (detfeed__dataset_drop).
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "dataset_internal.h"
 
 #include <math.h>
@@ -171,34 +172,84 @@ static int add_image(detfeed_dataset *ds, const char *path,
     return DETFEED_OK;
 }
 
-/* Label files in the label folders that no image refers to. */
+/* `path`'s folder made canonical with `dirs` (sorted, each label folder
+ * once) and `canon` (their realpath, or NULL where it is not a folder),
+ * then its name: the same key for a file named relatively and absolutely,
+ * or through a link; NULL when its folder is none (or out of memory). */
+static char *label_key(const detfeed__strlist *dirs, char *const *canon,
+                       const char *path)
+{
+    char *dir = detfeed__path_dir(path);
+    long k = dir ? detfeed__strlist_find(dirs, dir) : -1;
+    free(dir);
+    if (k < 0 || canon[k] == NULL)
+        return NULL;
+    const char *slash = strrchr(path, '/');
+    return detfeed__path_join(canon[k], slash ? slash + 1 : path);
+}
+
+/* The label files found in `folder` (canonical: walked once for all the
+ * names it has) that no image expects: a note each, counted. */
+static int orphans_in(detfeed_dataset *ds, const char *folder,
+                      const detfeed__strlist *keys)
+{
+    detfeed__strlist found = {0};
+    detfeed__msg ignore;
+    detfeed__walk_opts walk = {.recursive = false, .keep = detfeed__is_txt_suffix};
+    int rc = detfeed__walk(folder, &walk, &found, &ignore);
+    if (rc == DETFEED_EIO)
+        rc = DETFEED_OK; /* an unreadable label folder has been reported */
+    detfeed__strlist_sort(&found);
+    for (size_t k = 0; k < found.n && rc == DETFEED_OK; k++) {
+        if (detfeed__strlist_find(keys, found.v[k]) >= 0)
+            continue;
+        ds->stats[DETFEED_STAT_ORPHAN_LABELS]++;
+        rc = detfeed__problem_add(ds, found.v[k], 0, "label file without an image",
+                                  true);
+    }
+    detfeed__strlist_free(&found);
+    return rc;
+}
+
+/* Label files in the label folders that no image refers to. Folders and
+ * files are compared by their canonical folder (realpath), so that a list
+ * naming images relatively and absolutely counts each label once. */
 static int find_orphans(detfeed_dataset *ds, detfeed__strlist *dirs,
-                        detfeed__strlist *expected)
+                        const detfeed__strlist *expected)
 {
     detfeed__strlist_sort(dirs);
-    detfeed__strlist_sort(expected);
-    int rc = DETFEED_OK;
-    for (size_t i = 0; i < dirs->n && rc == DETFEED_OK; i++) {
-        if ((i > 0 && strcmp(dirs->v[i], dirs->v[i - 1]) == 0) ||
-            detfeed__path_type(dirs->v[i]) != DETFEED__F_DIR)
-            continue;
-        detfeed__strlist found = {0};
-        detfeed__msg ignore;
-        detfeed__walk_opts walk = {.recursive = false, .keep = detfeed__is_txt_suffix};
-        rc = detfeed__walk(dirs->v[i], &walk, &found, &ignore);
-        if (rc == DETFEED_EIO)
-            rc = DETFEED_OK; /* an unreadable label folder has been reported */
-        detfeed__strlist_sort(&found);
-        for (size_t k = 0; k < found.n && rc == DETFEED_OK; k++) {
-            if (detfeed__strlist_find(expected, found.v[k]) >= 0)
-                continue;
-            ds->stats[DETFEED_STAT_ORPHAN_LABELS]++;
-            rc = detfeed__problem_add(ds, found.v[k], 0, "label file without an image",
-                                      true);
-        }
-        detfeed__strlist_free(&found);
+    size_t n = 0;
+    for (size_t i = 0; i < dirs->n; i++) /* each folder once */
+        if (n == 0 || strcmp(dirs->v[i], dirs->v[n - 1]) != 0)
+            dirs->v[n++] = dirs->v[i];
+        else
+            free(dirs->v[i]);
+    dirs->n = n;
+    char **canon = calloc(n ? n : 1, sizeof *canon);
+    detfeed__strlist keys = {0}, walked = {0};
+    int rc = canon ? DETFEED_OK : DETFEED_ENOMEM;
+    for (size_t i = 0; i < n && rc == DETFEED_OK; i++)
+        if (detfeed__path_type(dirs->v[i]) == DETFEED__F_DIR)
+            canon[i] = realpath(dirs->v[i], NULL);
+    for (size_t k = 0; k < expected->n && rc == DETFEED_OK; k++) {
+        char *key = label_key(dirs, canon, expected->v[k]);
+        if (key && !detfeed__strlist_take(&keys, key))
+            rc = DETFEED_ENOMEM;
     }
-    return rc;
+    detfeed__strlist_sort(&keys);
+    for (size_t i = 0; i < n && rc == DETFEED_OK; i++)
+        if (canon[i] && !detfeed__strlist_add(&walked, canon[i]))
+            rc = DETFEED_ENOMEM;
+    detfeed__strlist_sort(&walked);
+    for (size_t i = 0; i < walked.n && rc == DETFEED_OK; i++)
+        if (i == 0 || strcmp(walked.v[i], walked.v[i - 1]) != 0)
+            rc = orphans_in(ds, walked.v[i], &keys);
+    for (size_t i = 0; canon && i < n; i++)
+        free(canon[i]);
+    free(canon);
+    detfeed__strlist_free(&keys);
+    detfeed__strlist_free(&walked);
+    return rc == DETFEED_ENOMEM ? detfeed__fail(&ds->msg, rc, "out of memory") : rc;
 }
 
 /* Ultralytics drops every polygon when only some instances have one. */

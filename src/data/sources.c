@@ -14,9 +14,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* One line of a list file (trimmed of spaces and tabs) into out. */
-static int add_list_line(detfeed_dataset *ds, const char *dir, char *ln, size_t n,
-                         detfeed__strlist *out)
+/* One line (number `line`) of list file `list` in folder `dir`, trimmed of
+ * spaces and tabs, into out; a line that names no image this library
+ * decodes (a folder, a comment, another format) is a problem of the list's
+ * line, counted as unsupported. */
+static int add_list_line(detfeed_dataset *ds, const char *list, int line,
+                         const char *dir, char *ln, size_t n, detfeed__strlist *out)
 {
     while (n > 0 && (*ln == ' ' || *ln == '\t')) {
         ln++;
@@ -27,6 +30,16 @@ static int add_list_line(detfeed_dataset *ds, const char *dir, char *ln, size_t 
     if (n == 0)
         return DETFEED_OK;
     ln[n] = '\0';
+    char suffix[16];
+    detfeed__path_suffix(ln, suffix, sizeof suffix);
+    if (!detfeed__is_decodable_suffix(suffix)) {
+        char reason[600];
+        snprintf(reason, sizeof reason,
+                 "'%.500s' is not an image of a format detfeed reads ('%s')", ln,
+                 suffix);
+        ds->stats[DETFEED_STAT_UNSUPPORTED]++;
+        return detfeed__problem_add(ds, list, line, reason, false);
+    }
     if (!detfeed__strlist_take(out, detfeed__path_join(dir, ln)))
         return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
     return DETFEED_OK;
@@ -46,9 +59,10 @@ static int add_list_file(detfeed_dataset *ds, const char *list, detfeed__strlist
     char *dir = detfeed__path_dir(list), *end = text + len;
     if (dir == NULL)
         rc = detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
-    for (char *ln = text; rc == DETFEED_OK && ln < end;) {
+    int line = 1;
+    for (char *ln = text; rc == DETFEED_OK && ln < end; line++) {
         size_t brk, n = detfeed__line_length(ln, end, &brk);
-        rc = add_list_line(ds, dir, ln, n, out);
+        rc = add_list_line(ds, list, line, dir, ln, n, out);
         ln += n + brk;
     }
     free(dir);

@@ -177,6 +177,47 @@ static void test_list_line_ends(void)
     CHECK_INT(STAT(ds, USABLE), 3);
     CHECK_INT(STAT(ds, CORRUPT), 0);
     detfeed_dataset_destroy(ds);
+    /* a line that names no image is the list's problem, at its line */
+    write_text("cr/mixed.txt", "images/a.png\n# a comment\n\nimages\nimages/b.webp\n");
+    ds = open_ds(at("cr/mixed.txt"), 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(STAT(ds, USABLE), 1);
+    CHECK_INT(STAT(ds, UNSUPPORTED), 3);
+    CHECK(tu_has_problem(ds, "cr/mixed.txt", 2, "'# a comment' is not an image"));
+    CHECK(tu_has_problem(ds, "cr/mixed.txt", 4, "'images' is not an image"));
+    CHECK(tu_has_problem(ds, "cr/mixed.txt", 5, "('webp')"));
+    detfeed_dataset_destroy(ds);
+}
+
+/* Orphan label files are counted once each, and a label in use is none,
+ * however the list names its image (./ relatively, absolutely). */
+static void test_orphans(void)
+{
+    const char *dirs[] = {"orph", "orph/images", "orph/labels"};
+    mkdirs(dirs, 3);
+    write_image("orph/images/a.png");
+    write_image("orph/images/b.png");
+    const char *const labels[] = {"orph/labels/a.txt", "orph/labels/b.txt",
+                                  "orph/labels/c.txt", "orph/labels/d.txt"};
+    for (int k = 0; k < 4; k++)
+        write_text(labels[k], "0 0.5 0.5 0.2 0.2\n");
+    char list[600];
+    snprintf(list, sizeof list, "./images/a.png\n%s\n", at("orph/images/b.png"));
+    write_text("orph/list.txt", list);
+    int rc; /* the list named relatively: its images' folder too */
+    char cwd[512];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    CHECK_INT(chdir(root), 0);
+    detfeed_dataset *ds = open_ds("orph/list.txt", 0, &rc);
+    CHECK_INT(chdir(cwd), 0);
+    CHECK_INT(rc, 0);
+    CHECK_INT(STAT(ds, USABLE), 2);
+    CHECK_INT(STAT(ds, LABELLED), 2);
+    CHECK_INT(STAT(ds, ORPHAN_LABELS), 2); /* c and d, once each */
+    CHECK(!tu_has_problem(ds, "labels/a.txt", 0, "without an image"));
+    CHECK(!tu_has_problem(ds, "labels/b.txt", 0, "without an image"));
+    CHECK(tu_has_problem(ds, "labels/c.txt", 0, "without an image"));
+    detfeed_dataset_destroy(ds);
 }
 
 /* Folder and list sources: class ids are checked against DETFEED_DATASET_NC,
@@ -345,6 +386,7 @@ int main(void)
     test_links();
     test_list_line_ends();
     test_class_ids();
+    test_orphans();
     test_yaml_meta();
     test_refused_keys();
     test_many_polygons();
