@@ -51,10 +51,26 @@ typedef struct cli_cmd {
 int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage,
               const char *about, char **positional, int npos_max, int *npos);
 
+/* cli_parse that also tells which options were given: seen[k] (an array
+ * of CLI_MAX_OPTS) is true for opts[k] on the command line. */
+int cli_parse_seen(int argc, char **argv, const cli_opt *opts, const char *usage,
+                   const char *about, char **positional, int npos_max, int *npos,
+                   bool *seen);
+
 /* cli_parse for a command of exactly n positional words: any other count
  * prints "usage: ..." and returns CLI_USAGE. */
 int cli_parse_exact(int argc, char **argv, const cli_opt *opts, const char *usage,
                     const char *about, char **positional, int n);
+
+/* The --out of a command that writes a PNG: NULL (not given) or a name
+ * ending in .png (any case); else prints the problem and returns
+ * CLI_USAGE. */
+int cli_png_out(const char *out);
+
+/* The --epoch of a command that makes one epoch's images: below the
+ * loader's epochs (DETFEED_LOADER_EPOCHS); else prints the problem, with
+ * `how` the run's length is set, and returns CLI_USAGE. */
+int cli_epoch_below(const detfeed_loader *l, long epoch, const char *how);
 
 /* Prints "detfeed: <message>" to stderr; returns CLI_FAIL. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -190,8 +206,34 @@ int cli_synth_until(const char *dir, long n, long imgsz, uint64_t seed,
  * something could not be removed. */
 bool cli_remove_tree(const char *dir);
 
-/* Applies "name=value,..." Ultralytics hyperparameters to a loader. */
-int cli_set_hyps(detfeed_loader *l, const char *list);
+/* A loader setting that a command's --set refuses: `option` is the
+ * command's own option for it ("--imgsz"), or NULL where the command does
+ * not take the setting at all. */
+typedef struct cli_owned {
+    detfeed_loader_param param;
+    const char *option;
+} cli_owned;
+
+/* The --set rules of one command: its name ("replay"), the n settings it
+ * refuses, and why it does not take those without an option (for the
+ * message). */
+typedef struct cli_set_rules {
+    const char *command;
+    const cli_owned *owned;
+    size_t n;
+    const char *why;
+} cli_set_rules;
+
+/*
+ * Applies "name=value,..." loader settings (detfeed_loader_set: the
+ * hyperparameters, the reference stack, the caches and any other setting
+ * by name) for the command of `rules`. The list is split at each comma
+ * followed by NAME= (letters, digits, underscores, then '='), so a value
+ * may hold commas ("classes=0,2,mosaic=0.5"). A setting given twice, and a
+ * setting of rules->owned, are refused (CLI_USAGE, with a message naming
+ * it), as is a value the library refuses (its message).
+ */
+int cli_set_hyps(detfeed_loader *l, const char *list, const cli_set_rules *rules);
 int cmd_bench(int argc, char **argv);
 
 #endif /* DETFEED_CLI_H */

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -221,8 +222,18 @@ static int parse_one(int argc, char **argv, int *i, const cli_opt *opts, bool *s
 int cli_parse(int argc, char **argv, const cli_opt *opts, const char *usage,
               const char *about, char **positional, int npos_max, int *npos)
 {
+    bool seen[CLI_MAX_OPTS];
+    return cli_parse_seen(argc, argv, opts, usage, about, positional, npos_max, npos,
+                          seen);
+}
+
+int cli_parse_seen(int argc, char **argv, const cli_opt *opts, const char *usage,
+                   const char *about, char **positional, int npos_max, int *npos,
+                   bool *seen)
+{
     *npos = 0;
-    bool only_positional = false, seen[CLI_MAX_OPTS] = {false};
+    bool only_positional = false;
+    memset(seen, 0, CLI_MAX_OPTS * sizeof *seen);
     size_t nopts = 0;
     while (opts[nopts].name)
         nopts++;
@@ -260,6 +271,32 @@ int cli_parse_exact(int argc, char **argv, const cli_opt *opts, const char *usag
         return CLI_USAGE;
     }
     return rc;
+}
+
+int cli_png_out(const char *out)
+{
+    size_t n = out ? strlen(out) : 0;
+    if (out && n == 0) {
+        cli_error("--out takes a file name");
+        return CLI_USAGE;
+    }
+    if (out && (n < 4 || strcasecmp(out + n - 4, ".png") != 0)) {
+        cli_error("--out %s: the picture is written as PNG: give a name ending in .png",
+                  out);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+int cli_epoch_below(const detfeed_loader *l, long epoch, const char *how)
+{
+    int64_t epochs = 0;
+    if (detfeed_loader_get_int(l, DETFEED_LOADER_EPOCHS, &epochs) != DETFEED_OK ||
+        epoch < epochs)
+        return CLI_OK;
+    cli_error("--epoch %ld: the run has %lld epochs, 0 to %lld (%s)", epoch,
+              (long long)epochs, (long long)epochs - 1, how);
+    return CLI_USAGE;
 }
 
 void cli_json_string(FILE *out, const char *s)

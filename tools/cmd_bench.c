@@ -91,6 +91,7 @@ static int bench_color(long imgsz, long runs, long warmup, detfeed_isa isa, bool
 typedef struct loader_bench {
     long imgsz, batch, workers, epochs, prefetch, seed;
     const char *cache, *dtype, *route, *output, *set;
+    const char *command; /* "bench" or "profile", for messages */
     bool json;
     const atomic_int *stop; /* nonzero: a signal asks to stop (may be NULL) */
 } loader_bench;
@@ -108,8 +109,20 @@ static int next_batch(detfeed_loader *l, const atomic_int *stop,
     return rc;
 }
 
+/* The settings the loader benchmark takes through options of its own, or
+ * not at all (its run is always 100 epochs long). */
+static const cli_owned bench_owned[] = {
+    {DETFEED_LOADER_IMGSZ, "--imgsz"},       {DETFEED_LOADER_BATCH, "--batch"},
+    {DETFEED_LOADER_WORKERS, "--workers"},   {DETFEED_LOADER_PREFETCH, "--prefetch"},
+    {DETFEED_LOADER_SEED, "--seed"},         {DETFEED_LOADER_DTYPE, "--dtype"},
+    {DETFEED_LOADER_COLOR, "--route"},       {DETFEED_LOADER_OUTPUT, "--output"},
+    {DETFEED_LOADER_CACHE_BYTES, "--cache"}, {DETFEED_LOADER_EPOCHS, NULL}};
+
 static int configure(detfeed_loader *l, const loader_bench *o)
 {
+    const cli_set_rules rules = {o->command, bench_owned,
+                                 sizeof bench_owned / sizeof bench_owned[0],
+                                 "it times --epochs epochs of a 100-epoch run"};
     if (cli_route_set(l, o->route, o->output) != CLI_OK)
         return CLI_USAGE;
     detfeed_dtype dt;
@@ -137,7 +150,7 @@ static int configure(detfeed_loader *l, const loader_bench *o)
         cli_error("a setting is out of range (--imgsz must be a multiple of 32)");
         return CLI_USAGE;
     }
-    return o->set ? cli_set_hyps(l, o->set) : CLI_OK;
+    return o->set ? cli_set_hyps(l, o->set, &rules) : CLI_OK;
 }
 
 /* The process's peak resident memory in KiB (Linux /proc), or -1. */
@@ -360,82 +373,151 @@ static int bench_synthetic(const loader_bench *o)
     return rc == CLI_INTERRUPTED ? CLI_FAIL : rc;
 }
 
-int cmd_bench(int argc, char **argv)
+/* Everything `detfeed bench` and `detfeed profile` take. */
+typedef struct bench_args {
+    loader_bench lb;
+    long runs, warmup;
+    const char *isa;
+} bench_args;
+
+/* The options of one mode only: the colour kernel's (bench color) and the
+ * loader's (bench [DATA], profile DATA); --imgsz and --json are both's. */
+static const char *const color_only[] = {"runs", "warmup", "isa", NULL};
+static const char *const loader_only[] = {"batch",  "workers", "epochs", "prefetch",
+                                          "cache",  "dtype",   "seed",   "route",
+                                          "output", "set",     NULL};
+
+static bool listed(const char *const *names, const char *name)
 {
-    long imgsz = 640, runs = 50, warmup = 5, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    loader_bench lb = {.batch = 16,
-                       .workers = ncpu > 0 ? ncpu : 1,
-                       .epochs = 2,
-                       .prefetch = 4,
-                       .cache = "ram",
-                       .dtype = "f32",
-                       .route = "worker"};
-    bool json = false;
-    const char *isa_name = "auto";
+    for (; *names; names++)
+        if (strcmp(*names, name) == 0)
+            return true;
+    return false;
+}
+
+/* Refuses an option of `names` that was given (seen) to a mode it does not
+ * apply to, naming the option and the mode it belongs to. */
+static int refuse_given(const cli_opt *opts, const bool *seen, const char *const *names,
+                        const char *belongs, const char *here)
+{
+    for (int k = 0; opts[k].name; k++)
+        if (seen[k] && listed(names, opts[k].name)) {
+            cli_error("--%s applies to %s only, not to %s", opts[k].name, belongs,
+                      here);
+            return CLI_USAGE;
+        }
+    return CLI_OK;
+}
+
+/* The colour kernel benchmark, after the options of the loader's are refused. */
+static int run_color(const bench_args *a, const cli_opt *opts, const bool *seen)
+{
+    int rc = refuse_given(opts, seen, loader_only,
+                          "the loader benchmark (detfeed bench [DATA])",
+                          "detfeed bench color");
+    detfeed_isa isa;
+    if (rc == CLI_OK && (rc = cli_isa_option(a->isa, &isa)) == CLI_OK)
+        rc = bench_color(a->lb.imgsz, a->runs, a->warmup, isa, a->lb.json);
+    return rc;
+}
+
+/* The loader benchmark on DATA (NULL: a synthetic dataset), after the
+ * colour kernel's options are refused. */
+static int run_loader(const bench_args *a, const cli_opt *opts, const bool *seen,
+                      const char *data)
+{
+    char here[32];
+    snprintf(here, sizeof here, "detfeed %s", a->lb.command);
+    int rc = refuse_given(opts, seen, color_only, "detfeed bench color", here);
+    if (rc != CLI_OK)
+        return rc;
+    return data ? bench_loader(data, &a->lb) : bench_synthetic(&a->lb);
+}
+
+/* `detfeed bench` (profile false) and `detfeed profile` (true): one parser,
+ * so that both read option values as values, never as DATA. */
+static int bench_main(int argc, char **argv, bool profile)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    bench_args a = {.lb = {.imgsz = 640,
+                           .batch = 16,
+                           .workers = ncpu > 0 ? ncpu : 1,
+                           .epochs = 2,
+                           .prefetch = 4,
+                           .cache = "ram",
+                           .dtype = "f32",
+                           .route = "worker",
+                           .command = profile ? "profile" : "bench"},
+                    .runs = 50,
+                    .warmup = 5,
+                    .isa = "auto"};
+    loader_bench *lb = &a.lb;
     const cli_opt opts[] = {
-        {"imgsz", CLI_INT, &imgsz, "N", "image side in pixels (default 640)", 32, 8192},
-        {"batch", CLI_INT, &lb.batch, "N", "loader: batch size (default 16)", 1, 65536},
-        {"workers", CLI_INT, &lb.workers, "N", "loader: worker threads (default: CPUs)",
+        {"imgsz", CLI_INT, &lb->imgsz, "N", "image side in pixels (default 640)", 32,
+         8192},
+        {"batch", CLI_INT, &lb->batch, "N", "loader: batch size (default 16)", 1,
+         65536},
+        {"workers", CLI_INT, &lb->workers, "N",
+         "loader: worker threads (default: CPUs)", 1, 1024},
+        {"epochs", CLI_INT, &lb->epochs, "N", "loader: epochs timed (default 2)", 1,
+         64},
+        {"prefetch", CLI_INT, &lb->prefetch, "N", "loader: batches ahead (default 4)",
          1, 1024},
-        {"epochs", CLI_INT, &lb.epochs, "N", "loader: epochs timed (default 2)", 1, 64},
-        {"prefetch", CLI_INT, &lb.prefetch, "N", "loader: batches ahead (default 4)", 1,
-         1024},
-        {"cache", CLI_STRING, &lb.cache, "C", "loader: ram (default), none, or bytes",
+        {"cache", CLI_STRING, &lb->cache, "C", "loader: ram (default), none, or bytes",
          0, 0},
-        {"dtype", CLI_STRING, &lb.dtype, "T", "loader: f32 (default), u8, f16, bf16", 0,
-         0},
-        {"seed", CLI_INT, &lb.seed, "S", "loader: seed (default 0)", 0, 1L << 62},
-        {"route", CLI_STRING, &lb.route, "R", "loader: " CLI_ROUTE_HELP, 0, 0},
-        {"output", CLI_STRING, &lb.output, "O", "loader: " CLI_OUTPUT_HELP, 0, 0},
-        {"set", CLI_STRING, &lb.set, "K=V,...",
+        {"dtype", CLI_STRING, &lb->dtype, "T", "loader: f32 (default), u8, f16, bf16",
+         0, 0},
+        {"seed", CLI_INT, &lb->seed, "S", "loader: seed (default 0)", 0, 1L << 62},
+        {"route", CLI_STRING, &lb->route, "R", "loader: " CLI_ROUTE_HELP, 0, 0},
+        {"output", CLI_STRING, &lb->output, "O", "loader: " CLI_OUTPUT_HELP, 0, 0},
+        {"set", CLI_STRING, &lb->set, "K=V,...",
          "loader: hyperparameters, stack, caches: opencv=4,recipe_cache=host", 0, 0},
-        {"runs", CLI_INT, &runs, "N", "color: timed runs (default 50)", 1, 100000},
-        {"warmup", CLI_INT, &warmup, "N", "color: untimed runs first (default 5)", 0,
+        {"runs", CLI_INT, &a.runs, "N", "color: timed runs (default 50)", 1, 100000},
+        {"warmup", CLI_INT, &a.warmup, "N", "color: untimed runs first (default 5)", 0,
          100000},
-        {"isa", CLI_STRING, &isa_name, "NAME", CLI_ISA_HELP, 0, 0},
-        {"json", CLI_FLAG, &json, NULL,
+        {"isa", CLI_STRING, &a.isa, "NAME", "color: " CLI_ISA_HELP, 0, 0},
+        {"json", CLI_FLAG, &lb->json, NULL,
          "print one JSON object with the figures as the last line", 0, 0},
         {0}};
-    const char *usage = "detfeed bench [DATA | color] [options]";
+    const char *usage = profile ? "detfeed profile DATA [bench options]"
+                                : "detfeed bench [DATA | color] [options]";
     const char *about =
-        "Measures detfeed. With DATA (a dataset YAML, folder or list): the loader's\n"
-        "images/s through augmentation and batching. Without: the same on a synthetic\n"
-        "dataset generated in a temporary folder (nothing to download).\n"
-        "  color   single-thread time per image of the fused colour kernel";
+        profile
+            ? "Runs the loader on DATA and prints where the time goes, per stage:\n"
+              "decode, resize, geometry, colour, flip, convert, pack (worker threads)\n"
+              "and wait (the consumer). Options as for detfeed bench's loader."
+            : "Measures detfeed. With DATA (a dataset YAML, folder or list): the "
+              "loader's\nimages/s through augmentation and batching. Without: the same "
+              "on a synthetic\ndataset generated in a temporary folder (nothing to "
+              "download).\n  color   single-thread time per image of the fused colour "
+              "kernel\nOptions marked loader: are the loader's, color: the colour "
+              "kernel's.";
     char *pos[1];
     int npos;
-    int rc = cli_parse(argc, argv, opts, usage, about, pos, 1, &npos);
+    bool seen[CLI_MAX_OPTS];
+    int rc = cli_parse_seen(argc, argv, opts, usage, about, pos, 1, &npos, seen);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
-    detfeed_isa isa;
-    if ((rc = cli_isa_option(isa_name, &isa)) != CLI_OK)
-        return rc;
-    if (npos == 1 && strcmp(pos[0], "color") == 0)
-        return bench_color(imgsz, runs, warmup, isa, json);
-    lb.imgsz = imgsz;
-    lb.json = json;
-    return npos == 1 ? bench_loader(pos[0], &lb) : bench_synthetic(&lb);
+    bool color = npos == 1 && strcmp(pos[0], "color") == 0;
+    if (profile && color)
+        cli_error("detfeed profile runs the loader on DATA; the colour kernel is "
+                  "timed by detfeed bench color");
+    else if (profile && npos != 1)
+        cli_error("usage: %s", usage);
+    if (profile && (npos != 1 || color))
+        return CLI_USAGE;
+    if (color)
+        return run_color(&a, opts, seen);
+    return run_loader(&a, opts, seen, npos == 1 ? pos[0] : NULL);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    return bench_main(argc, argv, false);
 }
 
 /* `detfeed profile DATA`: the loader benchmark, read for its stage table. */
 int cmd_profile(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0) {
-            printf(
-                "usage: detfeed profile DATA [bench options]\n\n"
-                "Runs the loader on DATA and prints where the time goes, per stage:\n"
-                "decode, resize, geometry, colour, flip, convert, pack (worker "
-                "threads)\n"
-                "and wait (the consumer). Options as for detfeed bench.\n");
-            return CLI_OK;
-        }
-    int words = 0;
-    for (int i = 1; i < argc; i++)
-        words += argv[i][0] != '-';
-    if (words == 0) {
-        cli_error("usage: detfeed profile DATA [bench options]");
-        return CLI_USAGE;
-    }
-    return cmd_bench(argc, argv);
+    return bench_main(argc, argv, true);
 }

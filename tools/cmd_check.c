@@ -112,6 +112,7 @@ static int set_limits(detfeed_dataset *ds, const char *list)
                  {"max_pixels", DETFEED_LIMIT_MAX_PIXELS},
                  {"max_image_bytes", DETFEED_LIMIT_MAX_IMAGE_BYTES}};
     char buf[512], *save = NULL;
+    unsigned given = 0; /* bit k: names[k] came before (a second is refused) */
     if (strlen(list) >= sizeof buf) {
         cli_error("--set: too long");
         return CLI_USAGE;
@@ -132,6 +133,11 @@ static int set_limits(detfeed_dataset *ds, const char *list)
                       item);
             return CLI_USAGE;
         }
+        if (given & 1u << k) {
+            cli_error("--set: %s given twice: give it once", names[k].name);
+            return CLI_USAGE;
+        }
+        given |= 1u << k;
         if (!cli_parse_long(eq + 1, 1, LONG_MAX, &v) ||
             detfeed_dataset_set_limit(ds, names[k].limit, (uint64_t)v) != DETFEED_OK) {
             cli_error("--set: %s takes a whole number >= 1, not '%s'", names[k].name,

@@ -231,6 +231,21 @@ static int draw_batch(detfeed_loader *l, const detfeed_batch *b, long max_side,
     return status;
 }
 
+/* The settings grid takes through options of its own, or not at all. */
+static const cli_owned grid_owned[] = {{DETFEED_LOADER_BATCH, "--batch"},
+                                       {DETFEED_LOADER_SEED, "--seed"},
+                                       {DETFEED_LOADER_IMGSZ, "--imgsz"},
+                                       {DETFEED_LOADER_WORKERS, "--workers"},
+                                       {DETFEED_LOADER_PREFETCH, "--prefetch"},
+                                       {DETFEED_LOADER_COLOR, "--route"},
+                                       {DETFEED_LOADER_OUTPUT, "--output"},
+                                       {DETFEED_LOADER_AUGMENT, "--augment"},
+                                       {DETFEED_LOADER_DTYPE, NULL},
+                                       {DETFEED_LOADER_VALUE_SCALE, NULL}};
+static const cli_set_rules grid_rules = {"grid", grid_owned,
+                                         sizeof grid_owned / sizeof grid_owned[0],
+                                         "it draws 8-bit images"};
+
 int cmd_grid(int argc, char **argv)
 {
     long batch = 16, imgsz = 640, seed = 0, epoch = 0, workers = 2, prefetch = 2,
@@ -270,6 +285,8 @@ int cmd_grid(int argc, char **argv)
         cli_error("usage: %s", usage);
         return CLI_USAGE;
     }
+    if ((rc = cli_png_out(out)) != CLI_OK)
+        return rc;
     detfeed_loader *l;
     if ((rc = detfeed_loader_create(&l, 0)) != DETFEED_OK)
         return cli_error("%s", detfeed_strerror(rc));
@@ -291,7 +308,9 @@ int cmd_grid(int argc, char **argv)
         status = CLI_USAGE;
     }
     if (status == CLI_OK && set)
-        status = cli_set_hyps(l, set);
+        status = cli_set_hyps(l, set, &grid_rules);
+    if (status == CLI_OK)
+        status = cli_epoch_below(l, epoch, "--set epochs=N sets them");
     if (status == CLI_OK && (detfeed_loader_open(l, pos[0]) != DETFEED_OK ||
                              detfeed_loader_start(l, (uint32_t)epoch) != DETFEED_OK))
         status = cli_error("%s", detfeed_loader_last_error(l));

@@ -22,8 +22,24 @@ typedef struct host_images {
     size_t cap;
 } host_images;
 
+/* Hashes a segment batch's masks (none for other tasks): their height,
+ * width and element size (detfeed_mask_type: 1 or 4) as int32, then the
+ * B x H x W elements, all in host byte order. */
+static void hash_masks(detfeed_sha256 *ctx, const detfeed_batch *b)
+{
+    int h = 0, w = 0;
+    detfeed_mask_type type = DETFEED_MASK_NONE;
+    const void *mask = detfeed_batch_mask_data(b, &h, &w, &type);
+    if (mask == NULL)
+        return;
+    int32_t head[3] = {h, w, (int32_t)type};
+    size_t n = (size_t)detfeed_batch_size(b, NULL, NULL);
+    detfeed_sha256_update(ctx, head, sizeof head);
+    detfeed_sha256_update(ctx, mask, n * (size_t)h * (size_t)w * (size_t)type);
+}
+
 /* Hashes one batch: images, then cls, bboxes, batch_idx and keypoints
- * (float32, host byte order). */
+ * (float32, host byte order), then the masks (hash_masks). */
 static int hash_batch(detfeed_sha256 *ctx, const detfeed_batch *b, int nkpt,
                       host_images *h, long *images, long *instances)
 {
@@ -54,10 +70,29 @@ static int hash_batch(detfeed_sha256 *ctx, const detfeed_batch *b, int nkpt,
             detfeed_sha256_update(ctx, detfeed_batch_keypoints(b),
                                   (size_t)n * (size_t)nkpt * 3 * sizeof(float));
     }
+    hash_masks(ctx, b);
     *images += detfeed_batch_size(b, NULL, NULL);
     *instances += n;
     return DETFEED_OK;
 }
+
+/* The settings replay takes through options of its own, not --set. */
+static const cli_owned replay_owned[] = {
+    {DETFEED_LOADER_EPOCHS, "--epochs"},
+    {DETFEED_LOADER_WORKERS, "--workers"},
+    {DETFEED_LOADER_PREFETCH, "--prefetch"},
+    {DETFEED_LOADER_BATCH, "--batch"},
+    {DETFEED_LOADER_IMGSZ, "--imgsz"},
+    {DETFEED_LOADER_SEED, "--seed"},
+    {DETFEED_LOADER_CLOSE_MOSAIC, "--close-mosaic"},
+    {DETFEED_LOADER_AUGMENT, "--augment"},
+    {DETFEED_LOADER_RANK, "--rank"},
+    {DETFEED_LOADER_WORLD_SIZE, "--world-size"},
+    {DETFEED_LOADER_DTYPE, "--dtype"},
+    {DETFEED_LOADER_COLOR, "--route"},
+    {DETFEED_LOADER_OUTPUT, "--output"}};
+static const cli_set_rules replay_rules = {
+    "replay", replay_owned, sizeof replay_owned / sizeof replay_owned[0], NULL};
 
 static int configure(detfeed_loader *l, const replay_opts *o)
 {
@@ -92,7 +127,7 @@ static int configure(detfeed_loader *l, const replay_opts *o)
     }
     if (cli_route_set(l, o->route, o->output) != CLI_OK)
         return CLI_USAGE;
-    return o->set ? cli_set_hyps(l, o->set) : CLI_OK;
+    return o->set ? cli_set_hyps(l, o->set, &replay_rules) : CLI_OK;
 }
 
 static int replay(detfeed_loader *l, const replay_opts *o, host_images *h)
@@ -189,10 +224,12 @@ int cmd_replay(int argc, char **argv)
         "detfeed replay DATA [--epochs N --workers N --sha256] [options]";
     const char *about =
         "Runs every batch of DATA's epochs and prints counts and, with "
-        "--sha256, one digest\nover all consumer bytes (images, cls, bboxes, "
-        "batch_idx, keypoints) in order, and\nwhat was skipped: corrupt images left "
-        "out when opening (the loader verifies as\n`detfeed check` does) and samples "
-        "replaced since (JSON: corrupt, skipped, first_skip).";
+        "--sha256, one digest\nover all consumer bytes in order (per batch: images, "
+        "cls, bboxes, batch_idx,\nkeypoints; for segment data then the masks' height, "
+        "width and element size as\nint32 and the masks), and what was skipped: "
+        "corrupt images left out when opening\n(the loader verifies as `detfeed "
+        "check` does) and samples replaced since (JSON:\ncorrupt, skipped, "
+        "first_skip).";
     char *pos[1];
     int rc = cli_parse_exact(argc, argv, opts, usage, about, pos, 1);
     if (rc)

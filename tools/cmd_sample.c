@@ -9,52 +9,91 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The settings --set takes: the hyperparameters, the reference stack and
- * the caches (cache, cache_path, recipe_cache, verify_record); the others have options
- * of their own, which --set must not undo. */
-static bool settable(detfeed_loader_param p)
+/* The end of the --set item at s: the first comma followed by NAME= (a
+ * name of letters, digits and underscores, then '='), or the end of s; so
+ * that a value may hold commas (classes=0,2, a path). */
+static char *item_end(char *s)
 {
-    return (p >= DETFEED_LOADER_MAX_WIDTH && p <= DETFEED_LOADER_MAX_IMAGE_BYTES) ||
-           p >= DETFEED_LOADER_HSV_H || p == DETFEED_LOADER_ULTRALYTICS ||
-           p == DETFEED_LOADER_OPENCV || p == DETFEED_LOADER_OPENCV_CPU ||
-           p == DETFEED_LOADER_OPENCV_IPP || p == DETFEED_LOADER_NUMPY ||
-           p == DETFEED_LOADER_SINGLE_CLS || p == DETFEED_LOADER_FRACTION ||
-           p == DETFEED_LOADER_CLASSES || p == DETFEED_LOADER_PARTNER_WINDOW ||
-           p == DETFEED_LOADER_CACHE || p == DETFEED_LOADER_CACHE_PATH ||
-           p == DETFEED_LOADER_VERIFY_RECORD || p == DETFEED_LOADER_RECIPE_CACHE;
+    static const char name_chars[] = "abcdefghijklmnopqrstuvwxyz"
+                                     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    for (char *c = strchr(s, ','); c; c = strchr(c + 1, ',')) {
+        size_t k = strspn(c + 1, name_chars);
+        if (k > 0 && c[1 + k] == '=')
+            return c;
+    }
+    return s + strlen(s);
 }
 
-/* Applies "name=value,name=value" settings: hyperparameters (hsv_h,
- * degrees, mosaic, ...) and the other loader settings by name (opencv=5.0,
- * ultralytics=8.3, ...), with the library's message for a bad one. */
-int cli_set_hyps(detfeed_loader *l, const char *list)
+/* Refuses a setting that the command takes through an option of its own
+ * or does not take (rules), and one given before in the same --set
+ * (seen[0..n)): either would be dropped without a word. */
+static int check_item(const char *name, detfeed_loader_param p,
+                      const cli_set_rules *rules, const detfeed_loader_param *seen,
+                      int n)
+{
+    for (int k = 0; k < n; k++)
+        if (seen[k] == p) {
+            cli_error("--set: %s given twice: give it once", name);
+            return CLI_USAGE;
+        }
+    for (size_t k = 0; k < rules->n; k++) {
+        if (rules->owned[k].param != p)
+            continue;
+        if (rules->owned[k].option)
+            cli_error("--set: %s: detfeed %s takes it as its option %s", name,
+                      rules->command, rules->owned[k].option);
+        else
+            cli_error("--set: detfeed %s does not take %s (%s)", rules->command, name,
+                      rules->why);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+/* Applies one NAME=VALUE item (cut out of the --set list) after check_item;
+ * the setting goes to seen[*n]. */
+static int set_item(detfeed_loader *l, char *item, const cli_set_rules *rules,
+                    detfeed_loader_param *seen, int *n)
+{
+    char *eq = strchr(item, '=');
+    if (eq == NULL) {
+        cli_error("--set: '%s' is not NAME=VALUE", item);
+        return CLI_USAGE;
+    }
+    *eq = '\0';
+    detfeed_loader_param p;
+    if (detfeed_loader_param_parse(item, &p) == DETFEED_OK) {
+        int rc = check_item(item, p, rules, seen, *n);
+        if (rc != CLI_OK)
+            return rc;
+        seen[(*n)++] = p;
+    }
+    if (detfeed_loader_set(l, item, eq + 1) != DETFEED_OK) {
+        cli_error("--set: %s", detfeed_loader_last_error(l));
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+int cli_set_hyps(detfeed_loader *l, const char *list, const cli_set_rules *rules)
 {
     char buf[512];
+    detfeed_loader_param seen[sizeof buf / 2];
+    int n = 0;
     if (strlen(list) >= sizeof buf) {
         cli_error("--set: too long");
         return CLI_USAGE;
     }
     strcpy(buf, list);
-    char *save = NULL;
-    for (char *item = strtok_r(buf, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        if (eq == NULL) {
-            cli_error("--set: '%s' is not NAME=VALUE", item);
-            return CLI_USAGE;
-        }
-        *eq = '\0';
-        detfeed_loader_param p;
-        if (detfeed_loader_param_parse(item, &p) == DETFEED_OK && !settable(p)) {
-            cli_error("--set: %s has its own option (see --help)", item);
-            return CLI_USAGE;
-        }
-        if (detfeed_loader_set(l, item, eq + 1) != DETFEED_OK) {
-            cli_error("--set: %s", detfeed_loader_last_error(l));
-            return CLI_USAGE;
-        }
+    for (char *item = buf;;) {
+        char *end = item_end(item);
+        bool last = *end == '\0';
+        *end = '\0';
+        int rc = set_item(l, item, rules, seen, &n);
+        if (rc != CLI_OK || last)
+            return rc;
+        item = end + 1;
     }
-    return CLI_OK;
 }
 
 static void print_floats(const float *v, int n)
@@ -99,24 +138,67 @@ static int print_mask(detfeed_loader *l, long epoch, long index, int w, int h)
     return CLI_OK;
 }
 
+/* A sample's label arrays, with room for `cap` instances. */
+typedef struct sample_labels {
+    float *cls, *box, *kpt;
+    int cap;
+} sample_labels;
+
+static void labels_free(sample_labels *s)
+{
+    free(s->cls);
+    free(s->box);
+    free(s->kpt);
+    *s = (sample_labels){NULL, NULL, NULL, 0};
+}
+
+static int labels_alloc(sample_labels *s, int cap, int nkpt)
+{
+    labels_free(s);
+    s->cls = malloc((size_t)cap * sizeof *s->cls);
+    s->box = malloc((size_t)cap * 4 * sizeof *s->box);
+    s->kpt = nkpt ? malloc((size_t)cap * nkpt * 3 * sizeof *s->kpt) : NULL;
+    s->cap = cap;
+    return s->cls && s->box && (!nkpt || s->kpt) ? DETFEED_OK : DETFEED_ENOMEM;
+}
+
+static int sample_into(detfeed_loader *l, long epoch, long index, uint8_t *img,
+                       sample_labels *s, int *n)
+{
+    *n = 0;
+    return detfeed_loader_sample(l, (uint32_t)epoch, (uint64_t)index, img, s->cap, n,
+                                 s->cls, s->box, s->kpt);
+}
+
+/* Makes the sample into img and s, with room for a first guess of
+ * instances; a sample with more fails with DETFEED_ELIMIT and their count
+ * in *n, and is made again with room for all of them. */
+static int make_sample(detfeed_loader *l, long epoch, long index, int nkpt,
+                       uint8_t *img, sample_labels *s, int *n)
+{
+    int rc = labels_alloc(s, 1024, nkpt);
+    if (rc == DETFEED_OK)
+        rc = sample_into(l, epoch, index, img, s, n);
+    if (rc == DETFEED_ELIMIT && *n > s->cap &&
+        (rc = labels_alloc(s, *n, nkpt)) == DETFEED_OK)
+        rc = sample_into(l, epoch, index, img, s, n);
+    return rc;
+}
+
 static int write_sample(detfeed_loader *l, long epoch, long index, const char *out,
                         bool json)
 {
-    enum { CAP = 4096 };
     int w = 0, h = 0;
     detfeed_loader_sample_size(l, (uint64_t)index, &w, &h);
     size_t npx = (size_t)w * h * 3;
     int nkpt;
     detfeed_dataset_kpt_shape(detfeed_loader_dataset(l), &nkpt, NULL);
     uint8_t *img = malloc(npx);
-    float *cls = malloc(CAP * sizeof *cls), *box = malloc(CAP * 4 * sizeof *box);
-    float *kpt = nkpt ? malloc((size_t)CAP * nkpt * 3 * sizeof *kpt) : NULL;
+    sample_labels lab = {NULL, NULL, NULL, 0};
     int n = 0, status = CLI_OK;
     detfeed_recipe recipe;
-    int rc = img && cls && box && (!nkpt || kpt) ? DETFEED_OK : DETFEED_ENOMEM;
-    if (rc == DETFEED_OK)
-        rc = detfeed_loader_sample(l, (uint32_t)epoch, (uint64_t)index, img, CAP, &n,
-                                   cls, box, kpt);
+    int rc = img ? make_sample(l, epoch, index, nkpt, img, &lab, &n) : DETFEED_ENOMEM;
+    float *cls = lab.cls, *box = lab.box, *kpt = lab.kpt;
     if (rc == DETFEED_OK)
         rc = detfeed_loader_recipe(l, (uint32_t)epoch, (uint64_t)index, &recipe);
     if (rc != DETFEED_OK) {
@@ -154,11 +236,31 @@ static int write_sample(detfeed_loader *l, long epoch, long index, const char *o
         printf("}\n");
     }
     free(img);
-    free(cls);
-    free(box);
-    free(kpt);
+    labels_free(&lab);
     return status;
 }
+
+/* The settings sample takes through options of its own, or not at all. */
+static const cli_owned sample_owned[] = {
+    {DETFEED_LOADER_IMGSZ, "--imgsz"},
+    {DETFEED_LOADER_SEED, "--seed"},
+    {DETFEED_LOADER_EPOCHS, "--epochs"},
+    {DETFEED_LOADER_CLOSE_MOSAIC, "--close-mosaic"},
+    {DETFEED_LOADER_AUGMENT, "--augment"},
+    {DETFEED_LOADER_BATCH, "--batch"},
+    {DETFEED_LOADER_WORKERS, NULL},
+    {DETFEED_LOADER_PREFETCH, NULL},
+    {DETFEED_LOADER_RANK, NULL},
+    {DETFEED_LOADER_WORLD_SIZE, NULL},
+    {DETFEED_LOADER_DROP_LAST, NULL},
+    {DETFEED_LOADER_DTYPE, NULL},
+    {DETFEED_LOADER_VALUE_SCALE, NULL},
+    {DETFEED_LOADER_OUTPUT, NULL},
+    {DETFEED_LOADER_COLOR, NULL},
+    {DETFEED_LOADER_CUDA_DEVICE, NULL}};
+static const cli_set_rules sample_rules = {
+    "sample", sample_owned, sizeof sample_owned / sizeof sample_owned[0],
+    "it makes one sample, 8-bit BGR, on this thread"};
 
 int cmd_sample(int argc, char **argv)
 {
@@ -196,6 +298,8 @@ int cmd_sample(int argc, char **argv)
     int rc = cli_parse_exact(argc, argv, opts, usage, about, pos, 1);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
+    if ((rc = cli_png_out(out)) != CLI_OK)
+        return rc;
     detfeed_loader *l;
     if ((rc = detfeed_loader_create(&l, 0)) != DETFEED_OK)
         return cli_error("%s", detfeed_strerror(rc));
@@ -211,7 +315,8 @@ int cmd_sample(int argc, char **argv)
         cli_error("--imgsz must be a multiple of 32; --split train, val or test");
         return CLI_USAGE;
     }
-    if (set && (rc = cli_set_hyps(l, set)) != CLI_OK) {
+    if ((set && (rc = cli_set_hyps(l, set, &sample_rules)) != CLI_OK) ||
+        (rc = cli_epoch_below(l, epoch, "--epochs sets them")) != CLI_OK) {
         detfeed_loader_destroy(l);
         return rc;
     }

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "detfeed_img.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,28 @@ int cli_synth_until(const char *dir, long n, long imgsz, uint64_t seed,
     return status;
 }
 
+/* Refuses an OUTDIR that exists and is not an empty folder: synth would
+ * mix its images with the ones there and write over a data.yaml. */
+static int check_outdir(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return errno == ENOENT ? CLI_OK : cli_error("%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return cli_error("%s: exists and is not a folder", dir);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return cli_error("%s: cannot read the folder: %s", dir, strerror(errno));
+    bool empty = true;
+    for (struct dirent *e; empty && (e = readdir(d)) != NULL;)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    return empty ? CLI_OK
+                 : cli_error("%s: the folder is not empty (synth writes into a new or "
+                             "empty folder)",
+                             dir);
+}
+
 int cmd_synth(int argc, char **argv)
 {
     long n = 128, imgsz = 640, seed = 0;
@@ -135,11 +158,14 @@ int cmd_synth(int argc, char **argv)
         {0}};
     const char *usage = "detfeed synth OUTDIR [--n N --imgsz N --seed S]";
     const char *about = "Writes a synthetic detection dataset (PNG images with filled\n"
-                        "rectangles, their YOLO labels, and data.yaml) into OUTDIR.";
+                        "rectangles, their YOLO labels, and data.yaml) into OUTDIR, a\n"
+                        "new or empty folder.";
     char *pos[1];
     int rc = cli_parse_exact(argc, argv, opts, usage, about, pos, 1);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
+    if ((rc = check_outdir(pos[0])) != CLI_OK)
+        return rc;
     rc = cli_synth(pos[0], n, imgsz, (uint64_t)seed);
     if (rc == CLI_OK)
         printf("wrote %ld images to %s (data.yaml)\n", n, pos[0]);

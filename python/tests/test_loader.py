@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import detfeed
+from batch_digest import update_labels
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.environ.get("DETFEED_TEST_DATA", os.path.join(os.path.dirname(TOP), "shared", "data"))
@@ -44,8 +45,8 @@ def cli_digest(path, stack=None, **kw):
 
 
 def py_digest(loader, epochs, tensors="numpy"):
-    """The digest `detfeed replay` prints: per batch the images, then cls,
-    bboxes, batch_idx and keypoints as float32, in order."""
+    """The digest `detfeed replay` prints: per batch the images, then the
+    labels and masks as batch_digest.update_labels hashes them, in order."""
     h, images = hashlib.sha256(), 0
     for e in range(epochs):
         loader.set_epoch(e)
@@ -55,10 +56,7 @@ def py_digest(loader, epochs, tensors="numpy"):
                 import torch
                 img = (img.view(torch.uint16) if img.dtype == torch.bfloat16 else img).numpy()
             h.update(np.ascontiguousarray(img).tobytes())
-            if len(b["cls"]):
-                for k in ("cls", "bboxes", "batch_idx", "keypoints"):
-                    if k in b:
-                        h.update(np.asarray(b[k], np.float32).tobytes())
+            update_labels(h, b)
             images += img.shape[0]
     return h.hexdigest(), images
 

@@ -166,6 +166,15 @@ def check_synth(t, d, tmp):
     t.check(p.returncode == 0 and '"bboxes"' in p.stdout, f"sample on synth: {p.stderr}")
     p = run(d, "synth", os.path.join(tmp, "no", "such", "dir"))
     t.check(p.returncode == 1 and "cannot create folder" in p.stderr, "synth to a bad path")
+    before = sorted(os.listdir(os.path.join(out, "images", "train")))
+    expect(t, run(d, "synth", out, "--n", "20", "--imgsz", "96", "--seed", "4"), 1,
+           [out, "not empty"], "synth into a folder with files")
+    t.check(sorted(os.listdir(os.path.join(out, "images", "train"))) == before,
+            "synth into a folder with files changed it")
+    empty = os.path.join(tmp, "synth_empty")
+    os.mkdir(empty)
+    p = run(d, "synth", empty, "--n", "2", "--imgsz", "64")
+    t.check(p.returncode == 0, f"synth into an empty folder: {p.stderr}")
 
 
 def check_replay(t, d, data):
@@ -188,6 +197,140 @@ def check_replay(t, d, data):
     t.check(p.returncode == 2 and "--dtype" in p.stderr, "replay bad dtype")
 
 
+def replay_json(d, path, *args):
+    """`detfeed replay PATH --json ARGS` as (exit code, its JSON object or {})."""
+    p = run(d, "replay", path, "--json", *args)
+    try:
+        return p.returncode, json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return p.returncode, {}
+
+
+def check_replay_digest(t, d, data, no_ctypes):
+    """`replay --sha256` equals the Python binding's batches hashed as
+    python/tests/batch_digest.py hashes them, for each task: one digest over
+    all consumer bytes, the segment masks included."""
+    if no_ctypes:
+        print("note: replay's digest against the Python binding (through ctypes) is "
+              "skipped: a sanitizer build's libdetfeed.so cannot be loaded into Python")
+        return
+    ou.library(d)  # this build's libdetfeed, for the package
+    sys.path.insert(0, os.path.join(ou.PYTHON_DIR, "tests"))
+    import batch_digest
+    import detfeed
+    for name in ("coco8", "coco8-pose", "coco8-seg"):
+        path = os.path.join(data, name, name + ".yaml")
+        if not os.path.exists(path):
+            continue
+        with detfeed.Loader(path, imgsz=160, batch=3, workers=1, seed=5, epochs=2,
+                            close_mosaic=1, dtype="uint8", tensors="numpy") as loader:
+            want = batch_digest.digest(loader, 2)
+            stack = ",".join("%s=%s" % kv for kv in sorted(loader.stack.items()))
+        p = run(d, "replay", path, "--imgsz", "160", "--batch", "3", "--seed", "5",
+                "--epochs", "2", "--close-mosaic", "1", "--dtype", "u8", "--sha256",
+                *(["--set", stack] if stack else []))
+        got = p.stdout.strip().splitlines()[-1:]
+        t.check(p.returncode == 0 and got == [want],
+                f"replay --sha256 on {name}: {got} (the binding's: {want}) {p.stderr!r}")
+
+
+def check_set(t, d, data, tmp):
+    """--set: a setting given twice is refused; values may hold commas
+    (classes=45,49, a path); a setting without an option of the command's
+    is taken, and one the command does not take is refused as such."""
+    src = os.path.join(data, "coco8", "coco8.yaml")
+    small = ("--imgsz", "160", "--batch", "3")
+    expect(t, run(d, "replay", src, *small, "--set", "mosaic=0.5,mosaic=0.1"), 2,
+           ["--set: mosaic given twice"], "--set with a key twice")
+    expect(t, run(d, "check", src, "--set", "max_pixels=100,max_pixels=200000"), 2,
+           ["--set: max_pixels given twice"], "check --set with a key twice")
+    runs = {}
+    for sets in ("classes=45,49,mosaic=0.5", "mosaic=0.5,classes=45,49", "classes=45,49",
+                 "classes=45,mosaic=0.5"):
+        rc, obj = replay_json(d, src, *small, "--close-mosaic", "0", "--set", sets)
+        runs[sets] = (rc, obj.get("instances", 0), obj.get("sha256"))
+    a, b, c, e = runs.values()
+    t.check(a[0] == 0 and a == b and a[2] != c[2] and 0 < e[1] < a[1],
+            f"--set classes=45,49 with mosaic=0.5 (mosaic applied, both classes): {runs}")
+    cache = os.path.join(tmp, "a,b.cache")
+    p = run(d, "replay", src, *small, "--set", f"cache=disk,cache_path={cache},mosaic=0.5")
+    t.check(p.returncode == 0 and os.path.exists(cache), f"--set a path with a comma: {p.stderr}")
+    taken = "nc=80,drop_last=1,cuda_device=0"
+    for cmd, extra in (("replay", ("--set", taken + ",value_scale=quotient")),
+                       ("bench", ("--epochs", "1", "--set", taken + ",value_scale=quotient")),
+                       ("grid", ("--out", os.path.join(tmp, "g.png"), "--set", taken))):
+        p = run(d, cmd, src, *small, *extra)
+        t.check(p.returncode == 0, f"{cmd} {' '.join(extra)}: {p.stderr}")
+    expect(t, run(d, "replay", src, "--set", "imgsz=320"), 2,
+           ["--set: imgsz", "--imgsz"], "replay --set imgsz")
+    for key in ("workers=2", "drop_last=1", "dtype=u8", "color=device", "rank=0"):
+        expect(t, run(d, "sample", src, "--set", key), 2,
+               ["detfeed sample does not take " + key.split("=")[0]], "sample --set " + key)
+    expect(t, run(d, "grid", src, "--out", os.path.join(tmp, "g.png"), "--set", "dtype=f32"),
+           2, ["detfeed grid does not take dtype"], "grid --set dtype")
+    expect(t, run(d, "bench", src, "--set", "epochs=3"), 2,
+           ["detfeed bench does not take epochs"], "bench --set epochs")
+
+
+def check_modes(t, d, data):
+    """Options of `bench color` only and of the loader benchmark only are
+    refused in the other mode (and in profile), naming the option and its
+    mode; profile reads option values as values."""
+    src = os.path.join(data, "coco8", "coco8.yaml")
+    for opt in (("--workers", "2"), ("--dtype", "f64"), ("--set", "mosaic=0"),
+                ("--batch", "4"), ("--epochs", "1")):
+        expect(t, run(d, "bench", "color", "--imgsz", "64", "--runs", "2", *opt), 2,
+               [opt[0] + " applies to the loader benchmark"], "bench color " + opt[0])
+    for opt in (("--runs", "3"), ("--warmup", "1"), ("--isa", "portable")):
+        expect(t, run(d, "bench", src, "--imgsz", "160", *opt), 2,
+               [opt[0] + " applies to detfeed bench color"], "bench DATA " + opt[0])
+        expect(t, run(d, "bench", "--imgsz", "64", *opt), 2,
+               [opt[0] + " applies to detfeed bench color"], "bench (synthetic) " + opt[0])
+        expect(t, run(d, "profile", src, "--imgsz", "160", *opt), 2,
+               [opt[0] + " applies to detfeed bench color", "detfeed profile"],
+               "profile " + opt[0])
+    expect(t, run(d, "profile", "--imgsz", "64", "--epochs", "1"), 2,
+           ["usage: detfeed profile DATA"], "profile with option values only")
+    expect(t, run(d, "profile", "color"), 2, ["detfeed bench color"], "profile color")
+    p = run(d, "profile", "--imgsz", "160", "--batch", "4", "--epochs", "1", src, "--json")
+    t.check(p.returncode == 0 and '"stages"' in p.stdout, f"profile DATA: {p.stderr}")
+
+
+def check_sample_grid_args(t, d, data, tmp):
+    """sample and grid: --out empty or not .png, and an --epoch past the
+    run's epochs, are refused; sample takes any number of instances."""
+    src = os.path.join(data, "coco8", "coco8.yaml")
+    for cmd in ("sample", "grid"):
+        expect(t, run(d, cmd, src, "--out", ""), 2, ["--out takes a file name"],
+               cmd + " --out ''")
+        jpg = os.path.join(tmp, cmd + ".jpg")
+        expect(t, run(d, cmd, src, "--out", jpg), 2, [jpg, ".png"], cmd + " --out x.jpg")
+        t.check(not os.path.exists(jpg), f"{cmd} --out x.jpg: a file was written")
+    upper = os.path.join(tmp, "s.PNG")
+    p = run(d, "sample", src, "--imgsz", "160", "--out", upper)
+    t.check(p.returncode == 0 and os.path.exists(upper), f"sample --out s.PNG: {p.stderr}")
+    expect(t, run(d, "sample", src, "--epoch", "200", "--epochs", "100"), 2,
+           ["--epoch 200", "100 epochs"], "sample --epoch past --epochs")
+    expect(t, run(d, "sample", src, "--epoch", "100"), 2, ["--epoch 100"],
+           "sample --epoch past the default epochs")
+    p = run(d, "sample", src, "--imgsz", "160", "--epoch", "99", "--epochs", "100")
+    t.check(p.returncode == 0, f"sample --epoch 99: {p.stderr}")
+    expect(t, run(d, "grid", src, "--out", os.path.join(tmp, "g.png"), "--epoch", "5000"), 2,
+           ["--epoch 5000"], "grid --epoch past the epochs")
+    dense = os.path.join(tmp, "dense")
+    run(d, "synth", dense, "--n", "1", "--imgsz", "96")
+    with open(os.path.join(dense, "labels", "train", "000000.txt"), "w") as f:
+        f.writelines(f"{k % 8} {0.1 + 0.8 * (k % 97) / 97:.4f} {0.1 + 0.8 * (k % 89) / 89:.4f}"
+                     " 0.1 0.1\n" for k in range(5000))
+    p = run(d, "sample", os.path.join(dense, "data.yaml"), "--imgsz", "96", "--augment", "0",
+            "--json")
+    try:
+        n = len(json.loads(p.stdout.strip().splitlines()[-1])["cls"])
+    except (ValueError, KeyError, IndexError):
+        n = -1
+    t.check(p.returncode == 0 and n == 5000, f"sample of 5000 instances: {n} {p.stderr!r}")
+
+
 def main():
     args = ou.parse_args()
     cv2, np = ou.require_cv2()
@@ -206,6 +349,10 @@ def main():
             check_replay(t, d, args.data)
             check_loader_bench(t, d, args.data)
             check_grid(t, d, args.data, tmp)
+            check_set(t, d, args.data, tmp)
+            check_modes(t, d, args.data)
+            check_sample_grid_args(t, d, args.data, tmp)
+            check_replay_digest(t, d, args.data, args.no_ctypes)
     t.finish()
 
 
