@@ -33,15 +33,24 @@ static const stat_row rows[] = {
 
 static const char *const task_names[] = {"detect", "segment", "pose"};
 
+/* Whether `source` is a dataset YAML (the library's rule: its suffix). */
+static bool is_yaml(const char *source)
+{
+    const char *dot = strrchr(source, '.');
+    return dot && (strcasecmp(dot, ".yaml") == 0 || strcasecmp(dot, ".yml") == 0);
+}
+
+/* split: the YAML's split, NULL for a folder or list (no splits). */
 static void print_text(const detfeed_dataset *ds, const char *source, const char *split,
                        long max_shown)
 {
     int nc = detfeed_dataset_class_count(ds);
     fputs("dataset ", stdout);
     cli_text(stdout, source);
-    printf(" (split %s): %s, ", split, task_names[detfeed_dataset_task(ds)]);
-    const char *dot = strrchr(source, '.');
-    bool yaml = dot && (strcasecmp(dot, ".yaml") == 0 || strcasecmp(dot, ".yml") == 0);
+    if (split)
+        printf(" (split %s)", split);
+    printf(": %s, ", task_names[detfeed_dataset_task(ds)]);
+    bool yaml = is_yaml(source);
     if (nc)
         printf("%d classes\n", nc);
     else
@@ -71,8 +80,12 @@ static void print_json(const detfeed_dataset *ds, const char *source, const char
 {
     printf("{\"source\":");
     cli_json_string(stdout, source);
-    printf(",\"split\":\"%s\",\"task\":\"%s\",\"classes\":%d", split,
-           task_names[detfeed_dataset_task(ds)], detfeed_dataset_class_count(ds));
+    if (split)
+        printf(",\"split\":\"%s\"", split);
+    else
+        printf(",\"split\":null");
+    printf(",\"task\":\"%s\",\"classes\":%d", task_names[detfeed_dataset_task(ds)],
+           detfeed_dataset_class_count(ds));
     for (size_t i = 0; i < NROWS; i++)
         printf(",\"%s\":%lld", rows[i].key,
                (long long)detfeed_dataset_stat_get(ds, rows[i].stat));
@@ -150,21 +163,24 @@ static int set_limits(detfeed_dataset *ds, const char *list)
 
 int cmd_check(int argc, char **argv)
 {
-    const char *split = "train", *policy = "skip", *verify = "decode", *root = NULL,
+    const char *split = NULL, *policy = "skip", *verify = "decode", *root = NULL,
                *limits = NULL;
     long nc = 0, shown = 50;
     bool json = false;
     const cli_opt opts[] = {
         {"split", CLI_STRING, &split, "NAME",
-         "split of a YAML: train (default), val, test", 0, 0},
+         "split of a YAML: train (default), val, test (a folder or list has none)", 0,
+         0},
         {"policy", CLI_STRING, &policy, "P",
          "skip (default): count bad samples; fail: stop at the first", 0, 0},
         {"verify", CLI_STRING, &verify, "HOW",
          "decode (default): decode every image; header; none", 0, 0},
         {"root", CLI_STRING, &root, "DIR", "dataset root instead of the YAML's 'path'",
          0, 0},
-        {"nc", CLI_INT, &nc, "N", "number of classes when DATA has no YAML", 0,
-         1000000},
+        {"nc", CLI_INT, &nc, "N",
+         "number of classes when DATA names none (a YAML that names them takes only "
+         "its own count)",
+         0, 1000000},
         {"show", CLI_INT, &shown, "N",
          "problems listed in the text report (default 50)", 0, 1000000000},
         {"json", CLI_FLAG, &json, NULL,
@@ -194,10 +210,18 @@ int cmd_check(int argc, char **argv)
         cli_error("--policy takes skip or fail; --verify takes decode, header or none");
         return CLI_USAGE;
     }
+    if (split && !is_yaml(pos[0])) {
+        cli_error("--split is for a dataset YAML: %s is a folder or list, whose images "
+                  "are all read",
+                  pos[0]);
+        return CLI_USAGE;
+    }
+    if (!split && is_yaml(pos[0]))
+        split = "train";
     detfeed_dataset *ds;
     if ((rc = detfeed_dataset_create(&ds, 0)) != DETFEED_OK)
         return cli_error("%s", detfeed_strerror(rc));
-    rc = detfeed_dataset_set_split(ds, split);
+    rc = detfeed_dataset_set_split(ds, split ? split : "train");
     if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_root(ds, root);
     if (rc == DETFEED_OK)
@@ -216,13 +240,16 @@ int cmd_check(int argc, char **argv)
         return rc;
     }
     rc = detfeed_dataset_open(ds, pos[0]);
-    int status = CLI_OK;
-    if (rc != DETFEED_OK)
-        status = cli_error("%s", detfeed_dataset_last_error(ds));
-    else if (json)
-        print_json(ds, pos[0], split);
-    else
-        print_text(ds, pos[0], split, shown);
+    /* A dataset that failed after indexing (no usable image) still has its
+     * report: every problem, then the error. */
+    if (rc == DETFEED_OK || detfeed_dataset_problem_count(ds) > 0) {
+        if (json)
+            print_json(ds, pos[0], split);
+        else
+            print_text(ds, pos[0], split, shown);
+    }
+    int status =
+        rc == DETFEED_OK ? CLI_OK : cli_error("%s", detfeed_dataset_last_error(ds));
     detfeed_dataset_destroy(ds);
     return status;
 }

@@ -119,6 +119,18 @@ def check_bad(t, d, tmp):
         t.check(p.returncode == 2, f"usage error {args}: exit {p.returncode}")
     p = run(d, os.path.join(tmp, "does-not-exist"))
     t.check(p.returncode == 1 and "does-not-exist" in p.stderr, "missing source")
+    # --split is a YAML's: refused for a folder or list (all their images are read)
+    p = run(d, os.path.join(tmp, "images"), "--split", "val")
+    t.check(p.returncode == 2 and "--split is for a dataset YAML" in p.stderr,
+            f"--split of a folder: exit {p.returncode} {p.stderr.strip()}")
+    check_json(t, d, os.path.join(tmp, "images"), {"split": None, "images": 11})
+    # no usable image: the report comes all the same, then the error
+    none = os.path.join(tmp, "none.yaml")
+    open(none, "w").write("path: .\ntrain: images/cls.png\nnames: [a]\n")
+    p = run(d, none)
+    t.check(p.returncode == 1 and "no usable images" in p.stderr and "cls.txt:2:" in p.stderr
+            and "cls.txt:2:" in p.stdout and "usable" in p.stdout,
+            f"no usable image: exit {p.returncode}, {p.stdout[-300:]!r} {p.stderr.strip()}")
 
 
 def check_escapes(t, d, tmp):
