@@ -228,9 +228,16 @@ static int find_orphans(detfeed_dataset *ds, detfeed__strlist *dirs,
     char **canon = calloc(n ? n : 1, sizeof *canon);
     detfeed__strlist keys = {0}, walked = {0};
     int rc = canon ? DETFEED_OK : DETFEED_ENOMEM;
-    for (size_t i = 0; i < n && rc == DETFEED_OK; i++)
-        if (detfeed__path_type(dirs->v[i]) == DETFEED__F_DIR)
+    for (size_t i = 0; i < n && rc == DETFEED_OK; i++) {
+        detfeed__ftype t = detfeed__path_type(dirs->v[i]);
+        if (t == DETFEED__F_DIR)
             canon[i] = realpath(dirs->v[i], NULL);
+        else if (t != DETFEED__F_NONE) /* a file where the label folder goes */
+            rc = detfeed__problem_add(ds, dirs->v[i], 0,
+                                      "not a folder: the images it would label have no "
+                                      "label files",
+                                      true);
+    }
     for (size_t k = 0; k < expected->n && rc == DETFEED_OK; k++) {
         char *key = label_key(dirs, canon, expected->v[k]);
         if (key && !detfeed__strlist_take(&keys, key))

@@ -218,6 +218,18 @@ static void test_orphans(void)
     CHECK(!tu_has_problem(ds, "labels/b.txt", 0, "without an image"));
     CHECK(tu_has_problem(ds, "labels/c.txt", 0, "without an image"));
     detfeed_dataset_destroy(ds);
+    /* a file where the label folder goes: said, once */
+    const char *dirs2[] = {"orph2", "orph2/images"};
+    mkdirs(dirs2, 2);
+    write_image("orph2/images/a.png");
+    write_image("orph2/images/b.png");
+    write_text("orph2/labels", "not a folder\n");
+    ds = open_ds(at("orph2/images"), 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(STAT(ds, MISSING_LABELS), 2);
+    CHECK(tu_has_problem(ds, "orph2/labels", 0, "not a folder"));
+    CHECK_INT((long)detfeed_dataset_problem_count(ds), 1);
+    detfeed_dataset_destroy(ds);
 }
 
 /* Folder and list sources: class ids are checked against DETFEED_DATASET_NC,
