@@ -176,7 +176,9 @@ void cli_skips_note(const cli_skips *k);
 
 /*
  * What the loader's check did when it opened (detfeed_loader_verify_stat,
- * _path and _note): cli_verify_note a line on stderr with the note,
+ * _path and _note): cli_verify_note a line on stderr with the note (and,
+ * with cache disk, a line with what opening the disk cache found and did:
+ * reused, built and why),
  * cli_verify_json the fields "verify_decoded", "verify_reused",
  * "verify_record" (none, reused, written, unwritten) and "verify_path" (a
  * string or null) of a JSON object.

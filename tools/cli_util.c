@@ -473,14 +473,21 @@ void cli_skips_note(const cli_skips *k)
     }
 }
 
-void cli_verify_note(const detfeed_loader *l)
+static void note_line(const char *what, const char *note)
 {
-    const char *note = detfeed_loader_verify_note(l);
-    if (note[0] == '\0')
+    if (note == NULL || note[0] == '\0')
         return;
-    fprintf(stderr, "detfeed: verification: ");
+    fprintf(stderr, "detfeed: %s: ", what);
     cli_text(stderr, note);
     fputc('\n', stderr);
+}
+
+void cli_verify_note(const detfeed_loader *l)
+{
+    note_line("verification", detfeed_loader_verify_note(l));
+    const detfeed_disk_cache *dc = detfeed_loader_disk_cache(l);
+    if (dc)
+        note_line("disk cache", detfeed_disk_cache_note(dc));
 }
 
 void cli_verify_json(FILE *out, const detfeed_loader *l)

@@ -197,6 +197,19 @@ def check_replay(t, d, data):
     t.check(p.returncode == 2 and "--dtype" in p.stderr, "replay bad dtype")
 
 
+def check_replay_disk_note(t, d, data, tmp):
+    """replay with the disk cache says what opening it found: built, and
+    why (a damaged file is rebuilt, not silently)."""
+    src, cache = os.path.join(data, "coco8"), os.path.join(tmp, "replay.cache")
+    args = ("replay", src, "--imgsz", "64", "--set", "cache=disk,cache_path=" + cache)
+    expect(t, run(d, *args), 0, ["disk cache: ", "no file"], "replay disk cache")
+    expect(t, run(d, *args), 0, ["disk cache: reused"], "replay disk cache again")
+    with open(cache, "ab") as f:
+        f.write(b"xx")
+    expect(t, run(d, *args), 0, ["disk cache: ", "damaged: longer"],
+           "replay damaged disk cache")
+
+
 def replay_json(d, path, *args):
     """`detfeed replay PATH --json ARGS` as (exit code, its JSON object or {})."""
     p = run(d, "replay", path, "--json", *args)
@@ -347,6 +360,7 @@ def main():
         check_synth(t, d, tmp)
         if os.path.isdir(os.path.join(args.data, "coco8")):
             check_replay(t, d, args.data)
+            check_replay_disk_note(t, d, args.data, tmp)
             check_loader_bench(t, d, args.data)
             check_grid(t, d, args.data, tmp)
             check_set(t, d, args.data, tmp)
