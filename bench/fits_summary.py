@@ -100,14 +100,18 @@ def recorded(fits, arms, pairs, key):
     return rows if any(rs for _, rs in rows) else None
 
 
+def header(*cols):
+    """A Markdown table's header after a blank line."""
+    print("\n| %s |\n|%s" % (" | ".join(cols), " --- |" * len(cols)))
+
+
 def breakdown(fits, arms, pairs):
     """Medians per arm of where the wall time goes (fits with start-up times)."""
     rows = recorded(fits, arms, pairs, "startup_s")
     if rows is None:
         return
-    print("\n| arm | start-up s | training s (data wait, CPU s in it) | validation s "
-          "| checkpoints s | rest s | wall s |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    header("arm", "start-up s", "training s (data wait, CPU s in it)", "validation s",
+           "checkpoints s", "rest s", "wall s")
     for arm, rs in rows:
         if not rs:
             continue
@@ -127,9 +131,8 @@ def per_epoch(fits, arms, pairs):
     rows = recorded(fits, arms, pairs, "train_epochs_s")
     if rows is None:
         return
-    print("\n| arm | epoch 1 train s | later epochs train s (each) | first val s "
-          "| later val s (each) | final val s | val CPU s |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    header("arm", "epoch 1 train s", "later epochs train s (each)", "first val s",
+           "later val s (each)", "final val s", "val CPU s")
     for arm, rs in rows:
         if not rs:
             continue
@@ -153,9 +156,8 @@ def validations(fits, arms, pairs):
     rows = recorded(fits, arms, pairs, "val_speed_ms")
     if rows is None:
         return
-    print("\n| arm | first val s (data wait s, inference ms/image) | later val s each (wait, "
-          "inference) | final val s (wait, inference) |")
-    print("| --- | --- | --- | --- |")
+    header("arm", "first val s (data wait s, inference ms/image)",
+           "later val s each (wait, inference)", "final val s (wait, inference)")
     for arm, rs in rows:
         rs = [r for r in rs if len(r["val_speed_ms"]) > 2]
         if not rs:
