@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU routes' conformance on a CUDA device: `detfeed replay --sha256` (one
 # digest over every consumer byte of every batch: images, cls, bboxes,
-# batch_idx, keypoints) of the worker route (host output), the device colour
+# batch_idx, keypoints, segment masks) of the worker route (host output), the device colour
 # route and the device recipe route (CUDA output), for each dataset x
 # hyperparameter set of the conformance suite x OpenCV x dtype, EPOCHS epochs
 # (default 2) with close_mosaic 1 (mosaic, then a close_mosaic epoch), RAM
