@@ -134,9 +134,13 @@ static int expect_label(detfeed_dataset *ds, const char *path,
 static int add_image(detfeed_dataset *ds, const char *path,
                      detfeed__strlist *label_dirs, detfeed__strlist *label_files)
 {
-    char suffix[16];
+    char suffix[16], *label_path; /* an image's label is its, decoded or not */
     detfeed__path_suffix(path, suffix, sizeof suffix);
+    int rc = expect_label(ds, path, label_dirs, label_files, &label_path);
+    if (rc != DETFEED_OK)
+        return rc;
     if (!detfeed__is_decodable_suffix(suffix)) {
+        free(label_path);
         ds->stats[DETFEED_STAT_UNSUPPORTED]++;
         char reason[64];
         snprintf(reason, sizeof reason, "unsupported image format '%s'", suffix);
@@ -145,10 +149,6 @@ static int add_image(detfeed_dataset *ds, const char *path,
     ds->stats[DETFEED_STAT_IMAGES]++;
     detfeed__image *im = &ds->images[ds->n];
     memset(im, 0, sizeof *im);
-    char *label_path;
-    int rc = expect_label(ds, path, label_dirs, label_files, &label_path);
-    if (rc != DETFEED_OK)
-        return rc;
     if ((im->path = detfeed__str_dup(path)) == NULL) {
         free(label_path);
         return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");

@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 
 /* One line (number `line`) of list file `list` in folder `dir`, trimmed of
- * spaces and tabs, into out; a line that names no image this library
- * decodes (a folder, a comment, another format) is a problem of the list's
- * line, counted as unsupported. */
+ * spaces and tabs, into out; a line that names no image file by its suffix
+ * (a folder, a comment), which Ultralytics leaves out without a word, is a
+ * note at the list's line. */
 static int add_list_line(detfeed_dataset *ds, const char *list, int line,
                          const char *dir, char *ln, size_t n, detfeed__strlist *out)
 {
@@ -32,13 +32,10 @@ static int add_list_line(detfeed_dataset *ds, const char *list, int line,
     ln[n] = '\0';
     char suffix[16];
     detfeed__path_suffix(ln, suffix, sizeof suffix);
-    if (!detfeed__is_decodable_suffix(suffix)) {
+    if (!detfeed__is_image_suffix(suffix)) {
         char reason[600];
-        snprintf(reason, sizeof reason,
-                 "'%.500s' is not an image of a format detfeed reads ('%s')", ln,
-                 suffix);
-        ds->stats[DETFEED_STAT_UNSUPPORTED]++;
-        return detfeed__problem_add(ds, list, line, reason, false);
+        snprintf(reason, sizeof reason, "'%.500s' names no image file: left out", ln);
+        return detfeed__problem_add(ds, list, line, reason, true);
     }
     if (!detfeed__strlist_take(out, detfeed__path_join(dir, ln)))
         return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");

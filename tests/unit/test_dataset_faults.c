@@ -182,10 +182,10 @@ static void test_list_line_ends(void)
     ds = open_ds(at("cr/mixed.txt"), 0, &rc);
     CHECK_INT(rc, 0);
     CHECK_INT(STAT(ds, USABLE), 1);
-    CHECK_INT(STAT(ds, UNSUPPORTED), 3);
-    CHECK(tu_has_problem(ds, "cr/mixed.txt", 2, "'# a comment' is not an image"));
-    CHECK(tu_has_problem(ds, "cr/mixed.txt", 4, "'images' is not an image"));
-    CHECK(tu_has_problem(ds, "cr/mixed.txt", 5, "('webp')"));
+    CHECK_INT(STAT(ds, UNSUPPORTED), 1); /* the webp image; the others are no images */
+    CHECK(tu_has_problem(ds, "cr/mixed.txt", 2, "'# a comment' names no image file"));
+    CHECK(tu_has_problem(ds, "cr/mixed.txt", 4, "'images' names no image file"));
+    CHECK(tu_has_problem(ds, "cr/images/b.webp", 0, "unsupported image format 'webp'"));
     detfeed_dataset_destroy(ds);
 }
 
@@ -217,6 +217,13 @@ static void test_orphans(void)
     CHECK(!tu_has_problem(ds, "labels/a.txt", 0, "without an image"));
     CHECK(!tu_has_problem(ds, "labels/b.txt", 0, "without an image"));
     CHECK(tu_has_problem(ds, "labels/c.txt", 0, "without an image"));
+    detfeed_dataset_destroy(ds);
+    /* the label of an image detfeed does not decode is no orphan */
+    write_text("orph/images/c.bmp", "not decoded\n");
+    ds = open_ds(at("orph/images"), 0, &rc);
+    CHECK_INT(STAT(ds, UNSUPPORTED), 1);
+    CHECK_INT(STAT(ds, ORPHAN_LABELS), 1); /* d */
+    CHECK(!tu_has_problem(ds, "labels/c.txt", 0, "without an image"));
     detfeed_dataset_destroy(ds);
     /* a file where the label folder goes: said, once */
     const char *dirs2[] = {"orph2", "orph2/images"};
