@@ -180,7 +180,8 @@ class _Sampler:
 
 class Dataset:
     """The dataset a loader reads, as the Ultralytics trainer looks at it:
-    len(), im_files, and labels (per image: cls (n, 1), bboxes (n, 4)
+    len(), im_files, and labels (per image: shape (h, w) of the image,
+    cls (n, 1), bboxes (n, 4)
     normalized xywh, and keypoints (n, K, 3) for pose: x, y and visibility,
     which Ultralytics adds as 0 or 1 for kpt_shape [K, 2] datasets), read
     from libdetfeed's index. kpt_shape is the YAML's (K, 2) or (K, 3).
@@ -269,8 +270,10 @@ class Dataset:
         kpt = np.zeros((n, self.kpt_shape[0], 3), np.float32) if self.kpt_shape else None
         lib.detfeed_dataset_labels(ds, i, cls.ctypes.data, box.ctypes.data,
                                    kpt.ctypes.data if kpt is not None else None)
-        lab = {"im_file": self.im_files[i], "cls": cls, "bboxes": box, "normalized": True,
-               "bbox_format": "xywh"}
+        w, h = ctypes.c_int(), ctypes.c_int()
+        lib.detfeed_dataset_image_size(ds, i, ctypes.byref(w), ctypes.byref(h))
+        lab = {"im_file": self.im_files[i], "shape": (h.value, w.value), "cls": cls,
+               "bboxes": box, "normalized": True, "bbox_format": "xywh"}
         if kpt is not None:
             lab["keypoints"] = kpt
         return lab

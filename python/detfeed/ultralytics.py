@@ -32,10 +32,11 @@ on the CPU it divides), and Ultralytics' own preprocess_batch still runs
 (device moves, multi_scale).
 Ultralytics is imported when trainer() is called, never before.
 """
+import importlib.util
 import os
 import tempfile
 
-from ._lib import TASKS, lib
+from ._lib import TASKS, DetfeedError, lib
 from .loader import Loader
 
 # The train arguments that are detfeed hyperparameters (same names).
@@ -128,6 +129,8 @@ class _DetfeedMixin:
         self._detfeed_val = settings["val"]
         super().__init__(cfg, overrides, _callbacks)
         check_train_arguments(self.args)
+        check_data(self.data, str(self.args.data))
+        warn_albumentations()
         self.add_callback("on_train_epoch_start", _sync_epoch)
 
     def get_dataloader(self, dataset_path, batch_size=16, rank=0, mode="train"):
@@ -137,6 +140,7 @@ class _DetfeedMixin:
                                       self.device, self._detfeed_options)
         if rank in (-1, 0):
             log_loader(loader, {source: str(self.args.data)})
+        check_loader(loader, self.args.task, str(self.args.data))
         return loader
 
     def _val_loader(self, dataset_path, batch_size, rank, mode):
@@ -149,12 +153,14 @@ class _DetfeedMixin:
         if why is None:
             loader, source = build_val_loader(self.args, self.data, dataset_path, batch_size,
                                               self.device, self._detfeed_options)
-            if self.args.task != "detect" or loader.dataset.task != "segment":
+            why = unsupported_images(loader.loader)
+            if self.args.task == "detect" and loader.dataset.task == "segment":
+                why = ("detfeed orders a segment dataset's instances by mask area, Ultralytics' "
+                       "detect dataset keeps the label files' order")
+            if why is None:
                 log_loader(loader.loader, {source: str(self.args.data)}, mode="val")
                 return loader
             loader.close()
-            why = ("detfeed orders a segment dataset's instances by mask area, Ultralytics' "
-                   "detect dataset keeps the label files' order")
         from ultralytics.utils import LOGGER, colorstr
         LOGGER.info("%sdetfeed: validation through Ultralytics' loader: %s"
                     % (colorstr("val: "), why))
@@ -214,6 +220,8 @@ def check_train_arguments(args):
                        % (args.time,))
     if isinstance(getattr(args, "scale", 0.5), (list, tuple)):
         refused.append("scale=%r (a number only)" % (args.scale,))
+    if getattr(args, "augmentations", None):
+        refused.append("augmentations (custom Albumentations transforms are not supported)")
     if args.task == "segment":
         if getattr(args, "mask_ratio", 4) != 4:
             refused.append("mask_ratio=%r (4 only)" % (args.mask_ratio,))
@@ -222,6 +230,59 @@ def check_train_arguments(args):
     if refused:
         raise TrainArgumentError("detfeed: train arguments not supported: " + "; ".join(refused))
 
+
+def check_data(data, name):
+    """Raises TrainArgumentError for what the resolved dataset (`data`, from
+    the user's `name`) asks of the batches that detfeed does not make."""
+    channels = data.get("channels", 3)
+    if channels != 3:
+        raise TrainArgumentError(
+            "detfeed: %s has channels: %r: detfeed makes 3-channel (RGB) batches only"
+            % (name, channels))
+
+
+def warn_albumentations():
+    """Where the albumentations package is installed Ultralytics' training
+    transforms end with its Blur, MedianBlur, ToGray and CLAHE (p=0.01
+    each), which detfeed does not apply: said once, in the log."""
+    if importlib.util.find_spec("albumentations") is None:
+        return
+    from ultralytics.utils import LOGGER, colorstr
+    LOGGER.warning("%sdetfeed: albumentations is installed, so Ultralytics' own loader would "
+                   "also apply its Blur, MedianBlur, ToGray and CLAHE (p=0.01 each) to "
+                   "training samples; detfeed does not: about 4%% of its samples differ from "
+                   "Ultralytics' there (uninstall albumentations for the same samples)"
+                   % colorstr("train: "))
+
+
+def check_loader(loader, task, name):
+    """Raises what Ultralytics' dataset would (a segment model on data
+    without polygons), or TrainArgumentError where detfeed would train on
+    other images than Ultralytics (images of formats it does not decode);
+    closes the loader first."""
+    why, unsupported = None, unsupported_images(loader)
+    if task == "segment" and loader.dataset.task != "segment":
+        why = ValueError("detfeed: a segment model needs a segment dataset: %s has no polygons "
+                         "(a %s dataset)" % (name, loader.dataset.task))
+    elif unsupported:
+        why = TrainArgumentError(
+            "detfeed: %s: %s; Ultralytics would train on them: convert them to JPEG or PNG, "
+            "or train with Ultralytics' loader" % (name, unsupported))
+    if why is not None:
+        loader.close()
+        raise why
+
+
+def unsupported_images(loader):
+    """What the loader left out as images of formats detfeed does not decode
+    (which Ultralytics reads: bmp, webp, tif, ...), or None."""
+    n = loader.dataset.stats()["unsupported"]
+    if n == 0:
+        return None
+    files = [p.split(": unsupported image format")[0] for p in loader.dataset.problems()
+             if ": unsupported image format" in p][:3]
+    return "%d images of formats detfeed does not decode (%s%s)" % (
+        n, ", ".join(os.path.basename(f) for f in files), ", ..." if n > len(files) else "")
 
 def _threads(args, device, mode="train"):
     """Ultralytics' number of DataLoader workers, as threads (at least one);
@@ -249,7 +310,11 @@ def build_loader(args, data, dataset_path, batch_size, device, options):
     hyp = {k: getattr(args, k) for k in HYPERPARAMETERS}
     cuda = device.type == "cuda"
     settings = dict(imgsz=args.imgsz, batch=batch_size, workers=_threads(args, device),
-                    seed=args.seed, epochs=args.epochs, close_mosaic=args.close_mosaic,
+                    seed=args.seed, epochs=args.epochs,
+                    # Ultralytics closes mosaic at epoch epochs - close_mosaic: never
+                    # for 0 or less, as detfeed's 0
+                    close_mosaic=max(args.close_mosaic, 0) if isinstance(
+                        args.close_mosaic, int) else args.close_mosaic,
                     split="train", tensors="torch", device=str(device) if cuda else "cpu",
                     value_scale="reciprocal" if cuda else "quotient", cache=_cache(args),
                     **_dataset_args(args, data, "train"),
@@ -261,15 +326,24 @@ def build_loader(args, data, dataset_path, batch_size, device, options):
     settings.update(options)
     source = _write_data_yaml(data, dataset_path, args, "train")
     try:
-        loader = Loader(source, **settings)
+        loader = _open(source, settings, args)
         if settings["drop_last"] and len(loader) == 0:
             # Ultralytics drops a short last batch only when there are more
             # samples than one batch.
             loader.close()
-            loader = Loader(source, **dict(settings, drop_last=False))
+            loader = _open(source, dict(settings, drop_last=False), args)
     finally:
         os.unlink(source)
     return loader, source
+
+
+def _open(source, settings, args):
+    """Loader(source, **settings); its error names the user's data, not the
+    YAML written for the loader (removed once it is open)."""
+    try:
+        return Loader(source, **settings)
+    except DetfeedError as e:
+        raise DetfeedError(e.status, str(e).replace(source, str(args.data))) from None
 
 
 # trainer() keywords the validation loader takes too (the others concern
@@ -294,7 +368,7 @@ def build_val_loader(args, data, dataset_path, batch_size, device, options):
     settings.update({k: v for k, v in options.items() if k in _VAL_OPTIONS})
     source = _write_data_yaml(data, dataset_path, args, "val")
     try:
-        loader = Loader(source, **settings)
+        loader = _open(source, settings, args)
     finally:
         os.unlink(source)
     return ValidationLoader(loader, args.task, device), source

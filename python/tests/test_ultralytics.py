@@ -162,6 +162,35 @@ def test_unsupported_arguments_are_refused_before_training(fits, name, words):
     assert not fit["batches"]
 
 
+@pytest.mark.parametrize("name,words", [
+    ("augmentations", "augmentations (custom Albumentations"),
+    ("channels_1", "channels: 1: detfeed makes 3-channel"),
+    ("segment_on_detect_data", "a segment model needs a segment dataset"),
+    ("bmp_image", "1 images of formats detfeed does not decode (000000000009.bmp)")])
+def test_data_detfeed_would_train_otherwise_is_refused(fits, name, words):
+    """What Ultralytics would train on and detfeed cannot give (custom
+    Albumentations, 1-channel batches, BMP images) or what Ultralytics' own
+    dataset refuses (a segment model on boxes) stops train() before the
+    first batch, naming the user's data (not a file written for the loader)."""
+    fit = fits[name]
+    assert "error" in fit and words in fit["error"], fit.get("error")
+    assert "detfeed-data-" not in fit["error"], fit["error"]
+    assert not fit["batches"]
+
+
+def test_close_mosaic_0_or_less_never_closes_mosaic(fits):
+    """Ultralytics closes mosaic at epoch epochs - close_mosaic: never for 0
+    or -1; the batches of both are the same (mosaic all along)."""
+    neg, zero = trained(fits["close_mosaic_negative"]), trained(fits["close_mosaic_zero"])
+    key = lambda bs: [(b["im_file"], b["instances"], b["cls"]) for b in bs]  # noqa: E731
+    assert len(neg) == 2 and key(neg) == key(zero)
+
+
+def test_labels_carry_the_image_shape_as_ultralytics(fits):
+    fit = fits["detect"]
+    assert fit["dataset_shapes"] == fit["ultralytics"]["shapes"]
+
+
 def test_trainer_options_that_are_train_arguments_are_refused():
     import detfeed.ultralytics as du
     with pytest.raises(TypeError, match="cache.*train arguments"):

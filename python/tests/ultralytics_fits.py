@@ -40,6 +40,12 @@ for name in ("coco8", "coco8-seg", "coco8-pose", "coco128"):
         continue  # read by one comparison only
     if not os.path.exists(os.path.join(DATASETS, name)):
         shutil.copytree(os.path.join(DATA, name), os.path.join(DATASETS, name))
+        # a user's dataset folder may be written (the shared data is
+        # read-only: the copy keeps its modes)
+        for top, dirs, files in os.walk(os.path.join(DATASETS, name)):
+            os.chmod(top, 0o755)
+            for f in files:
+                os.chmod(os.path.join(top, f), 0o644)
 os.environ["YOLO_CONFIG_DIR"] = os.path.join(WORK, "config")
 os.environ["YOLO_OFFLINE"] = "1"
 # Ultralytics' settings file first, in a process of its own: the datasets
@@ -150,6 +156,8 @@ def record_batches(rec):
                                      for c in lb["cls"].flatten().tolist()})
         rec["dataset_files"] = sorted(ld.dataset.im_files)
         rec["dataset_instances"] = sum(len(lb["cls"]) for lb in ld.dataset.labels)
+        rec["dataset_shapes"] = {lb["im_file"]: list(lb["shape"]) for lb in ld.dataset.labels
+                                 if "shape" in lb}
     return {"on_pretrain_routine_start": start, "on_train_epoch_end": epoch_end,
             "on_train_start": train_start, "on_fit_epoch_end": fit_epoch_end}
 
@@ -161,7 +169,8 @@ def ultralytics_dataset(task, args):
     ds = build_yolo_dataset(tr.args, tr.data["train"], 4, tr.data, mode="train", stride=32)
     return {"files": sorted(ds.im_files),
             "cls": sorted({int(c) for lb in ds.labels for c in lb["cls"].flatten().tolist()}),
-            "instances": sum(len(lb["cls"]) for lb in ds.labels)}
+            "instances": sum(len(lb["cls"]) for lb in ds.labels),
+            "shapes": {lb["im_file"]: list(lb["shape"]) for lb in ds.labels}}
 
 
 def fit(name, task, epochs=1, plots=False, imgsz=64, val=False, val_loader="detfeed", model=None,
@@ -227,6 +236,14 @@ FITS = {
     "mask_ratio": dict(task="segment", mask_ratio=2),
     "overlap_mask": dict(task="segment", overlap_mask=False),
     "obb": dict(task="obb"),
+    "augmentations": dict(task="detect",  # custom Albumentations, as the trainer serializes them
+                          augmentations=[{"transform": {"__class_fullname__": "ToGray", "p": 1}}]),
+    "segment_on_detect_data": dict(task="segment", data_override="coco8.yaml"),
+    "channels_1": dict(task="detect", data_override="gray8"),
+    "bmp_image": dict(task="detect", data_override="bmp8"),
+    # Ultralytics never closes mosaic for close_mosaic 0 or less
+    "close_mosaic_negative": dict(task="detect", epochs=2, close_mosaic=-1),
+    "close_mosaic_zero": dict(task="detect", epochs=2, close_mosaic=0),
 }
 
 # The same fits validated through detfeed's loader and through Ultralytics'
@@ -351,6 +368,27 @@ def dense_dataset():
     return yaml
 
 
+def coco8_variant(name, channels=None, bmp=False):
+    """coco8's training images and labels as dataset `name`, with `channels`
+    in its YAML, or with its first image written as a BMP; returns its YAML."""
+    import cv2
+    top, src = os.path.join(DATASETS, name), os.path.join(DATASETS, "coco8")
+    for d in ("images", "labels"):
+        if not os.path.exists(os.path.join(top, d, "train")):
+            shutil.copytree(os.path.join(src, d, "train"), os.path.join(top, d, "train"))
+    if bmp:
+        first = sorted(os.listdir(os.path.join(top, "images", "train")))[0]
+        path = os.path.join(top, "images", "train", first)
+        if path.endswith(".jpg"):
+            cv2.imwrite(path[:-4] + ".bmp", cv2.imread(path))
+            os.unlink(path)
+    yaml = os.path.join(top, name + ".yaml")
+    with open(yaml, "w") as f:
+        f.write("path: %s\ntrain: images/train\nval: images/train\nnc: 80\n%s"
+                % (top, "channels: %d\n" % channels if channels else ""))
+    return yaml
+
+
 results = {}
 unknown = ONLY - set(FITS) - set(VAL_FITS) - set(VAL_BATCHES)
 if unknown:
@@ -365,6 +403,8 @@ for name, spec in list(FITS.items()) + list(VAL_FITS.items()):
     data = spec.pop("data_override", None)
     if data == "dense-seg":
         data = dense_dataset()
+    elif data in ("gray8", "bmp8"):
+        data = coco8_variant(data, channels=1 if data == "gray8" else None, bmp=data == "bmp8")
     task = spec.pop("task")
     saved = DATAS[task]
     if data:
