@@ -199,3 +199,23 @@ def test_trainer_options_that_are_train_arguments_are_refused():
         du.trainer(dtype="float16")
     with pytest.raises(ValueError, match="color"):
         du.trainer(color="gpu")
+
+
+def test_an_installed_albumentations_is_warned_of(monkeypatch):
+    """Ultralytics' loader applies albumentations' p=0.01 transforms where
+    the package is installed; detfeed does not, and its trainer says so."""
+    import importlib.util
+    import detfeed.ultralytics as du
+    from ultralytics.utils import LOGGER
+    said = []
+    monkeypatch.setattr(LOGGER, "warning", lambda msg, *a, **k: said.append(str(msg)))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: object() if name == "albumentations" else real(name, *a))
+    du.warn_albumentations()
+    assert said and "albumentations is installed" in said[0] and "ToGray" in said[0]
+    said.clear()
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "albumentations" else real(name, *a))
+    du.warn_albumentations()
+    assert not said
