@@ -608,8 +608,8 @@ static int open_at(detfeed_disk_cache *dc, bool may_fall_back, int *unwritable)
     close(dc->lock_fd);
     dc->lock_fd = -1;
     snprintf(dc->note_open, sizeof dc->note_open,
-             "another process is writing %s (%s here): images are decoded here until "
-             "it is complete",
+             "another process (or loader) is writing %s (%s here): images are decoded "
+             "here until it is complete",
              dc->path, why);
     atomic_store(&dc->st, DETFEED_DISK_WAITING);
     return DETFEED_OK;
