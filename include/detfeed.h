@@ -181,7 +181,8 @@ DETFEED_API int detfeed_cv_version_parse(const char *name, detfeed_cv_version *o
 DETFEED_API int detfeed_cv_cpu_parse(const char *name, detfeed_cv_cpu *out);
 /* The concrete code path (never AUTO) `cpu` stands for on this CPU: AUTO
  * gives AVX512 where the CPU has AVX-512 F, BW, CD, DQ and VL, else AVX2
- * where it has AVX2 and FMA, else SSE. */
+ * where it has AVX2 and FMA, else SSE. A value that is none of the enum's
+ * is taken as AUTO. */
 DETFEED_API detfeed_cv_cpu detfeed_cv_cpu_resolve(detfeed_cv_cpu cpu);
 
 /* ------------------------------------------------------------------------ */
@@ -214,7 +215,7 @@ DETFEED_API size_t detfeed_dtype_size(detfeed_dtype dtype);
 DETFEED_API const char *detfeed_dtype_name(detfeed_dtype dtype);
 
 /* Parses "u8", "uint8", "f32", "float32", "f16", "float16", "half", "bf16",
- * "bfloat16" into *out. DETFEED_EINVAL for anything else. */
+ * "bfloat16" into *out. DETFEED_EINVAL for anything else, or a NULL out. */
 DETFEED_API int detfeed_dtype_parse(const char *name, detfeed_dtype *out);
 
 /* ------------------------------------------------------------------------ */
@@ -308,7 +309,8 @@ DETFEED_API int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limi
 #define DETFEED_SLOT_PERMUTATION 0x80000000u
 
 /* One Philox4x32-10 block. Known answer: key {0, 0}, counter {0, 0, 0, 0}
- * gives 6627e8d5 e169c58d bc57ac4c 9b00dbd8. */
+ * gives 6627e8d5 e169c58d bc57ac4c 9b00dbd8. The three arrays must be
+ * valid (no status: the call cannot fail otherwise); out may be counter. */
 DETFEED_API void detfeed_philox4x32(const uint32_t counter[4], const uint32_t key[2],
                                     uint32_t out[4]);
 
@@ -320,7 +322,8 @@ DETFEED_API double detfeed_uniform(uint64_t seed, uint32_t slot, uint32_t epoch,
 DETFEED_API int detfeed_epoch_order(uint64_t seed, uint32_t epoch, size_t n,
                                     uint64_t *order);
 
-/* Samples per rank: ceil(n / world_size) (DistributedSampler pads). */
+/* Samples per rank: ceil(n / world_size) (DistributedSampler pads); 0 for
+ * a world_size below 1. */
 DETFEED_API size_t detfeed_shard_size(size_t n, int rank, int world_size);
 
 /* A rank's shard of an epoch order, as PyTorch's DistributedSampler takes it:

@@ -184,7 +184,8 @@ DETFEED_API int detfeed_dtype_table(detfeed_dtype dtype, detfeed_scale scale,
  * dst + c * plane_stride holds channel c (0 = R, 1 = G, 2 = B) as `height`
  * rows of `width` elements, contiguous. plane_stride is in bytes and at least
  * width * height * detfeed_dtype_size(dtype). A batch of NCHW images is this
- * call once per image at dst + n * 3 * plane_stride.
+ * call once per image at dst + n * 3 * plane_stride. DETFEED_EINVAL where
+ * src and dst overlap.
  */
 DETFEED_API int detfeed_convert_chw(const uint8_t *src, size_t src_stride, int width,
                                     int height, void *dst, size_t plane_stride,
@@ -268,6 +269,7 @@ DETFEED_API int detfeed_resize_linear(const uint8_t *src, size_t src_stride,
  * The load-time size Ultralytics gives an image (BaseDataset.load_image):
  * r = imgsz / max(w, h); if r != 1, each side becomes min(ceil(side * r),
  * imgsz), computed in double precision; otherwise the size is unchanged.
+ * A width, height or imgsz below 1 gives 0 x 0; NULL outputs, nothing.
  */
 DETFEED_API void detfeed_load_size(int width, int height, int imgsz, int *out_width,
                                    int *out_height);

@@ -49,6 +49,10 @@ static inline bool detfeed__bgr_geometry_ok(const void *p, size_t stride, int wi
  * being the same start: the one aliasing in-place kernels cannot accept. */
 bool detfeed__partial_overlap(const void *a, size_t na, const void *b, size_t nb);
 
+/* True when the byte ranges share any byte, the same start included: what
+ * a kernel that reads its source after writing its destination refuses. */
+bool detfeed__overlap(const void *a, size_t na, const void *b, size_t nb);
+
 /* Runs fn(arg) on `threads` new threads, named `name` (what top -H, ps
  * and debuggers show), and joins them; fn takes its work items from `arg`
  * (an atomic counter) until none are left. When no thread can start, fn

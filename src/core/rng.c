@@ -79,7 +79,8 @@ size_t detfeed_shard_size(size_t n, int rank, int world_size)
     (void)rank;
     if (world_size < 1)
         return 0;
-    return (n + (size_t)world_size - 1) / (size_t)world_size;
+    size_t w = (size_t)world_size; /* ceil(n / w), without n + w - 1 wrapping */
+    return n / w + (n % w != 0);
 }
 
 int detfeed_shard(const uint64_t *order, size_t n, int rank, int world_size,

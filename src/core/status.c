@@ -66,12 +66,15 @@ int detfeed__fail(detfeed__msg *msg, int status, const char *fmt, ...)
     return status;
 }
 
-bool detfeed__partial_overlap(const void *a, size_t na, const void *b, size_t nb)
+bool detfeed__overlap(const void *a, size_t na, const void *b, size_t nb)
 {
     uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    if (pa == pb)
-        return false;
     return pa < pb + nb && pb < pa + na;
+}
+
+bool detfeed__partial_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    return a != b && detfeed__overlap(a, na, b, nb);
 }
 
 size_t detfeed__image_span(size_t stride, size_t row_bytes, int height)

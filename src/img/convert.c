@@ -79,6 +79,8 @@ int detfeed_dtype_parse(const char *name, detfeed_dtype *out)
         {"bfloat16", DETFEED_DTYPE_BF16},
     };
     int v = 0;
+    if (out == NULL)
+        return DETFEED_EINVAL;
     int rc = detfeed__lookup(names, sizeof names / sizeof names[0], name, &v);
     if (rc == DETFEED_OK)
         *out = (detfeed_dtype)v;
@@ -145,7 +147,10 @@ int detfeed__convert_chw_isa(const uint8_t *src, size_t src_stride, int width,
         !detfeed__mul_size(plane, esize, &plane) || plane_stride > SIZE_MAX / 3)
         return DETFEED_EOVERFLOW;
     if (plane_stride < plane || plane_stride % esize != 0 ||
-        (uintptr_t)dst % esize != 0)
+        (uintptr_t)dst % esize != 0 ||
+        detfeed__overlap(src,
+                         detfeed__image_span(src_stride, (size_t)width * 3, height),
+                         dst, 2 * plane_stride + plane))
         return DETFEED_EINVAL;
     int variant = detfeed__isa_pick(isa, CONVERT_VARIANTS);
     if (variant < 0)

@@ -255,14 +255,6 @@ static size_t image_bytes(const void *p, size_t stride, int width, int height, i
     return detfeed__image_span(stride, *row_bytes, height);
 }
 
-/* Any shared byte, including the same start: the passes read source rows
- * after writing destination rows, so no aliasing is safe. */
-static bool ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    return pa < pb + nb && pb < pa + na;
-}
-
 static void plan_free(plan *p)
 {
     free(p->cols);
@@ -319,7 +311,7 @@ int detfeed_resize_linear(const uint8_t *src, size_t src_stride, int src_width,
     size_t src_row = 0, dst_row = 0;
     size_t ns = image_bytes(src, src_stride, src_width, src_height, channels, &src_row);
     size_t nd = image_bytes(dst, dst_stride, dst_width, dst_height, channels, &dst_row);
-    if (ns == 0 || nd == 0 || ranges_overlap(src, ns, dst, nd))
+    if (ns == 0 || nd == 0 || detfeed__overlap(src, ns, dst, nd))
         return DETFEED_EINVAL;
     if (src_width == dst_width && src_height == dst_height) {
         copy_rows(src, src_stride, dst, dst_stride, src_row, src_height);
@@ -338,6 +330,12 @@ int detfeed_resize_linear(const uint8_t *src, size_t src_stride, int src_width,
 void detfeed_load_size(int width, int height, int imgsz, int *out_width,
                        int *out_height)
 {
+    if (out_width == NULL || out_height == NULL)
+        return;
+    if (width < 1 || height < 1 || imgsz < 1) { /* no image, or no size: none */
+        *out_width = *out_height = 0;
+        return;
+    }
     double r = (double)imgsz / (double)(width > height ? width : height);
     if (r == 1.0) {
         *out_width = width;

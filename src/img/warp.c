@@ -84,13 +84,6 @@ static size_t image_bytes(const void *p, size_t stride, int width, int height)
     return detfeed__image_span(stride, (size_t)width * 3, height);
 }
 
-/* Any shared byte, the same start included. */
-static bool ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    return pa < pb + nb && pb < pa + na;
-}
-
 int detfeed__warp_check(const uint8_t *src, size_t src_stride, int sw, int sh,
                         const uint8_t *dst, size_t dst_stride, int dw, int dh,
                         const double *M, const uint8_t *border, size_t *src_bytes)
@@ -98,7 +91,7 @@ int detfeed__warp_check(const uint8_t *src, size_t src_stride, int sw, int sh,
     size_t ns = image_bytes(src, src_stride, sw, sh);
     size_t nd = image_bytes(dst, dst_stride, dw, dh);
     if (ns == 0 || nd == 0 || M == NULL || border == NULL || sw >= MAX_SRC_SIDE ||
-        sh >= MAX_SRC_SIDE || ranges_overlap(src, ns, dst, nd))
+        sh >= MAX_SRC_SIDE || detfeed__overlap(src, ns, dst, nd))
         return DETFEED_EINVAL;
     *src_bytes = ns;
     return DETFEED_OK;

@@ -105,6 +105,7 @@ static void test_names(void)
     CHECK(detfeed_dtype_parse("half", &got) == 0 && got == DETFEED_DTYPE_F16);
     CHECK_INT(detfeed_dtype_parse("f64", &got), DETFEED_EINVAL);
     CHECK_INT(detfeed_dtype_parse(NULL, &got), DETFEED_EINVAL);
+    CHECK_INT(detfeed_dtype_parse("u8", NULL), DETFEED_EINVAL);
     CHECK(detfeed_dtype_name((detfeed_dtype)7) == NULL);
     CHECK_INT(detfeed_dtype_size((detfeed_dtype)7), 0);
 }
@@ -194,6 +195,18 @@ static void test_convert(void)
     CHECK_INT(detfeed_convert_chw(NULL, sizeof src[0], W, H, out, W * H * 4,
                                   DETFEED_DTYPE_F32, 0),
               DETFEED_EINVAL);
+    /* in place, or the planes over the source: refused */
+    uint8_t *both = calloc(3 * W * H * 4 + (size_t)W * H * 3, 1);
+    CHECK_INT(detfeed_convert_chw(both, (size_t)W * 3, W, H, both, W * H,
+                                  DETFEED_DTYPE_U8, 0),
+              DETFEED_EINVAL);
+    CHECK_INT(detfeed_convert_chw(both + 8, (size_t)W * 3, W, H, both, W * H,
+                                  DETFEED_DTYPE_U8, 0),
+              DETFEED_EINVAL);
+    CHECK_INT(detfeed_convert_chw(both + 3 * W * H, (size_t)W * 3, W, H, both, W * H,
+                                  DETFEED_DTYPE_U8, 0),
+              0); /* just after the third plane */
+    free(both);
 }
 
 int main(void)

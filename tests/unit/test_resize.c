@@ -14,6 +14,7 @@
  */
 #include "testutil.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +229,12 @@ static void check_load(int w, int h, int imgsz, int ew, int eh)
 
 static void test_load_size(void)
 {
+    /* no size: 0 x 0, and NULL outputs: nothing (no write) */
+    check_load(0, 0, 640, 0, 0);
+    check_load(-5, 3, 640, 0, 0);
+    check_load(INT_MIN, 1, 640, 0, 0);
+    check_load(640, 480, 0, 0, 0);
+    detfeed_load_size(100, 50, 640, NULL, NULL);
     /* Expected values: min(math.ceil(side * (imgsz / max(w, h))), imgsz). */
     check_load(640, 480, 640, 640, 480); /* r == 1: unchanged */
     check_load(480, 640, 640, 480, 640);

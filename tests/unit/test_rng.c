@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +118,9 @@ static void test_permutation(void)
 
 static void test_shards(void)
 {
+    CHECK(detfeed_shard_size(SIZE_MAX, 0, 2) == SIZE_MAX / 2 + 1); /* no wrap */
+    CHECK(detfeed_shard_size(SIZE_MAX, 0, 1) == SIZE_MAX);
+    CHECK(detfeed_shard_size(7, 0, 0) == 0);
     uint64_t order[10];
     detfeed_epoch_order(1, 0, 10, order);
     for (int ws = 1; ws <= 12; ws++) {
