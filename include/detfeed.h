@@ -1365,7 +1365,8 @@ DETFEED_API int detfeed_loader_sample_mask_data(detfeed_loader *loader, uint32_t
 
 /*
  * A batch as the consumer receives it, borrowed from the
- * loader between detfeed_loader_next and detfeed_loader_release:
+ * loader between detfeed_loader_next and detfeed_loader_release (the
+ * detfeed_batch_* accessors give 0 or NULL, and write 0, for a NULL batch):
  * images B x 3 x H x W, RGB, contiguous, of the loader's dtype (u8 codes,
  * or code / 255 as f32, f16, bf16), and the Ultralytics label arrays.
  */
@@ -1379,7 +1380,10 @@ DETFEED_API size_t detfeed_loader_batch_count(const detfeed_loader *loader);
  * Starts producing the batches of `epoch` on the worker threads (any epoch
  * in progress is stopped). Training epochs visit the samples in the
  * epoch's permutation (see Randomness); validation in aspect-ratio order.
- * With world_size > 1 each rank takes its DistributedSampler shard.
+ * With world_size > 1 each rank takes its DistributedSampler shard. Every
+ * batch still held is taken back: its buffer is refilled by the new epoch,
+ * which may hand the same batch object out again (copy what must outlive
+ * the epoch); until then releasing it is an error.
  */
 DETFEED_API int detfeed_loader_start(detfeed_loader *loader, uint32_t epoch);
 
@@ -1479,9 +1483,17 @@ DETFEED_API uint64_t detfeed_loader_device_bytes(const detfeed_loader *loader);
  * image the RAM cache does not hold). */
 DETFEED_API int64_t detfeed_loader_device_made(const detfeed_loader *loader);
 
-/* Gives a batch back (in the order they were received). */
-DETFEED_API void detfeed_loader_release(detfeed_loader *loader,
-                                        const detfeed_batch *batch);
+/*
+ * Gives a batch back, in any order: its slot goes back to the workers once
+ * it and every batch taken before it are released (and, with CUDA output,
+ * once the work queued on the consumer's stream has read it). DETFEED_EINVAL,
+ * with a message, for NULL, a batch of another loader, or one that is not
+ * held: released already, or taken before the last detfeed_loader_start
+ * (which takes back every batch still held: their buffers are refilled).
+ * After a failed open it does nothing (DETFEED_OK).
+ */
+DETFEED_API int detfeed_loader_release(detfeed_loader *loader,
+                                       const detfeed_batch *batch);
 
 /* Images in the batch, and its image height and width. */
 DETFEED_API int detfeed_batch_size(const detfeed_batch *batch, int *height, int *width);

@@ -327,7 +327,7 @@ _SIGNATURES = {
     "detfeed_loader_start": (_i, [_p, _u32]),
     "detfeed_loader_next": (_i, [_p, _pp]),
     "detfeed_loader_next_timed": (_i, [_p, _pp, _i]),
-    "detfeed_loader_release": (None, [_p, _p]),
+    "detfeed_loader_release": (_i, [_p, _p]),
     "detfeed_loader_shutdown": (_i, [_p]),
     "detfeed_loader_skipped": (_i64, [_p, _ps]),
     "detfeed_loader_set_cuda_stream": (_i, [_p, _p]),

@@ -127,11 +127,6 @@ detfeed_batch *detfeed__slot_at(detfeed_batch *slots, int i)
     return &slots[i];
 }
 
-int detfeed__batch_slot(const detfeed_batch *bt)
-{
-    return bt->slot;
-}
-
 bool detfeed__batch_pinned(const detfeed_batch *bt)
 {
     return bt->pinned;
@@ -269,34 +264,34 @@ void detfeed__batch_release(detfeed_batch *bt, void *stream)
 int detfeed_batch_size(const detfeed_batch *b, int *height, int *width)
 {
     if (height)
-        *height = b->h;
+        *height = b ? b->h : 0;
     if (width)
-        *width = b->w;
-    return b->n;
+        *width = b ? b->w : 0;
+    return b ? b->n : 0;
 }
 
 uint64_t detfeed_batch_index(const detfeed_batch *b)
 {
-    return b->index;
+    return b ? b->index : 0;
 }
 
 const void *detfeed_batch_images(const detfeed_batch *b, size_t *bytes)
 {
     if (bytes)
-        *bytes = b->image_bytes;
-    return b->dev_images ? NULL : b->images;
+        *bytes = b ? b->image_bytes : 0;
+    return b == NULL || b->dev_images ? NULL : b->images;
 }
 
 const void *detfeed_batch_cuda_images(const detfeed_batch *b, size_t *bytes)
 {
     if (bytes)
-        *bytes = b->image_bytes;
-    return b->dev_images;
+        *bytes = b ? b->image_bytes : 0;
+    return b ? b->dev_images : NULL;
 }
 
 void *detfeed_batch_cuda_event(const detfeed_batch *b)
 {
-    return b->dev_images ? b->event : NULL;
+    return b && b->dev_images ? b->event : NULL;
 }
 
 int detfeed_batch_copy_images(const detfeed_batch *b, void *dst, size_t bytes)
@@ -312,32 +307,32 @@ int detfeed_batch_copy_images(const detfeed_batch *b, void *dst, size_t bytes)
 
 int detfeed_batch_instances(const detfeed_batch *b)
 {
-    return b->total;
+    return b ? b->total : 0;
 }
 
 const float *detfeed_batch_cls(const detfeed_batch *b)
 {
-    return b->cls;
+    return b ? b->cls : NULL;
 }
 
 const float *detfeed_batch_bboxes(const detfeed_batch *b)
 {
-    return b->box;
+    return b ? b->box : NULL;
 }
 
 const float *detfeed_batch_batch_idx(const detfeed_batch *b)
 {
-    return b->idx;
+    return b ? b->idx : NULL;
 }
 
 const float *detfeed_batch_keypoints(const detfeed_batch *b)
 {
-    return b->spec->nkpt ? b->kpt : NULL;
+    return b && b->spec->nkpt ? b->kpt : NULL;
 }
 
 const char *detfeed_batch_im_file(const detfeed_batch *b, int i)
 {
-    return i >= 0 && i < b->n
+    return b && i >= 0 && i < b->n
                ? detfeed_dataset_image_path(b->spec->ds, b->s[i].ds_index)
                : NULL;
 }
@@ -345,7 +340,7 @@ const char *detfeed_batch_im_file(const detfeed_batch *b, int i)
 void detfeed_batch_shapes(const detfeed_batch *b, int i, int ori_hw[2],
                           int resized_hw[2])
 {
-    if (i < 0 || i >= b->n)
+    if (b == NULL || i < 0 || i >= b->n)
         return;
     if (ori_hw) {
         ori_hw[0] = b->s[i].ori_h;
@@ -360,6 +355,9 @@ void detfeed_batch_shapes(const detfeed_batch *b, int i, int ori_hw[2],
 const void *detfeed_batch_mask_data(const detfeed_batch *b, int *height, int *width,
                                     detfeed_mask_type *type)
 {
+    static const detfeed_batch none = {.mask_type = DETFEED_MASK_NONE};
+    if (b == NULL)
+        b = &none;
     if (height)
         *height = b->masks ? b->h / 4 : 0;
     if (width)
@@ -371,6 +369,9 @@ const void *detfeed_batch_mask_data(const detfeed_batch *b, int *height, int *wi
 
 const uint8_t *detfeed_batch_masks(const detfeed_batch *b, int *height, int *width)
 {
+    static const detfeed_batch none = {.mask_type = DETFEED_MASK_NONE};
+    if (b == NULL)
+        b = &none;
     bool narrow = b->mask_type != DETFEED_MASK_I32;
     if (height)
         *height = narrow && b->masks ? b->h / 4 : 0;

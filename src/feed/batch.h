@@ -26,8 +26,7 @@ int detfeed__slots_create(detfeed_batch **out, int count,
                           const detfeed__slot_spec *spec, const char **pinned_why);
 void detfeed__slots_destroy(detfeed_batch *slots, int count);
 detfeed_batch *detfeed__slot_at(detfeed_batch *slots, int i);
-/* The slot's number, and whether its images are page-locked. */
-int detfeed__batch_slot(const detfeed_batch *bt);
+/* Whether the slot's images are page-locked. */
 bool detfeed__batch_pinned(const detfeed_batch *bt);
 
 /* On a worker thread, before sample `pos` of the slot (w x h) is made: its

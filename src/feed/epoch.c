@@ -94,10 +94,15 @@ struct detfeed__epochs {
     atomic_int failed_worker; /* the first worker whose sample failed, or -1 */
     detfeed__msg err;
     _Atomic uint64_t wait_ns; /* the consumer in detfeed__epochs_next */
-    /* Slots the consumer released whose copy to the device may still read
-     * them, oldest first: they go back to the workers once it has
-     * (consumer's thread only; at most one per slot). */
-    int *held, held_first, held_n;
+    /* The slots of the batches handed to the consumer since the epoch's
+     * start and not yet given back to the workers, oldest first (taken_n
+     * of them from taken_first), and which of them the consumer released
+     * (given: `released` of them): a slot goes back once it and every
+     * batch taken before it are released and its copy to the device has
+     * read it, so batches may be released in any order (consumer's thread
+     * only). */
+    int *taken, taken_first, taken_n, released;
+    bool *given;
     /* samples replaced under the skip policy, and the first one's message
      * (skip_state: 0 none, 1 being written, 2 written) */
     _Atomic uint64_t skipped;
@@ -226,9 +231,10 @@ int detfeed__epochs_create(detfeed__epochs **out, const detfeed__plan *plan,
     e->n = detfeed_dataset_size(plan->ds);
     e->spec = slot_spec(plan, route);
     e->epoch_order = malloc((e->n ? e->n : 1) * sizeof *e->epoch_order);
-    e->held = malloc((size_t)plan->prefetch * sizeof *e->held);
+    e->taken = malloc((size_t)plan->prefetch * sizeof *e->taken);
+    e->given = calloc((size_t)plan->prefetch, sizeof *e->given);
     int rc =
-        e->epoch_order && e->held
+        e->epoch_order && e->taken && e->given
             ? detfeed__slots_create(&e->slots, plan->prefetch, &e->spec, &e->pinned_why)
             : DETFEED_ENOMEM;
     if (rc == DETFEED_OK)
@@ -254,23 +260,34 @@ void detfeed__epochs_destroy(detfeed__epochs *e)
     free(e->clocks);
     free(e->order);
     free(e->epoch_order);
-    free(e->held);
+    free(e->taken);
+    free(e->given);
     free(e);
 }
 
-/* Gives the held slots whose copies are done back to the workers, oldest
- * first; with `wait`, all of them, waiting for their copies. */
+/* Gives the released slots at the front of the taken ones whose copies
+ * are done back to the workers, oldest first; with `wait`, waiting for
+ * their copies. */
 static void give_back(detfeed__epochs *e, bool wait)
 {
     int depth = e->plan->prefetch;
-    while (e->held_n > 0) {
-        int slot = e->held[e->held_first];
+    while (e->taken_n > 0 && e->given[e->taken[e->taken_first]]) {
+        int slot = e->taken[e->taken_first];
         if (!detfeed__route_copy_done(e->route, slot, wait))
             return;
         detfeed__ring_release(e->ring, slot);
-        e->held_first = (e->held_first + 1) % depth;
-        e->held_n--;
+        e->given[slot] = false;
+        e->released--;
+        e->taken_first = (e->taken_first + 1) % depth;
+        e->taken_n--;
     }
+}
+
+/* Forgets every batch handed out (a new epoch frees every slot). */
+static void forget_taken(detfeed__epochs *e)
+{
+    e->taken_first = e->taken_n = e->released = 0;
+    memset(e->given, 0, (size_t)e->plan->prefetch * sizeof *e->given);
 }
 
 int detfeed__epochs_start(detfeed__epochs *e, uint32_t epoch, detfeed__msg *msg)
@@ -282,7 +299,7 @@ int detfeed__epochs_start(detfeed__epochs *e, uint32_t epoch, detfeed__msg *msg)
     if (detfeed__route_sync(e->route) != DETFEED_OK)
         return detfeed__fail(msg, DETFEED_ECUDA, "CUDA: %s",
                              detfeed__route_error(e->route));
-    e->held_first = e->held_n = 0;
+    forget_taken(e);
     if (p->augment)
         detfeed_epoch_order(p->seed, epoch, e->n, e->epoch_order);
     else
@@ -311,13 +328,13 @@ int detfeed__epochs_next(detfeed__epochs *e, int timeout_ms, void *stream,
     uint64_t t0 = detfeed__now_ns();
     give_back(e, false);
     int rc;
-    if (e->held_n > 0) { /* the workers may be short of slots: look first */
+    if (e->released > 0) { /* the workers may be short of slots: look first */
         rc = detfeed__ring_take_timed(e->ring, &slot, &count, &index, 0);
         /* No batch ready (or every slot still held for its copy): the
          * copies hold them up; a poll (timeout 0) waits for them too when
          * no slot is left to the workers. */
         if ((rc == DETFEED__RING_TIMEOUT && timeout_ms != 0) ||
-            (rc == DETFEED_EBADSTATE && e->held_n > 0)) {
+            (rc == DETFEED_EBADSTATE && e->released > 0)) {
             give_back(e, true);
             rc = detfeed__ring_take_timed(e->ring, &slot, &count, &index, timeout_ms);
         }
@@ -330,6 +347,11 @@ int detfeed__epochs_next(detfeed__epochs *e, int timeout_ms, void *stream,
         return DETFEED_NEXT_TIMEOUT;
     if (rc == 1)
         return DETFEED_NEXT_END;
+    if (rc == DETFEED_EBADSTATE && e->taken_n == e->plan->prefetch)
+        return detfeed__fail(msg, rc,
+                             "all %d batch slots (prefetch) are taken: release the "
+                             "oldest batch held before taking the next",
+                             e->plan->prefetch);
     if (rc != DETFEED_OK)
         return detfeed__fail(msg, rc, "%s",
                              e->err.text[0] ? e->err.text : detfeed_strerror(rc));
@@ -341,19 +363,44 @@ int detfeed__epochs_next(detfeed__epochs *e, int timeout_ms, void *stream,
         detfeed__ring_release(e->ring, slot);
         return rc;
     }
+    e->taken[(e->taken_first + e->taken_n) % e->plan->prefetch] = slot;
+    e->taken_n++;
     *out = bt;
     return DETFEED_OK;
 }
 
-void detfeed__epochs_release(detfeed__epochs *e, const detfeed_batch *bt, void *stream)
+/* Whether `slot` is one of the taken batches the consumer has not released. */
+static bool held(const detfeed__epochs *e, int slot)
 {
-    int slot = detfeed__batch_slot(bt);
+    for (int k = 0; k < e->taken_n; k++)
+        if (e->taken[(e->taken_first + k) % e->plan->prefetch] == slot)
+            return !e->given[slot];
+    return false;
+}
+
+int detfeed__epochs_release(detfeed__epochs *e, const detfeed_batch *bt, void *stream,
+                            detfeed__msg *msg)
+{
+    int slot = -1; /* found by address: nothing read from a stranger */
+    for (int k = 0; k < e->plan->prefetch && slot < 0; k++)
+        if (detfeed__slot_at(e->slots, k) == bt)
+            slot = k;
+    if (slot < 0)
+        return detfeed__fail(msg, DETFEED_EINVAL,
+                             "release: not a batch of this loader");
+    if (!held(e, slot))
+        return detfeed__fail(msg, DETFEED_EINVAL,
+                             "release: batch %llu is not held (released already, or "
+                             "taken before the last detfeed_loader_start)",
+                             (unsigned long long)detfeed_batch_index(bt));
     /* Never waits: the slot goes back to the workers once its copy to the
-     * device has read it (at once on host output), here or at a later next. */
+     * device has read it (at once on host output) and every batch taken
+     * before it is released, here or at a later next. */
     detfeed__batch_release(detfeed__slot_at(e->slots, slot), stream);
-    e->held[(e->held_first + e->held_n) % e->plan->prefetch] = slot;
-    e->held_n++;
+    e->given[slot] = true;
+    e->released++;
     give_back(e, false);
+    return DETFEED_OK;
 }
 
 void detfeed__epochs_quit(detfeed__epochs *e)

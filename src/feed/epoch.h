@@ -58,7 +58,12 @@ int detfeed__epochs_start(detfeed__epochs *e, uint32_t epoch, detfeed__msg *msg)
  * ordered before the work on `stream`. */
 int detfeed__epochs_next(detfeed__epochs *e, int timeout_ms, void *stream,
                          const detfeed_batch **out, detfeed__msg *msg);
-void detfeed__epochs_release(detfeed__epochs *e, const detfeed_batch *bt, void *stream);
+/* Gives back a batch detfeed__epochs_next handed out (in any order);
+ * DETFEED_EINVAL, with a message in msg, for a batch that is not one of
+ * this loader's or is not held (released already, or taken before the
+ * last start). */
+int detfeed__epochs_release(detfeed__epochs *e, const detfeed_batch *bt, void *stream,
+                            detfeed__msg *msg);
 /* Stops the workers for good (detfeed_loader_shutdown); thread-safe. */
 void detfeed__epochs_quit(detfeed__epochs *e);
 

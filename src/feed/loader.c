@@ -542,10 +542,13 @@ int detfeed_loader_start(detfeed_loader *l, uint32_t epoch)
     if (!l->augment && l->world_size > 1)
         return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
                              "validation batches (rect shapes) need world_size 1");
-    if (l->batches == NULL &&
-        detfeed__epochs_create(&l->batches, &l->plan, &l->aug, l->route) != DETFEED_OK)
-        return detfeed__fail(&l->msg, DETFEED_ENOMEM,
-                             "out of memory for %d batch slots", l->prefetch);
+    if (l->batches == NULL) {
+        detfeed__epochs *e; /* published whole: other threads read l->batches */
+        if (detfeed__epochs_create(&e, &l->plan, &l->aug, l->route) != DETFEED_OK)
+            return detfeed__fail(&l->msg, DETFEED_ENOMEM,
+                                 "out of memory for %d batch slots", l->prefetch);
+        l->batches = e;
+    }
     return detfeed__epochs_start(l->batches, epoch, &l->msg);
 }
 
@@ -566,7 +569,12 @@ int detfeed_loader_next_timed(detfeed_loader *l, const detfeed_batch **out,
                              "no more batches");
     if (l->batches == NULL)
         return l->open_failed ? detfeed__loader_need_open(l) : DETFEED_EBADSTATE;
-    return detfeed__epochs_next(l->batches, timeout_ms, l->cuda_stream, out, &l->msg);
+    int rc = detfeed__epochs_next(l->batches, timeout_ms, l->cuda_stream, out, &l->msg);
+    if (rc == DETFEED_EBADSTATE && l->shut_down) /* while it waited */
+        return detfeed__fail(&l->msg, rc,
+                             "the loader was shut down (detfeed_loader_shutdown) while "
+                             "waiting for a batch");
+    return rc;
 }
 
 int detfeed_loader_shutdown(detfeed_loader *l)
@@ -579,11 +587,17 @@ int detfeed_loader_shutdown(detfeed_loader *l)
     return DETFEED_OK;
 }
 
-void detfeed_loader_release(detfeed_loader *l, const detfeed_batch *bt)
+int detfeed_loader_release(detfeed_loader *l, const detfeed_batch *bt)
 {
-    if (l == NULL || bt == NULL || l->batches == NULL)
-        return;
-    detfeed__epochs_release(l->batches, bt, l->cuda_stream);
+    if (l == NULL || bt == NULL)
+        return DETFEED_EINVAL;
+    detfeed__epochs *e = l->batches;
+    if (e == NULL)
+        return l->open_failed
+                   ? DETFEED_OK /* documented: nothing */
+                   : detfeed__fail(&l->msg, DETFEED_EINVAL,
+                                   "release: this loader has handed out no batch");
+    return detfeed__epochs_release(e, bt, l->cuda_stream, &l->msg);
 }
 
 int detfeed_loader_route(const detfeed_loader *l, detfeed_output *output,

@@ -78,7 +78,9 @@ struct detfeed_loader {
      * epochs' machinery (made at the first detfeed_loader_start) */
     detfeed__plan plan;
     detfeed__route *route;
-    detfeed__epochs *batches;
+    /* atomic: made by the first start while other threads may read it
+     * (stage times, skips, shutdown) */
+    detfeed__epochs *_Atomic batches;
     _Atomic bool shut_down; /* detfeed_loader_shutdown: no more epochs */
 };
 

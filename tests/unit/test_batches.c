@@ -11,6 +11,10 @@
  * - detfeed_loader_next_timed in short slices gives the same batches, and
  *   after detfeed_loader_shutdown a held batch keeps its bytes while
  *   nothing more is started or taken;
+ * - batches may be released in any order (the whole epoch still comes, with
+ *   the same indices); a batch released twice, one of another loader and
+ *   one taken before the last start are refused with a message; all slots
+ *   held: next says so; the batch accessors take NULL;
  * - after a failed detfeed_loader_open (early, or late with the dataset and
  *   cache made) every call that acts refuses with DETFEED_EBADSTATE and a
  *   message naming the open's failure, and destroy frees it.
@@ -449,6 +453,60 @@ static void test_route_at_open(void)
     detfeed_loader_destroy(l);
 }
 
+/* Releases in any order, and what is refused. */
+static void test_release(void)
+{
+    detfeed_loader *l = make(2, 2, 1, 0, 1, DETFEED_DTYPE_U8);
+    detfeed_loader *m = make(1, 2, 1, 0, 1, DETFEED_DTYPE_U8);
+    CHECK_INT(detfeed_loader_release(l, NULL), DETFEED_EINVAL);
+    CHECK_INT(detfeed_loader_start(l, 0), 0);
+    CHECK_INT(detfeed_loader_start(m, 0), 0);
+    const detfeed_batch *b0, *b1, *b2, *x;
+    CHECK_INT(detfeed_loader_next(l, &b0), 0);
+    CHECK_INT(detfeed_loader_next(l, &b1), 0);
+    CHECK_INT(detfeed_loader_next_timed(l, &b2, 0),
+              DETFEED_EBADSTATE); /* 2 of 2 held */
+    CHECK(strstr(detfeed_loader_last_error(l), "all 2 batch slots") != NULL);
+    CHECK_INT(detfeed_loader_next(m, &x), 0);
+    CHECK_INT(detfeed_loader_release(l, x), DETFEED_EINVAL); /* m's */
+    CHECK(strstr(detfeed_loader_last_error(l), "not a batch of this loader") != NULL);
+    /* out of order: b1, then b0; every batch of the epoch still comes */
+    CHECK_INT(detfeed_loader_release(l, b1), 0);
+    CHECK_INT(detfeed_loader_release(l, b1), DETFEED_EINVAL); /* twice */
+    CHECK(strstr(detfeed_loader_last_error(l), "is not held") != NULL);
+    CHECK_INT(detfeed_loader_release(l, b0), 0);
+    uint64_t want = 2;
+    size_t n = detfeed_loader_batch_count(l);
+    while (detfeed_loader_next(l, &b2) == 0) {
+        CHECK(detfeed_batch_index(b2) == want++);
+        CHECK_INT(detfeed_loader_release(l, b2), 0);
+    }
+    CHECK(want == n);
+    /* held across a start: taken back, its release refused */
+    CHECK_INT(detfeed_loader_start(l, 1), 0);
+    CHECK_INT(detfeed_loader_next(l, &b0), 0);
+    CHECK_INT(detfeed_loader_start(l, 1), 0);
+    CHECK_INT(detfeed_loader_release(l, b0), DETFEED_EINVAL);
+    CHECK_INT(detfeed_loader_release(m, x), 0);
+    /* the accessors take NULL */
+    int h = -1, w = -1;
+    detfeed_mask_type t = DETFEED_MASK_U8;
+    size_t bytes = 1;
+    CHECK_INT(detfeed_batch_size(NULL, &h, &w), 0);
+    CHECK(h == 0 && w == 0 && detfeed_batch_index(NULL) == 0);
+    CHECK(detfeed_batch_images(NULL, &bytes) == NULL && bytes == 0);
+    CHECK(detfeed_batch_cuda_images(NULL, NULL) == NULL &&
+          !detfeed_batch_cuda_event(NULL));
+    CHECK(detfeed_batch_instances(NULL) == 0 && detfeed_batch_cls(NULL) == NULL);
+    CHECK(!detfeed_batch_bboxes(NULL) && !detfeed_batch_batch_idx(NULL));
+    CHECK(!detfeed_batch_keypoints(NULL) && !detfeed_batch_im_file(NULL, 0));
+    detfeed_batch_shapes(NULL, 0, NULL, NULL);
+    CHECK(detfeed_batch_mask_data(NULL, &h, &w, &t) == NULL && t == DETFEED_MASK_NONE);
+    CHECK(detfeed_batch_masks(NULL, NULL, NULL) == NULL);
+    detfeed_loader_destroy(m);
+    detfeed_loader_destroy(l);
+}
+
 int main(void)
 {
     if (!tu_temp_dir(root, sizeof root, "batch"))
@@ -464,6 +522,7 @@ int main(void)
     test_next_timed();
     test_shutdown();
     test_failure();
+    test_release();
     test_failed_open();
     test_route_at_open();
     CHECK(tu_remove_tree(root));
