@@ -232,25 +232,53 @@ static void *fill_thread(void *arg)
     return NULL;
 }
 
+/* Why `disk` cannot go behind `cache` (a message, DETFEED_EINVAL), or
+ * DETFEED_OK. */
+static int check_disk(detfeed_cache *cache, const detfeed_disk_cache *disk)
+{
+    int imgsz = 0;
+    if (detfeed_disk_cache_path(disk) == NULL)
+        return detfeed__fail(&cache->msg, DETFEED_EINVAL,
+                             "set_disk: the disk cache is not open");
+    if (detfeed__disk_dataset(disk, &imgsz) != cache->ds)
+        return detfeed__fail(&cache->msg, DETFEED_EINVAL,
+                             "set_disk: the disk cache is for another dataset than "
+                             "the RAM cache's");
+    if (imgsz != cache->imgsz)
+        return detfeed__fail(&cache->msg, DETFEED_EINVAL,
+                             "set_disk: the disk cache is for imgsz %d, the RAM "
+                             "cache for %d",
+                             imgsz, cache->imgsz);
+    return DETFEED_OK;
+}
+
 int detfeed_cache_set_disk(detfeed_cache *cache, detfeed_disk_cache *disk)
 {
-    if (cache == NULL || cache->filled)
-        return cache ? DETFEED_EBADSTATE : DETFEED_EINVAL;
-    int imgsz = 0;
-    if (disk &&
-        (detfeed_disk_cache_path(disk) == NULL ||
-         detfeed__disk_dataset(disk, &imgsz) != cache->ds || imgsz != cache->imgsz))
+    if (cache == NULL)
         return DETFEED_EINVAL;
-    cache->disk = disk;
-    return DETFEED_OK;
+    detfeed__msg_clear(&cache->msg);
+    if (cache->filled)
+        return detfeed__fail(&cache->msg, DETFEED_EBADSTATE,
+                             "set_disk: the cache is filled; a disk cache goes "
+                             "behind it before detfeed_cache_fill");
+    int rc = disk ? check_disk(cache, disk) : DETFEED_OK;
+    if (rc == DETFEED_OK)
+        cache->disk = disk;
+    return rc;
 }
 
 int detfeed_cache_fill(detfeed_cache *cache, int threads)
 {
-    if (cache == NULL || threads < 1)
+    if (cache == NULL)
         return DETFEED_EINVAL;
+    detfeed__msg_clear(&cache->msg);
+    if (threads < 1)
+        return detfeed__fail(&cache->msg, DETFEED_EINVAL,
+                             "fill: threads %d is not a count it accepts (>= 1)",
+                             threads);
     if (cache->filled)
-        return DETFEED_EBADSTATE;
+        return detfeed__fail(&cache->msg, DETFEED_EBADSTATE,
+                             "fill: the cache is filled already (once per cache)");
     cache->filled = true;
     filler f = {.c = cache};
     atomic_init(&f.next, 0);
@@ -280,9 +308,18 @@ int detfeed__cache_get(const detfeed_cache *cache, size_t i, detfeed_codec *code
                        const uint8_t **pixels, int *width, int *height, int *orig_width,
                        int *orig_height, uint8_t **owned, detfeed__clock *clock)
 {
-    if (cache == NULL || codec == NULL || pixels == NULL || width == NULL ||
-        height == NULL || owned == NULL || i >= cache->n)
+    if (cache == NULL || codec == NULL)
         return DETFEED_EINVAL;
+    /* The cache is shared by threads: the message goes to the caller's codec. */
+    if (pixels == NULL || width == NULL || height == NULL || owned == NULL)
+        return detfeed__fail(&codec->msg, DETFEED_EINVAL,
+                             "cache_get: pixels, width, height and owned are "
+                             "required (not NULL)");
+    if (i >= cache->n)
+        return detfeed__fail(&codec->msg, DETFEED_EINVAL,
+                             "cache_get: index %zu is not below the cache's %zu "
+                             "images",
+                             i, cache->n);
     *owned = NULL;
     const slot *s = &cache->slots[i];
     int ow, oh;

@@ -37,7 +37,19 @@ const char *detfeed_codec_last_error(const detfeed_codec *codec)
 int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limit limit,
                             uint64_t value)
 {
-    return codec ? detfeed__limits_set(&codec->limits, limit, value) : DETFEED_EINVAL;
+    if (codec == NULL)
+        return DETFEED_EINVAL;
+    detfeed__msg_clear(&codec->msg);
+    if ((unsigned)limit > DETFEED_LIMIT_MAX_IMAGE_BYTES)
+        return detfeed__fail(&codec->msg, DETFEED_EINVAL,
+                             "limit %d is not a codec limit (max_width, max_height, "
+                             "max_pixels, max_file, max_image_bytes: 0 to 4)",
+                             (int)limit);
+    if (detfeed__limits_set(&codec->limits, limit, value) != DETFEED_OK)
+        return detfeed__fail(&codec->msg, DETFEED_EINVAL,
+                             "%s: %llu is not a limit it accepts (an integer >= 1)",
+                             detfeed__limit_name(limit), (unsigned long long)value);
+    return DETFEED_OK;
 }
 
 int detfeed__decode_file_limited(detfeed_codec *codec, const detfeed__limits *lim,

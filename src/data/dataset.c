@@ -70,42 +70,72 @@ const char *detfeed_dataset_last_error(const detfeed_dataset *ds)
     return ds ? ds->msg.text : "no dataset";
 }
 
+/* The parameters' names, for messages ("setting" for an unknown one). */
+static const char *param_name(detfeed_dataset_param param)
+{
+    static const char *const names[] = {"policy",         "verify",     "nc",
+                                        "max_label_line", "max_labels", "max_problems",
+                                        "fraction",       "single_cls"};
+    return (unsigned)param < sizeof names / sizeof names[0] ? names[param] : "setting";
+}
+
+/* The refusal of any setting once the dataset is open. */
+static int refuse_opened(detfeed_dataset *ds, const char *what)
+{
+    return detfeed__fail(&ds->msg, DETFEED_EBADSTATE,
+                         "%s: settings are fixed once the dataset is open "
+                         "(detfeed_dataset_open)",
+                         what);
+}
+
+/* The refusal of `value` for an integer parameter taking lo .. hi. */
+static int out_of_range(detfeed_dataset *ds, detfeed_dataset_param param, int64_t value,
+                        int64_t lo, int64_t hi)
+{
+    return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                         "%s: %lld is not a value it accepts (an integer from %lld "
+                         "to %lld)",
+                         param_name(param), (long long)value, (long long)lo,
+                         (long long)hi);
+}
+
 int detfeed_dataset_set_int(detfeed_dataset *ds, detfeed_dataset_param param,
                             int64_t value)
 {
     if (ds == NULL)
         return DETFEED_EINVAL;
+    detfeed__msg_clear(&ds->msg);
     if (ds->opened)
-        return DETFEED_EBADSTATE;
+        return refuse_opened(ds, param_name(param));
     switch (param) {
     case DETFEED_DATASET_POLICY:
         if (value != DETFEED_POLICY_SKIP && value != DETFEED_POLICY_FAIL)
-            return DETFEED_EINVAL;
+            return out_of_range(ds, param, value, 0, 1);
         ds->policy = (int)value;
         return DETFEED_OK;
     case DETFEED_DATASET_VERIFY:
         if (value < DETFEED_VERIFY_HEADER || value > DETFEED_VERIFY_NONE)
-            return DETFEED_EINVAL;
+            return out_of_range(ds, param, value, 0, 2);
         ds->verify = (int)value;
         return DETFEED_OK;
     case DETFEED_DATASET_NC:
         if (value < 0 || value > 1000000)
-            return DETFEED_EINVAL;
+            return out_of_range(ds, param, value, 0, 1000000);
         ds->nc_param = (int)value;
         return DETFEED_OK;
     case DETFEED_DATASET_MAX_LABEL_LINE:
         if (value < 16 || value > (1 << 30))
-            return DETFEED_EINVAL;
+            return out_of_range(ds, param, value, 16, 1 << 30);
         ds->max_line = (size_t)value;
         return DETFEED_OK;
     case DETFEED_DATASET_MAX_LABELS:
         if (value < 1 || value > 10000000)
-            return DETFEED_EINVAL;
+            return out_of_range(ds, param, value, 1, 10000000);
         ds->max_labels = (int)value;
         return DETFEED_OK;
     case DETFEED_DATASET_MAX_PROBLEMS:
         if (value < 0 || value > 100000000)
-            return DETFEED_EINVAL;
+            return out_of_range(ds, param, value, 0, 100000000);
         ds->max_problems = (size_t)value;
         return DETFEED_OK;
     case DETFEED_DATASET_FRACTION:
@@ -124,7 +154,10 @@ int detfeed_dataset_set_int(detfeed_dataset *ds, detfeed_dataset_param param,
         ds->single_cls = value == 1;
         return DETFEED_OK;
     }
-    return DETFEED_EINVAL;
+    return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                         "dataset parameter %d is not one detfeed_dataset_set_int "
+                         "takes (DETFEED_DATASET_POLICY .. DETFEED_DATASET_SINGLE_CLS)",
+                         (int)param);
 }
 
 int detfeed_dataset_set_float(detfeed_dataset *ds, detfeed_dataset_param param,
@@ -132,8 +165,9 @@ int detfeed_dataset_set_float(detfeed_dataset *ds, detfeed_dataset_param param,
 {
     if (ds == NULL)
         return DETFEED_EINVAL;
+    detfeed__msg_clear(&ds->msg);
     if (ds->opened)
-        return DETFEED_EBADSTATE;
+        return refuse_opened(ds, param_name(param));
     if (param != DETFEED_DATASET_FRACTION)
         return detfeed__fail(&ds->msg, DETFEED_EINVAL,
                              "dataset parameter %d does not take a float; only the "
@@ -152,10 +186,16 @@ int detfeed_dataset_set_float(detfeed_dataset *ds, detfeed_dataset_param param,
 
 int detfeed_dataset_set_classes(detfeed_dataset *ds, const int *ids, size_t n)
 {
-    if (ds == NULL || (ids == NULL && n > 0))
+    if (ds == NULL)
         return DETFEED_EINVAL;
+    detfeed__msg_clear(&ds->msg);
+    if (ids == NULL && n > 0)
+        return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                             "classes: ids is NULL with n = %zu (NULL only with n = 0, "
+                             "all classes)",
+                             n);
     if (ds->opened)
-        return DETFEED_EBADSTATE;
+        return refuse_opened(ds, "classes");
     if (n > MAX_CLASS_IDS)
         return detfeed__fail(&ds->msg, DETFEED_EINVAL,
                              "classes: %zu ids; at most %d are accepted", n,
@@ -175,15 +215,16 @@ int detfeed_dataset_set_classes(detfeed_dataset *ds, const int *ids, size_t n)
     return DETFEED_OK;
 }
 
-static int set_string(detfeed_dataset *ds, char **slot, const char *value)
+/* Sets the string setting `what` at *slot to a copy of value (or NULL);
+ * ds is not NULL and its message cleared. */
+static int set_string(detfeed_dataset *ds, const char *what, char **slot,
+                      const char *value)
 {
-    if (ds == NULL)
-        return DETFEED_EINVAL;
     if (ds->opened)
-        return DETFEED_EBADSTATE;
+        return refuse_opened(ds, what);
     char *c = value ? detfeed__str_dup(value) : NULL;
     if (value && c == NULL)
-        return DETFEED_ENOMEM;
+        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "%s: out of memory", what);
     free(*slot);
     *slot = c;
     return DETFEED_OK;
@@ -191,23 +232,36 @@ static int set_string(detfeed_dataset *ds, char **slot, const char *value)
 
 int detfeed_dataset_set_split(detfeed_dataset *ds, const char *split)
 {
+    if (ds == NULL)
+        return DETFEED_EINVAL;
+    detfeed__msg_clear(&ds->msg);
     if (split == NULL ||
         (strcmp(split, "train") && strcmp(split, "val") && strcmp(split, "test")))
-        return DETFEED_EINVAL;
-    return set_string(ds, &ds->split, split);
+        return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                             "split: '%s' is not one of train, val, test",
+                             split ? split : "(NULL)");
+    return set_string(ds, "split", &ds->split, split);
 }
 
 int detfeed_dataset_set_root(detfeed_dataset *ds, const char *root)
 {
-    return set_string(ds, &ds->root, root);
+    if (ds == NULL)
+        return DETFEED_EINVAL;
+    detfeed__msg_clear(&ds->msg);
+    return set_string(ds, "root", &ds->root, root);
 }
 
 int detfeed_dataset_open(detfeed_dataset *ds, const char *source)
 {
-    if (ds == NULL || source == NULL)
+    if (ds == NULL)
         return DETFEED_EINVAL;
+    if (source == NULL)
+        return detfeed__fail(&ds->msg, DETFEED_EINVAL,
+                             "open: source is NULL (a dataset YAML, a folder of "
+                             "images or a list of them)");
     if (ds->opened)
-        return DETFEED_EBADSTATE;
+        return detfeed__fail(&ds->msg, DETFEED_EBADSTATE,
+                             "open: the dataset is already open (once per handle)");
     ds->opened = true;
     detfeed__msg_clear(&ds->msg);
     detfeed__strlist paths = {0};
@@ -233,11 +287,11 @@ int detfeed_dataset_set_limit(detfeed_dataset *ds, detfeed_codec_limit limit,
 {
     if (ds == NULL)
         return DETFEED_EINVAL;
+    detfeed__msg_clear(&ds->msg);
     if (ds->opened)
-        return DETFEED_EBADSTATE;
+        return refuse_opened(ds, "limits");
     if (detfeed_codec_set_limit(ds->codec, limit, value) != DETFEED_OK)
-        return detfeed__fail(&ds->msg, DETFEED_EINVAL,
-                             "%s: %llu is not a limit it accepts (an integer >= 1)",
-                             detfeed__limit_name(limit), (unsigned long long)value);
+        return detfeed__fail(&ds->msg, DETFEED_EINVAL, "%s",
+                             detfeed_codec_last_error(ds->codec));
     return DETFEED_OK;
 }

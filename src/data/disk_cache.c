@@ -704,7 +704,8 @@ int detfeed_disk_cache_open(detfeed_disk_cache *dc, const detfeed_dataset *ds,
     if (dc == NULL)
         return DETFEED_EINVAL;
     if (dc->opened)
-        return detfeed__fail(&dc->msg, DETFEED_EBADSTATE, "the disk cache is open");
+        return detfeed__fail(&dc->msg, DETFEED_EBADSTATE,
+                             "open: the disk cache is open already (once per handle)");
     if (ds == NULL || imgsz < 32 || imgsz > 16384 ||
         (flags & ~(DETFEED_DISK_NO_BUILD | DETFEED_DISK_WAIT)) ||
         detfeed_dataset_size(ds) == 0 || (path && path[0] == '\0'))
@@ -899,19 +900,53 @@ int detfeed__disk_sync(detfeed_disk_cache *dc)
     return DETFEED_OK;
 }
 
+/* A refusal of detfeed_disk_cache_get: the status, with the message on the
+ * disk cache and on the caller's codec (where its decode errors are). */
+static int get_refused(detfeed_disk_cache *dc, detfeed_codec *codec, int status,
+                       const char *why)
+{
+    if (codec)
+        detfeed__fail(&codec->msg, status, "disk_cache_get: %s", why);
+    return detfeed__fail(&dc->msg, status, "disk_cache_get: %s", why);
+}
+
+/* What detfeed_disk_cache_get needs: the cache open, its arguments, image
+ * i in the dataset. */
+static int check_get(detfeed_disk_cache *dc, size_t i, detfeed_codec *codec,
+                     const uint8_t **pixels, int *width, int *height, uint8_t **owned)
+{
+    char why[160];
+    if (!dc->opened)
+        return get_refused(dc, codec, DETFEED_EINVAL,
+                           "the disk cache is not open (detfeed_disk_cache_open)");
+    if (codec == NULL || pixels == NULL || width == NULL || height == NULL ||
+        owned == NULL)
+        return get_refused(dc, codec, DETFEED_EINVAL,
+                           "codec, pixels, width, height and owned are required "
+                           "(not NULL)");
+    size_t n = detfeed_dataset_size(dc->ds);
+    if (i >= n) {
+        snprintf(why, sizeof why, "index %zu is not below the dataset's %zu images", i,
+                 n);
+        return get_refused(dc, codec, DETFEED_EINVAL, why);
+    }
+    return DETFEED_OK;
+}
+
 int detfeed_disk_cache_get(detfeed_disk_cache *dc, size_t i, detfeed_codec *codec,
                            const uint8_t **pixels, int *width, int *height,
                            int *orig_width, int *orig_height, uint8_t **owned)
 {
-    if (dc == NULL || codec == NULL || pixels == NULL || width == NULL ||
-        height == NULL || owned == NULL || !dc->opened ||
-        i >= detfeed_dataset_size(dc->ds))
+    if (dc == NULL)
         return DETFEED_EINVAL;
+    int rc = check_get(dc, i, codec, pixels, width, height, owned);
+    if (rc != DETFEED_OK)
+        return rc;
     *owned = NULL;
     int ow, oh;
     if (!detfeed__disk_lookup(dc, i, pixels, width, height, &ow, &oh)) {
-        int rc = detfeed__load_image(codec, dc->ds, i, dc->imgsz, NULL, 0, 0, owned,
-                                     width, height, &ow, &oh, NULL);
+        rc = detfeed__load_image(codec, dc->ds, i, dc->imgsz, NULL, 0, 0, owned, width,
+                                 height, &ow, &oh, NULL);
         if (rc != DETFEED_OK) {
             detfeed__disk_failed(dc, i, rc);
             return rc;
@@ -958,10 +993,17 @@ static void *fill_thread(void *arg)
 
 int detfeed_disk_cache_fill(detfeed_disk_cache *dc, int threads)
 {
-    if (dc == NULL || threads < 1)
+    if (dc == NULL)
         return DETFEED_EINVAL;
+    detfeed__msg_clear(&dc->msg);
+    if (threads < 1)
+        return detfeed__fail(&dc->msg, DETFEED_EINVAL,
+                             "fill: threads %d is not a count it accepts (>= 1)",
+                             threads);
     if (!dc->opened)
-        return detfeed__fail(&dc->msg, DETFEED_EBADSTATE, "the disk cache is not open");
+        return detfeed__fail(
+            &dc->msg, DETFEED_EBADSTATE,
+            "fill: the disk cache is not open (detfeed_disk_cache_open)");
     if (writing(dc)) {
         filler f = {.dc = dc};
         atomic_init(&f.next, 0);

@@ -343,9 +343,13 @@ static int png_decode(detfeed_codec *c, spng_ctx *ctx, const char *path,
 int detfeed_codec_read_png(detfeed_codec *codec, const char *path, uint8_t **pixels,
                            int *width, int *height)
 {
-    if (codec == NULL || path == NULL || pixels == NULL || width == NULL ||
-        height == NULL)
+    if (codec == NULL)
         return DETFEED_EINVAL;
+    if (path == NULL || pixels == NULL || width == NULL || height == NULL)
+        return detfeed__fail(&codec->msg, DETFEED_EINVAL,
+                             "read_png: %s: path, pixels, width and height are "
+                             "required (not NULL)",
+                             path ? path : "(no path)");
     detfeed__msg_clear(&codec->msg);
     *pixels = NULL;
     uint8_t *data;
@@ -391,9 +395,14 @@ static uint8_t *pack_rgb(const uint8_t *pixels, size_t stride, int width, int he
 int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
                             const uint8_t *pixels, size_t stride, int width, int height)
 {
-    if (codec == NULL || path == NULL ||
-        !detfeed__bgr_geometry_ok(pixels, stride, width, height))
+    if (codec == NULL)
         return DETFEED_EINVAL;
+    if (path == NULL || !detfeed__bgr_geometry_ok(pixels, stride, width, height))
+        return detfeed__fail(&codec->msg, DETFEED_EINVAL,
+                             "write_png: %s: a path and an image are required "
+                             "(pixels not NULL, width %d and height %d > 0, stride "
+                             "%zu >= 3 * width)",
+                             path ? path : "(no path)", width, height, stride);
     detfeed__msg_clear(&codec->msg);
     size_t size;
     uint8_t *rgb = pack_rgb(pixels, stride, width, height, &size);

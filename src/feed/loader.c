@@ -69,16 +69,21 @@ int detfeed__loader_need_open(detfeed_loader *l)
                              "the loader failed to open (%s): only "
                              "detfeed_loader_destroy is left",
                              l->open_msg.text);
-    return detfeed__loader_is_open(l) ? DETFEED_OK : DETFEED_EBADSTATE;
+    return detfeed__loader_is_open(l)
+               ? DETFEED_OK
+               : detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                               "the loader is not open (detfeed_loader_open)");
 }
 
 int detfeed_loader_set_classes(detfeed_loader *l, const int *ids, size_t n)
 {
-    if (l == NULL || (ids == NULL && n > 0))
+    if (l == NULL)
         return DETFEED_EINVAL;
+    if (ids == NULL && n > 0)
+        return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                             "classes: ids is NULL with n = %zu", n);
     if (l->opened)
-        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
-                             "classes: settings are fixed once the loader is open");
+        return detfeed__loader_refuse_set(l, "classes");
     for (size_t k = 0; k < n; k++)
         if (ids[k] < 0)
             return detfeed__fail(&l->msg, DETFEED_EINVAL,
@@ -96,11 +101,15 @@ int detfeed_loader_set_classes(detfeed_loader *l, const int *ids, size_t n)
 
 int detfeed_loader_set_split(detfeed_loader *l, const char *split)
 {
-    if (l == NULL || split == NULL ||
-        (strcmp(split, "train") && strcmp(split, "val") && strcmp(split, "test")))
+    if (l == NULL)
         return DETFEED_EINVAL;
+    if (split == NULL ||
+        (strcmp(split, "train") && strcmp(split, "val") && strcmp(split, "test")))
+        return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                             "split: '%s' is not one of train, val, test",
+                             split ? split : "(NULL)");
     if (l->opened)
-        return DETFEED_EBADSTATE;
+        return detfeed__loader_refuse_set(l, "split");
     strcpy(l->split, split);
     return DETFEED_OK;
 }
@@ -110,8 +119,7 @@ int detfeed_loader_set_cache_path(detfeed_loader *l, const char *path)
     if (l == NULL)
         return DETFEED_EINVAL;
     if (l->opened)
-        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
-                             "cache_path: settings are fixed once the loader is open");
+        return detfeed__loader_refuse_set(l, "cache_path");
     char *copy = NULL;
     if (path && path[0] && (copy = malloc(strlen(path) + 1)) == NULL)
         return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
@@ -124,10 +132,15 @@ int detfeed_loader_set_cache_path(detfeed_loader *l, const char *path)
 
 int detfeed_loader_set_policy(detfeed_loader *l, detfeed_policy policy)
 {
-    if (l == NULL || (policy != DETFEED_POLICY_SKIP && policy != DETFEED_POLICY_FAIL))
+    if (l == NULL)
         return DETFEED_EINVAL;
+    if (policy != DETFEED_POLICY_SKIP && policy != DETFEED_POLICY_FAIL)
+        return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                             "policy: %d is not DETFEED_POLICY_SKIP (0) or "
+                             "DETFEED_POLICY_FAIL (1)",
+                             (int)policy);
     if (l->opened)
-        return DETFEED_EBADSTATE;
+        return detfeed__loader_refuse_set(l, "policy");
     l->policy = policy;
     return DETFEED_OK;
 }
@@ -479,10 +492,15 @@ static int open_all(detfeed_loader *l, const char *data)
 
 int detfeed_loader_open(detfeed_loader *l, const char *data)
 {
-    if (l == NULL || data == NULL)
+    if (l == NULL)
         return DETFEED_EINVAL;
+    if (data == NULL)
+        return detfeed__fail(&l->msg, DETFEED_EINVAL, "open: data is NULL");
     if (l->opened)
-        return l->open_failed ? detfeed__loader_need_open(l) : DETFEED_EBADSTATE;
+        return l->open_failed ? detfeed__loader_need_open(l)
+                              : detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                                              "open: the loader is open already (once "
+                                              "per handle)");
     l->opened = true;
     detfeed__msg_clear(&l->msg);
     int rc = open_all(l, data);
@@ -568,7 +586,10 @@ int detfeed_loader_next_timed(detfeed_loader *l, const detfeed_batch **out,
                              "the loader is shut down (detfeed_loader_shutdown): "
                              "no more batches");
     if (l->batches == NULL)
-        return l->open_failed ? detfeed__loader_need_open(l) : DETFEED_EBADSTATE;
+        return l->open_failed ? detfeed__loader_need_open(l)
+                              : detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                                              "next: no epoch started "
+                                              "(detfeed_loader_start)");
     int rc = detfeed__epochs_next(l->batches, timeout_ms, l->cuda_stream, out, &l->msg);
     if (rc == DETFEED_EBADSTATE && l->shut_down) /* while it waited */
         return detfeed__fail(&l->msg, rc,

@@ -186,6 +186,59 @@ static const param_spec specs[] = {
 #undef HYP
 #undef PROBABILITY
 
+/* Every setting by name (Ultralytics' names for the hyperparameters). */
+static const detfeed__named param_names[] = {
+    {"imgsz", DETFEED_LOADER_IMGSZ},
+    {"seed", DETFEED_LOADER_SEED},
+    {"epochs", DETFEED_LOADER_EPOCHS},
+    {"close_mosaic", DETFEED_LOADER_CLOSE_MOSAIC},
+    {"cache_bytes", DETFEED_LOADER_CACHE_BYTES},
+    {"augment", DETFEED_LOADER_AUGMENT},
+    {"workers", DETFEED_LOADER_WORKERS},
+    {"batch", DETFEED_LOADER_BATCH},
+    {"prefetch", DETFEED_LOADER_PREFETCH},
+    {"rank", DETFEED_LOADER_RANK},
+    {"world_size", DETFEED_LOADER_WORLD_SIZE},
+    {"drop_last", DETFEED_LOADER_DROP_LAST},
+    {"dtype", DETFEED_LOADER_DTYPE},
+    {"value_scale", DETFEED_LOADER_VALUE_SCALE},
+    {"output", DETFEED_LOADER_OUTPUT},
+    {"color", DETFEED_LOADER_COLOR},
+    {"cuda_device", DETFEED_LOADER_CUDA_DEVICE},
+    {"recipe_cache", DETFEED_LOADER_RECIPE_CACHE},
+    {"ultralytics", DETFEED_LOADER_ULTRALYTICS},
+    {"opencv", DETFEED_LOADER_OPENCV},
+    {"opencv_cpu", DETFEED_LOADER_OPENCV_CPU},
+    {"opencv_ipp", DETFEED_LOADER_OPENCV_IPP},
+    {"nc", DETFEED_LOADER_NC},
+    {"numpy", DETFEED_LOADER_NUMPY},
+    {"single_cls", DETFEED_LOADER_SINGLE_CLS},
+    {"partner_window", DETFEED_LOADER_PARTNER_WINDOW},
+    {"cache", DETFEED_LOADER_CACHE},
+    {"cache_path", DETFEED_LOADER_CACHE_PATH},
+    {"verify_record", DETFEED_LOADER_VERIFY_RECORD},
+    {"max_width", DETFEED_LOADER_MAX_WIDTH},
+    {"max_height", DETFEED_LOADER_MAX_HEIGHT},
+    {"max_pixels", DETFEED_LOADER_MAX_PIXELS},
+    {"max_image_bytes", DETFEED_LOADER_MAX_IMAGE_BYTES},
+    {"fraction", DETFEED_LOADER_FRACTION},
+    {"classes", DETFEED_LOADER_CLASSES},
+    {"hsv_h", DETFEED_LOADER_HSV_H},
+    {"hsv_s", DETFEED_LOADER_HSV_S},
+    {"hsv_v", DETFEED_LOADER_HSV_V},
+    {"degrees", DETFEED_LOADER_DEGREES},
+    {"translate", DETFEED_LOADER_TRANSLATE},
+    {"scale", DETFEED_LOADER_SCALE},
+    {"shear", DETFEED_LOADER_SHEAR},
+    {"perspective", DETFEED_LOADER_PERSPECTIVE},
+    {"flipud", DETFEED_LOADER_FLIPUD},
+    {"fliplr", DETFEED_LOADER_FLIPLR},
+    {"mosaic", DETFEED_LOADER_MOSAIC},
+    {"mixup", DETFEED_LOADER_MIXUP},
+    {"cutmix", DETFEED_LOADER_CUTMIX},
+    {"bgr", DETFEED_LOADER_BGR},
+};
+
 static const param_spec *spec_of(detfeed_loader_param p)
 {
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
@@ -301,18 +354,88 @@ void detfeed__loader_defaults(detfeed_loader *l)
     }
 }
 
+/* The name of setting `p` ("imgsz"), or NULL when there is none. */
+static const char *param_name(detfeed_loader_param p)
+{
+    for (size_t i = 0; i < sizeof param_names / sizeof param_names[0]; i++)
+        if (param_names[i].value == (int)p)
+            return param_names[i].name;
+    return NULL;
+}
+
+/* How messages name setting `p`: its name, or "setting N" (in buf). */
+static const char *param_label(detfeed_loader_param p, char *buf, size_t size)
+{
+    const char *name = param_name(p);
+    if (name == NULL)
+        snprintf(buf, size, "setting %d", (int)p);
+    return name ? name : buf;
+}
+
+int detfeed__loader_refuse_set(detfeed_loader *l, const char *name)
+{
+    if (l->open_failed)
+        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                             "%s: the loader failed to open (%s): it cannot be set "
+                             "again; only detfeed_loader_destroy is left",
+                             name, l->open_msg.text);
+    return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
+                         "%s: settings are fixed once the loader is open", name);
+}
+
+static void range_words(const param_spec *s, char *buf, size_t size);
+
+/* The refusal of a setting the setter `setter` does not set (an unknown
+ * one, or one of the other kind). */
+static int refuse_kind(detfeed_loader *l, detfeed_loader_param p, const char *name,
+                       const char *setter)
+{
+    char range[128];
+    if (param_name(p) == NULL)
+        return detfeed__fail(&l->msg, DETFEED_EINVAL, "%s is not a loader setting",
+                             name);
+    detfeed__loader_param_range(p, range, sizeof range);
+    return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                         "%s: %s does not set it (it takes %s)", name, setter, range);
+}
+
+/* The refusal of a value out of the range of `s`. */
+static int refuse_range(detfeed_loader *l, const param_spec *s, const char *name,
+                        const char *value)
+{
+    char range[128];
+    range_words(s, range, sizeof range);
+    return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                         "%s: %s is not a value it accepts (%s)", name, value, range);
+}
+
+/* v as the shortest decimal that reads back as v. */
+static void format_double(double v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.15g", v);
+    if (isfinite(v) && strtod(buf, NULL) != v)
+        snprintf(buf, size, "%.17g", v);
+}
+
 int detfeed_loader_set_int(detfeed_loader *l, detfeed_loader_param p, int64_t v)
 {
     if (l == NULL)
         return DETFEED_EINVAL;
+    char buf[32];
+    const char *name = param_label(p, buf, sizeof buf);
     if (l->opened)
-        return DETFEED_EBADSTATE;
+        return detfeed__loader_refuse_set(l, name);
     const param_spec *s = spec_of(p);
+    if (!takes_int(s))
+        return refuse_kind(l, p, name, "detfeed_loader_set_int");
     /* (v - min) % step in unsigned arithmetic: the difference can pass
      * INT64_MAX (seed's range is every int64_t). */
-    if (!takes_int(s) || v < s->min || v > s->max ||
-        ((uint64_t)v - (uint64_t)s->min) % (uint64_t)s->step != 0)
-        return DETFEED_EINVAL;
+    if (v < s->min || v > s->max ||
+        ((uint64_t)v - (uint64_t)s->min) % (uint64_t)s->step != 0) {
+        char value[32];
+        snprintf(value, sizeof value, "%lld", (long long)v);
+        return refuse_range(l, s, name, value);
+    }
     put_int(l, s, v);
     return DETFEED_OK;
 }
@@ -321,11 +444,18 @@ int detfeed_loader_set_float(detfeed_loader *l, detfeed_loader_param p, double v
 {
     if (l == NULL)
         return DETFEED_EINVAL;
+    char buf[32];
+    const char *name = param_label(p, buf, sizeof buf);
     if (l->opened)
-        return DETFEED_EBADSTATE;
+        return detfeed__loader_refuse_set(l, name);
     const param_spec *s = spec_of(p);
-    if (!takes_float(s) || !float_in_range(s, v))
-        return DETFEED_EINVAL;
+    if (!takes_float(s))
+        return refuse_kind(l, p, name, "detfeed_loader_set_float");
+    if (!float_in_range(s, v)) {
+        char value[32];
+        format_double(v, value, sizeof value);
+        return refuse_range(l, s, name, value);
+    }
     put_float(l, s, v);
     return DETFEED_OK;
 }
@@ -422,59 +552,11 @@ void detfeed__loader_param_range(detfeed_loader_param p, char *buf, size_t size)
 
 int detfeed_loader_param_parse(const char *name, detfeed_loader_param *out)
 {
-    static const detfeed__named names[] = {
-        {"imgsz", DETFEED_LOADER_IMGSZ},
-        {"seed", DETFEED_LOADER_SEED},
-        {"epochs", DETFEED_LOADER_EPOCHS},
-        {"close_mosaic", DETFEED_LOADER_CLOSE_MOSAIC},
-        {"cache_bytes", DETFEED_LOADER_CACHE_BYTES},
-        {"augment", DETFEED_LOADER_AUGMENT},
-        {"workers", DETFEED_LOADER_WORKERS},
-        {"batch", DETFEED_LOADER_BATCH},
-        {"prefetch", DETFEED_LOADER_PREFETCH},
-        {"rank", DETFEED_LOADER_RANK},
-        {"world_size", DETFEED_LOADER_WORLD_SIZE},
-        {"drop_last", DETFEED_LOADER_DROP_LAST},
-        {"dtype", DETFEED_LOADER_DTYPE},
-        {"value_scale", DETFEED_LOADER_VALUE_SCALE},
-        {"output", DETFEED_LOADER_OUTPUT},
-        {"color", DETFEED_LOADER_COLOR},
-        {"cuda_device", DETFEED_LOADER_CUDA_DEVICE},
-        {"recipe_cache", DETFEED_LOADER_RECIPE_CACHE},
-        {"ultralytics", DETFEED_LOADER_ULTRALYTICS},
-        {"opencv", DETFEED_LOADER_OPENCV},
-        {"opencv_cpu", DETFEED_LOADER_OPENCV_CPU},
-        {"opencv_ipp", DETFEED_LOADER_OPENCV_IPP},
-        {"nc", DETFEED_LOADER_NC},
-        {"numpy", DETFEED_LOADER_NUMPY},
-        {"single_cls", DETFEED_LOADER_SINGLE_CLS},
-        {"partner_window", DETFEED_LOADER_PARTNER_WINDOW},
-        {"cache", DETFEED_LOADER_CACHE},
-        {"cache_path", DETFEED_LOADER_CACHE_PATH},
-        {"verify_record", DETFEED_LOADER_VERIFY_RECORD},
-        {"max_width", DETFEED_LOADER_MAX_WIDTH},
-        {"max_height", DETFEED_LOADER_MAX_HEIGHT},
-        {"max_pixels", DETFEED_LOADER_MAX_PIXELS},
-        {"max_image_bytes", DETFEED_LOADER_MAX_IMAGE_BYTES},
-        {"fraction", DETFEED_LOADER_FRACTION},
-        {"classes", DETFEED_LOADER_CLASSES},
-        {"hsv_h", DETFEED_LOADER_HSV_H},
-        {"hsv_s", DETFEED_LOADER_HSV_S},
-        {"hsv_v", DETFEED_LOADER_HSV_V},
-        {"degrees", DETFEED_LOADER_DEGREES},
-        {"translate", DETFEED_LOADER_TRANSLATE},
-        {"scale", DETFEED_LOADER_SCALE},
-        {"shear", DETFEED_LOADER_SHEAR},
-        {"perspective", DETFEED_LOADER_PERSPECTIVE},
-        {"flipud", DETFEED_LOADER_FLIPUD},
-        {"fliplr", DETFEED_LOADER_FLIPLR},
-        {"mosaic", DETFEED_LOADER_MOSAIC},
-        {"mixup", DETFEED_LOADER_MIXUP},
-        {"cutmix", DETFEED_LOADER_CUTMIX},
-        {"bgr", DETFEED_LOADER_BGR},
-    };
     int v = 0;
-    int rc = detfeed__lookup(names, sizeof names / sizeof names[0], name, &v);
+    if (out == NULL)
+        return DETFEED_EINVAL;
+    int rc = detfeed__lookup(param_names, sizeof param_names / sizeof param_names[0],
+                             name, &v);
     if (rc == DETFEED_OK)
         *out = (detfeed_loader_param)v;
     return rc;
@@ -735,9 +817,9 @@ int detfeed_loader_set(detfeed_loader *l, const char *name, const char *value)
 {
     if (l == NULL || name == NULL || value == NULL)
         return DETFEED_EINVAL;
+    detfeed__msg_clear(&l->msg);
     if (l->opened)
-        return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
-                             "%s: settings are fixed once the loader is open", name);
+        return detfeed__loader_refuse_set(l, name);
     detfeed_loader_param p;
     if (detfeed_loader_param_parse(name, &p) != DETFEED_OK)
         return detfeed__fail(&l->msg, DETFEED_EINVAL, "'%s' is not a loader setting",

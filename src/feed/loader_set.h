@@ -13,4 +13,9 @@
  * hyperparameters detfeed__hyp_defaults()'s. The rest is the caller's. */
 void detfeed__loader_defaults(detfeed_loader *l);
 
+/* The refusal of setting `name` after detfeed_loader_open (DETFEED_EBADSTATE,
+ * with its message): the settings are fixed, or, after an open that
+ * failed, nothing but destroy is left. */
+int detfeed__loader_refuse_set(detfeed_loader *l, const char *name);
+
 #endif /* DETFEED_LOADER_SET_H */

@@ -30,19 +30,37 @@ static int sample_failed(detfeed_loader *l, int rc, const detfeed__dest *d,
     return detfeed__fail(&l->msg, rc, "%s", codec[0] ? codec : detfeed_strerror(rc));
 }
 
-/* What every single-sample function does: the loader open, `index` in
- * range, a segment dataset when `masks` are asked for; then sample `index`
- * of `epoch` made at its size (which fixes the validation order) into
- * `dest`. */
-static int sample_alone(detfeed_loader *l, uint32_t epoch, uint64_t index, bool masks,
-                        const detfeed__dest *dest, detfeed__sample *s)
+/* What the single-sample call `what` needs: the loader open and `index`
+ * in range; else the status, with a message. */
+static int check_index(detfeed_loader *l, const char *what, uint64_t index)
 {
-    memset(s, 0, sizeof *s);
     int rc = detfeed__loader_need_open(l);
     if (rc != DETFEED_OK)
+        return l->open_failed ? rc
+                              : detfeed__fail(&l->msg, rc,
+                                              "%s: the loader is not open "
+                                              "(detfeed_loader_open)",
+                                              what);
+    size_t n = detfeed_dataset_size(l->ds);
+    if (index >= n)
+        return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                             "%s: index %llu is not below the dataset's %zu images",
+                             what, (unsigned long long)index, n);
+    return DETFEED_OK;
+}
+
+/* What every single-sample function (`what`) does: the loader open,
+ * `index` in range, a segment dataset when `masks` are asked for; then
+ * sample `index` of `epoch` made at its size (which fixes the validation
+ * order) into `dest`. */
+static int sample_alone(detfeed_loader *l, const char *what, uint32_t epoch,
+                        uint64_t index, bool masks, const detfeed__dest *dest,
+                        detfeed__sample *s)
+{
+    memset(s, 0, sizeof *s);
+    int rc = check_index(l, what, index);
+    if (rc != DETFEED_OK)
         return rc;
-    if (index >= detfeed_dataset_size(l->ds))
-        return DETFEED_EINVAL;
     if (masks && detfeed_dataset_task(l->ds) != DETFEED_TASK_SEGMENT)
         return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
                              "masks need a segment dataset (polygon labels)");
@@ -64,14 +82,19 @@ int detfeed_loader_sample(detfeed_loader *l, uint32_t epoch, uint64_t index,
                           uint8_t *img, int capacity, int *count, float *cls,
                           float *boxes, float *keypoints)
 {
-    if (l == NULL || img == NULL || count == NULL || capacity < 0 ||
-        (capacity > 0 && (cls == NULL || boxes == NULL)))
+    if (l == NULL)
         return DETFEED_EINVAL;
+    if (img == NULL || count == NULL || capacity < 0 ||
+        (capacity > 0 && (cls == NULL || boxes == NULL)))
+        return detfeed__fail(&l->msg, DETFEED_EINVAL,
+                             "sample: img and count are required, capacity >= 0 "
+                             "(%d given), and cls and boxes when capacity > 0",
+                             capacity);
     detfeed__label_arrays labels = {
         .cls = cls, .box = boxes, .kpt = keypoints, .cap = capacity};
     detfeed__dest dest = {.image = {.px = img}, .labels = &labels};
     detfeed__sample s;
-    int rc = sample_alone(l, epoch, index, false, &dest, &s);
+    int rc = sample_alone(l, "sample", epoch, index, false, &dest, &s);
     if (rc == DETFEED_OK || (rc == DETFEED_ELIMIT && s.n > capacity))
         *count = s.n;
     return rc;
@@ -81,12 +104,14 @@ int detfeed_loader_sample_mask_data(detfeed_loader *l, uint32_t epoch, uint64_t 
                                     void *mask, size_t bytes, int *mask_width,
                                     int *mask_height, detfeed_mask_type *type)
 {
-    if (l == NULL || mask == NULL)
+    if (l == NULL)
         return DETFEED_EINVAL;
+    if (mask == NULL)
+        return detfeed__fail(&l->msg, DETFEED_EINVAL, "sample_mask_data: mask is NULL");
     detfeed__buf place = {.p = mask, .bytes = bytes};
     detfeed__dest dest = {.mask_u8 = &place, .mask_i32 = &place};
     detfeed__sample s;
-    int rc = sample_alone(l, epoch, index, true, &dest, &s);
+    int rc = sample_alone(l, "sample_mask_data", epoch, index, true, &dest, &s);
     if (rc != DETFEED_OK)
         return rc;
     if (mask_width)
@@ -101,9 +126,13 @@ int detfeed_loader_sample_mask_data(detfeed_loader *l, uint32_t epoch, uint64_t 
 int detfeed_loader_sample_masks(detfeed_loader *l, uint32_t epoch, uint64_t index,
                                 uint8_t *mask, int *mask_width, int *mask_height)
 {
-    int w, h, rc = detfeed_loader_sample_size(l, index, &w, &h);
+    if (l == NULL)
+        return DETFEED_EINVAL;
+    int w, h, rc = check_index(l, "sample_masks", index);
+    if (rc == DETFEED_OK)
+        rc = detfeed_loader_sample_size(l, index, &w, &h);
     if (rc != DETFEED_OK)
-        return l && l->open_failed ? detfeed__loader_need_open(l) : rc;
+        return rc;
     return detfeed_loader_sample_mask_data(l, epoch, index, mask,
                                            (size_t)(w / 4) * (size_t)(h / 4),
                                            mask_width, mask_height, NULL);

@@ -105,8 +105,15 @@ static void test_bad(const detfeed_dataset *ds)
     char p[128];
     snprintf(p, sizeof p, "%s/images/im01.png", root);
     truncate(p, 20);
+    CHECK_INT(detfeed_cache_fill(cache, 0), DETFEED_EINVAL);
+    CHECK(strstr(detfeed_cache_last_error(cache), "fill: threads 0") != NULL);
     CHECK_INT(detfeed_cache_fill(cache, 3), 0);
     CHECK_INT(detfeed_cache_stat_get(cache, DETFEED_CACHE_FAILED), 1);
+    CHECK_INT(detfeed_cache_fill(cache, 3), DETFEED_EBADSTATE);
+    CHECK(strstr(detfeed_cache_last_error(cache), "filled already") != NULL);
+    CHECK_INT(detfeed_cache_set_disk(cache, NULL), DETFEED_EBADSTATE);
+    CHECK(strstr(detfeed_cache_last_error(cache), "set_disk: the cache is filled") !=
+          NULL);
     detfeed_codec *codec;
     detfeed_codec_create(&codec, 0);
     const uint8_t *px;
@@ -116,6 +123,9 @@ static void test_bad(const detfeed_dataset *ds)
     CHECK(strstr(detfeed_codec_last_error(codec), "im01.png") != NULL);
     CHECK_INT(detfeed_cache_get(cache, 99, codec, &px, &w, &h, NULL, NULL, &owned),
               DETFEED_EINVAL);
+    /* the cache is shared by threads: the message is the caller's codec's */
+    CHECK(strstr(detfeed_codec_last_error(codec),
+                 "cache_get: index 99 is not below the cache's 7 images") != NULL);
     detfeed_codec_destroy(codec);
     detfeed_cache_destroy(cache);
 }

@@ -174,7 +174,30 @@ static void test_bad_input(detfeed_codec *c)
     expect_fail(c, "good.png", DETFEED_ELIMIT, "file size limit");
     CHECK_INT(detfeed_codec_set_limit(c, DETFEED_LIMIT_MAX_FILE, 1u << 30), 0);
     CHECK_INT(detfeed_codec_set_limit(c, (detfeed_codec_limit)9, 1), DETFEED_EINVAL);
+    CHECK(strstr(detfeed_codec_last_error(c), "limit 9 is not a codec limit") != NULL);
     CHECK_INT(detfeed_codec_set_limit(c, DETFEED_LIMIT_MAX_FILE, 0), DETFEED_EINVAL);
+    CHECK(strstr(detfeed_codec_last_error(c), "max_file: 0 is not a limit") != NULL);
+    CHECK_INT(detfeed_codec_set_limit(c, DETFEED_LIMIT_MAX_FILE, 1u << 30), 0);
+    CHECK_STR(detfeed_codec_last_error(c), "");
+
+    /* Arguments the PNG functions refuse, by name. */
+    uint8_t *none = NULL;
+    int w, h;
+    CHECK_INT(detfeed_codec_read_png(c, NULL, &none, &w, &h), DETFEED_EINVAL);
+    CHECK(strstr(detfeed_codec_last_error(c), "read_png: (no path)") != NULL);
+    CHECK_INT(detfeed_codec_read_png(c, path_of("good.png"), NULL, &w, &h),
+              DETFEED_EINVAL);
+    CHECK(strstr(detfeed_codec_last_error(c), "good.png") != NULL &&
+          strstr(detfeed_codec_last_error(c), "pixels") != NULL);
+    CHECK_INT(detfeed_codec_write_png(c, path_of("w.png"), NULL, 48, 16, 16),
+              DETFEED_EINVAL);
+    CHECK(strstr(detfeed_codec_last_error(c), "write_png") != NULL &&
+          strstr(detfeed_codec_last_error(c), "w.png") != NULL);
+    CHECK_INT(detfeed_codec_write_png(c, path_of("w.png"), img, 47, 16, 16),
+              DETFEED_EINVAL);
+    CHECK(strstr(detfeed_codec_last_error(c), "stride 47") != NULL);
+    CHECK_INT(detfeed_codec_write_png(c, NULL, img, 48, 16, 16), DETFEED_EINVAL);
+    CHECK(strstr(detfeed_codec_last_error(c), "write_png: (no path)") != NULL);
 
     /* Unreadable file (skipped when running as root, which reads anyway). */
     if (geteuid() != 0) {

@@ -258,6 +258,80 @@ static void test_fraction_refused(void)
     detfeed_dataset_destroy(ds);
 }
 
+/* Whether the dataset's message holds `words`; prints it when not. */
+static bool ds_says(const detfeed_dataset *ds, const char *words)
+{
+    const char *msg = detfeed_dataset_last_error(ds);
+    if (strstr(msg, words) != NULL)
+        return true;
+    fprintf(stderr, "  message: \"%s\" (wanted \"%s\")\n", msg, words);
+    return false;
+}
+
+/* A failure with a message, for the checks that a success clears it. */
+static void fail_once(detfeed_dataset *ds)
+{
+    CHECK_INT(detfeed_dataset_set_int(ds, DETFEED_DATASET_FRACTION, 0), DETFEED_EINVAL);
+    CHECK(ds_says(ds, "fraction"));
+}
+
+/* Every refusal of the dataset's setters and open names what failed; a
+ * success leaves "" (the header's promise), whatever failed before. */
+static void test_dataset_messages(void)
+{
+    detfeed_dataset *ds;
+    detfeed_dataset_create(&ds, 0);
+    CHECK_INT(detfeed_dataset_set_classes(ds, NULL, 3), DETFEED_EINVAL);
+    CHECK(ds_says(ds, "classes: ids is NULL with n = 3"));
+    fail_once(ds);
+    CHECK_INT(detfeed_dataset_set_classes(ds, NULL, 0), 0);
+    CHECK_STR(detfeed_dataset_last_error(ds), "");
+    CHECK_INT(detfeed_dataset_set_split(ds, "bogus"), DETFEED_EINVAL);
+    CHECK(ds_says(ds, "split: 'bogus' is not one of train, val, test"));
+    fail_once(ds);
+    CHECK_INT(detfeed_dataset_set_split(ds, "val"), 0);
+    CHECK_STR(detfeed_dataset_last_error(ds), "");
+    CHECK_INT(detfeed_dataset_set_int(ds, DETFEED_DATASET_MAX_LABELS, 0),
+              DETFEED_EINVAL);
+    CHECK(ds_says(ds, "max_labels: 0 is not a value it accepts (an integer from 1 to "
+                      "10000000)"));
+    CHECK_INT(detfeed_dataset_set_int(ds, DETFEED_DATASET_POLICY, 7), DETFEED_EINVAL);
+    CHECK(ds_says(ds, "policy: 7"));
+    CHECK_INT(detfeed_dataset_set_int(ds, (detfeed_dataset_param)99, 1),
+              DETFEED_EINVAL);
+    CHECK(ds_says(ds, "dataset parameter 99"));
+    fail_once(ds);
+    CHECK_INT(detfeed_dataset_set_int(ds, DETFEED_DATASET_NC, 3), 0);
+    CHECK_STR(detfeed_dataset_last_error(ds), "");
+    CHECK_INT(detfeed_dataset_set_float(ds, DETFEED_DATASET_FRACTION, 2.0),
+              DETFEED_EINVAL);
+    CHECK_INT(detfeed_dataset_set_float(ds, DETFEED_DATASET_FRACTION, 0.5), 0);
+    CHECK_STR(detfeed_dataset_last_error(ds), "");
+    CHECK_INT(detfeed_dataset_set_limit(ds, (detfeed_codec_limit)9, 1), DETFEED_EINVAL);
+    CHECK(ds_says(ds, "limit 9 is not a codec limit"));
+    CHECK_INT(detfeed_dataset_set_limit(ds, DETFEED_LIMIT_MAX_WIDTH, 0),
+              DETFEED_EINVAL);
+    CHECK(ds_says(ds, "max_width: 0"));
+    CHECK_INT(detfeed_dataset_set_limit(ds, DETFEED_LIMIT_MAX_WIDTH, 4096), 0);
+    CHECK_STR(detfeed_dataset_last_error(ds), "");
+    CHECK_INT(detfeed_dataset_set_split(ds, NULL), DETFEED_EINVAL);
+    CHECK(ds_says(ds, "split: '(NULL)'"));
+    CHECK_INT(detfeed_dataset_set_root(ds, NULL), 0);
+    CHECK_STR(detfeed_dataset_last_error(ds), "");
+    CHECK_INT(detfeed_dataset_open(ds, NULL), DETFEED_EINVAL);
+    CHECK(ds_says(ds, "open: source is NULL"));
+    /* Once opened (here, failing), every setting is fixed, by name. */
+    CHECK(detfeed_dataset_open(ds, at("no-such-folder")) < 0);
+    CHECK_INT(detfeed_dataset_open(ds, at("no-such-folder")), DETFEED_EBADSTATE);
+    CHECK(ds_says(ds, "already open"));
+    CHECK_INT(detfeed_dataset_set_int(ds, DETFEED_DATASET_VERIFY, 1),
+              DETFEED_EBADSTATE);
+    CHECK(ds_says(ds, "verify: settings are fixed once the dataset is open"));
+    CHECK_INT(detfeed_dataset_set_split(ds, "train"), DETFEED_EBADSTATE);
+    CHECK(ds_says(ds, "split: settings are fixed"));
+    detfeed_dataset_destroy(ds);
+}
+
 /* ---- classes and single_cls ------------------------------------------------- */
 
 /* Image `name`'s classes as "0 2" and its first box's x. */
@@ -629,6 +703,7 @@ int main(void)
     test_fraction_rounding();
     test_fraction_files();
     test_fraction_refused();
+    test_dataset_messages();
     test_classes();
     test_single_cls();
     test_segments_and_keypoints();

@@ -230,7 +230,12 @@ static void test_reuse_exact(const detfeed_dataset *ds)
     CHECK_INT(state_of(dc), DETFEED_DISK_REUSED);
     CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_IMAGES), NIMG);
     CHECK(strstr(detfeed_disk_cache_note(dc), "reused") != NULL);
+    CHECK_INT(detfeed_disk_cache_open(dc, ds, S, file, 0), DETFEED_EBADSTATE);
+    CHECK(strstr(detfeed_disk_cache_last_error(dc), "open already") != NULL);
+    CHECK_INT(detfeed_disk_cache_fill(dc, 0), DETFEED_EINVAL);
+    CHECK(strstr(detfeed_disk_cache_last_error(dc), "fill: threads 0") != NULL);
     CHECK_INT(detfeed_disk_cache_fill(dc, 2), 0); /* nothing to do */
+    CHECK_STR(detfeed_disk_cache_last_error(dc), "");
     check_images(dc, ds, S);
     CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_DECODED), 0);
     /* a RAM cache with a budget of 0 serves every image from the file */
@@ -251,7 +256,48 @@ static void test_reuse_exact(const detfeed_dataset *ds)
     /* a disk cache of another imgsz does not go behind this RAM cache */
     detfeed_cache_create(&ram, ds, 128, 0, 0);
     CHECK_INT(detfeed_cache_set_disk(ram, dc), DETFEED_EINVAL);
+    CHECK(strstr(detfeed_cache_last_error(ram), "imgsz 96, the RAM cache for 128") !=
+          NULL);
     detfeed_cache_destroy(ram);
+    detfeed_disk_cache_destroy(dc);
+}
+
+/* The refusals of get and fill name what failed: a cache not open, an
+ * image past the dataset (also on the caller's codec, where get's decode
+ * errors are); a RAM cache refuses a disk cache that is not open. */
+static void test_refusals(const detfeed_dataset *ds)
+{
+    detfeed_disk_cache *dc;
+    detfeed_disk_cache_create(&dc, 0);
+    detfeed_codec *codec;
+    detfeed_codec_create(&codec, 0);
+    const uint8_t *px;
+    uint8_t *owned;
+    int w, h;
+    CHECK_INT(detfeed_disk_cache_get(dc, 0, codec, &px, &w, &h, NULL, NULL, &owned),
+              DETFEED_EINVAL);
+    CHECK(strstr(detfeed_disk_cache_last_error(dc), "disk_cache_get: the disk cache "
+                                                    "is not open") != NULL);
+    CHECK_INT(detfeed_disk_cache_fill(dc, 1), DETFEED_EBADSTATE);
+    CHECK(strstr(detfeed_disk_cache_last_error(dc),
+                 "fill: the disk cache is not open") != NULL);
+    detfeed_cache *ram;
+    detfeed_cache_create(&ram, ds, S, 0, 0);
+    CHECK_INT(detfeed_cache_set_disk(ram, dc), DETFEED_EINVAL);
+    CHECK(strstr(detfeed_cache_last_error(ram), "the disk cache is not open") != NULL);
+    detfeed_cache_destroy(ram);
+    char file[256];
+    path_of(file, sizeof file, "own.cache");
+    CHECK_INT(detfeed_disk_cache_open(dc, ds, S, file, DETFEED_DISK_NO_BUILD), 0);
+    CHECK_INT(detfeed_disk_cache_get(dc, NIMG, codec, &px, &w, &h, NULL, NULL, &owned),
+              DETFEED_EINVAL);
+    CHECK(strstr(detfeed_disk_cache_last_error(dc),
+                 "index 21 is not below the dataset's 21 images") != NULL);
+    CHECK(strstr(detfeed_codec_last_error(codec), "index 21") != NULL);
+    CHECK_INT(detfeed_disk_cache_get(dc, 0, NULL, &px, &w, &h, NULL, NULL, &owned),
+              DETFEED_EINVAL);
+    CHECK(strstr(detfeed_disk_cache_last_error(dc), "codec") != NULL);
+    detfeed_codec_destroy(codec);
     detfeed_disk_cache_destroy(dc);
 }
 
@@ -642,6 +688,7 @@ int main(void)
     path_of(src, sizeof src, "data/images");
     detfeed_dataset *ds = open_dataset(src);
     test_reuse_exact(ds);
+    test_refusals(ds);
     test_foreign(ds);
     test_interrupted(ds);
     test_processes(ds);

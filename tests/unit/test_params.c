@@ -284,6 +284,95 @@ static void check_fraction_and_text(void)
     detfeed_loader_destroy(l);
 }
 
+/* Whether the loader's message holds every one of `words` (NULL-ended);
+ * prints it when not. */
+static bool says(const detfeed_loader *l, const char *const *words)
+{
+    const char *msg = detfeed_loader_last_error(l);
+    bool ok = true;
+    for (; *words; words++)
+        ok = ok && strstr(msg, *words) != NULL;
+    if (!ok)
+        fprintf(stderr, "  message: \"%s\"\n", msg);
+    return ok;
+}
+
+#define SAYS(l, ...) CHECK(says(l, (const char *const[]){__VA_ARGS__, NULL}))
+
+/* Every refusal of the numeric setters names the setting and what it
+ * accepts; a successful detfeed_loader_set clears an older message. */
+static void check_messages(void)
+{
+    detfeed_loader *l;
+    detfeed_loader_create(&l, 0);
+    CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, 33), DETFEED_EINVAL);
+    SAYS(l, "imgsz: 33 is not a value it accepts", "from 32 to 8192",
+         "a multiple of 32");
+    CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_WORKERS, 0), DETFEED_EINVAL);
+    SAYS(l, "workers: 0", "from 1 to 1024");
+    CHECK_INT(detfeed_loader_set_float(l, DETFEED_LOADER_MIXUP, 1.5), DETFEED_EINVAL);
+    SAYS(l, "mixup: 1.5", "a probability from 0 to 1");
+    CHECK_INT(detfeed_loader_set_float(l, DETFEED_LOADER_TRANSLATE, 0.1 + 0.4),
+              DETFEED_OK);
+    CHECK_INT(detfeed_loader_set_float(l, DETFEED_LOADER_TRANSLATE, nextafter(0.5, 1)),
+              DETFEED_EINVAL);
+    SAYS(l, "translate: 0.50000000000000011", "from 0 to 0.5");
+    CHECK_INT(detfeed_loader_set_int(l, (detfeed_loader_param)99, 1), DETFEED_EINVAL);
+    SAYS(l, "setting 99 is not a loader setting");
+    CHECK_INT(detfeed_loader_set_float(l, (detfeed_loader_param)99, 1), DETFEED_EINVAL);
+    SAYS(l, "setting 99 is not a loader setting");
+    CHECK_INT(detfeed_loader_set_float(l, DETFEED_LOADER_IMGSZ, 64), DETFEED_EINVAL);
+    SAYS(l, "imgsz: detfeed_loader_set_float does not set it", "multiple of 32");
+    CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_HSV_H, 0), DETFEED_EINVAL);
+    SAYS(l, "hsv_h: detfeed_loader_set_int does not set it");
+    CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_CLASSES, 1), DETFEED_EINVAL);
+    SAYS(l, "classes: detfeed_loader_set_int does not set it", "class ids");
+    /* A success by name leaves "", whatever failed before. */
+    CHECK_INT(detfeed_loader_set(l, "imgsz", "33"), DETFEED_EINVAL);
+    SAYS(l, "imgsz");
+    CHECK_INT(detfeed_loader_set(l, "imgsz", "64"), DETFEED_OK);
+    CHECK_STR(detfeed_loader_last_error(l), "");
+    /* the handle's other setters and calls before open say what failed */
+    CHECK_INT(detfeed_loader_set_split(l, "dev"), DETFEED_EINVAL);
+    SAYS(l, "split: 'dev' is not one of train, val, test");
+    CHECK_INT(detfeed_loader_set_policy(l, (detfeed_policy)7), DETFEED_EINVAL);
+    SAYS(l, "policy: 7");
+    CHECK_INT(detfeed_loader_set_classes(l, NULL, 3), DETFEED_EINVAL);
+    SAYS(l, "classes: ids is NULL");
+    CHECK_INT(detfeed_loader_start(l, 0), DETFEED_EBADSTATE);
+    SAYS(l, "the loader is not open");
+    const detfeed_batch *b;
+    CHECK_INT(detfeed_loader_next(l, &b), DETFEED_EBADSTATE);
+    SAYS(l, "next: no epoch started");
+    CHECK_INT(detfeed_loader_open(l, NULL), DETFEED_EINVAL);
+    SAYS(l, "open: data is NULL");
+    detfeed_loader_param p;
+    CHECK_INT(detfeed_loader_param_parse("imgsz", NULL), DETFEED_EINVAL);
+    CHECK_INT(detfeed_loader_param_parse("imgsz", &p), 0);
+    /* Samples need an open loader. */
+    uint8_t img[64 * 64 * 3], mask[16 * 16];
+    float cls[4], box[16];
+    int n;
+    CHECK_INT(detfeed_loader_sample(l, 0, 0, img, 4, &n, cls, box, NULL),
+              DETFEED_EBADSTATE);
+    SAYS(l, "sample: the loader is not open");
+    CHECK_INT(detfeed_loader_sample_masks(l, 0, 0, mask, NULL, NULL),
+              DETFEED_EBADSTATE);
+    SAYS(l, "sample_masks: the loader is not open");
+    /* After a failed open: no setting, and the message says why. */
+    CHECK(detfeed_loader_open(l, "/nonexistent/detfeed-params") < 0);
+    CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_BATCH, 2), DETFEED_EBADSTATE);
+    SAYS(l, "batch: the loader failed to open", "/nonexistent/detfeed-params",
+         "cannot be set again");
+    CHECK_INT(detfeed_loader_set_float(l, DETFEED_LOADER_MIXUP, 0), DETFEED_EBADSTATE);
+    SAYS(l, "mixup: the loader failed to open");
+    CHECK_INT(detfeed_loader_set(l, "imgsz", "64"), DETFEED_EBADSTATE);
+    SAYS(l, "imgsz: the loader failed to open", "cannot be set again");
+    CHECK(strstr(detfeed_loader_last_error(l), "fixed once the loader is open") ==
+          NULL);
+    detfeed_loader_destroy(l);
+}
+
 static void two_boxes(FILE *f, int i)
 {
     fprintf(f, "%d 0.5 0.5 0.4 0.3\n1 0.3 0.6 0.2 0.2\n", i % 3);
@@ -342,7 +431,29 @@ static void check_recipe(const char *root)
     CHECK_INT(detfeed_loader_get_int(l, DETFEED_LOADER_IMGSZ, &v), 0);
     CHECK(v == 64);
     CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, 96), DETFEED_EBADSTATE);
+    SAYS(l, "imgsz: settings are fixed once the loader is open");
     CHECK_INT(detfeed_loader_set_float(l, DETFEED_LOADER_MIXUP, 0), DETFEED_EBADSTATE);
+    SAYS(l, "mixup: settings are fixed once the loader is open");
+    /* A sample past the dataset names the index and the dataset's size. */
+    uint8_t img[64 * 64 * 3], mask[16 * 16];
+    float cls[8], box[32];
+    int n;
+    CHECK_INT(detfeed_loader_sample(l, 0, N, img, 8, &n, cls, box, NULL),
+              DETFEED_EINVAL);
+    SAYS(l, "sample: index 8 is not below the dataset's 8 images");
+    CHECK_INT(detfeed_loader_sample(l, 0, 0, NULL, 8, &n, cls, box, NULL),
+              DETFEED_EINVAL);
+    SAYS(l, "sample: img and count are required");
+    CHECK_INT(detfeed_loader_sample_masks(l, 0, N + 4, mask, NULL, NULL),
+              DETFEED_EINVAL);
+    SAYS(l, "sample_masks: index 12 is not below the dataset's 8 images");
+    CHECK_INT(
+        detfeed_loader_sample_mask_data(l, 0, N, mask, sizeof mask, NULL, NULL, NULL),
+        DETFEED_EINVAL);
+    SAYS(l, "sample_mask_data: index 8");
+    CHECK_INT(detfeed_loader_sample_mask_data(l, 0, 0, NULL, 0, NULL, NULL, NULL),
+              DETFEED_EINVAL);
+    SAYS(l, "sample_mask_data: mask is NULL");
     detfeed_loader_destroy(l);
     /* Before the open there is no dataset to draw from. */
     detfeed_loader_create(&l, 0);
@@ -356,6 +467,7 @@ int main(void)
     check_refusals();
     check_documented();
     check_fraction_and_text();
+    check_messages();
     char root[128];
     if (!tu_temp_dir(root, sizeof root, "params"))
         return tu_finish("test_params");
