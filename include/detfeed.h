@@ -623,6 +623,8 @@ typedef enum detfeed_cache_stat {
 DETFEED_API int detfeed_cache_create(detfeed_cache **out, const detfeed_dataset *ds,
                                      int imgsz, uint64_t budget, uint32_t flags);
 DETFEED_API void detfeed_cache_destroy(detfeed_cache *cache);
+/* Message of the cache's last failure (fill, set_disk); a failed
+ * detfeed_cache_get's goes to its codec. */
 DETFEED_API const char *detfeed_cache_last_error(const detfeed_cache *cache);
 
 /* Decodes and resizes the admitted images with `threads` threads (>= 1).
@@ -1032,6 +1034,10 @@ typedef enum detfeed_cache_mode {
 
 DETFEED_API int detfeed_loader_create(detfeed_loader **out, uint32_t flags);
 DETFEED_API void detfeed_loader_destroy(detfeed_loader *loader);
+/* Message of the last failure, naming what failed (the setting and its
+ * range, the state, the file); valid until the next non-const call. A
+ * call that fails always sets it; detfeed_loader_set and _open clear it
+ * when they succeed, other successful calls may leave an older one. */
 DETFEED_API const char *detfeed_loader_last_error(const detfeed_loader *loader);
 
 /* Integer and float settings, before detfeed_loader_open (EBADSTATE after);
