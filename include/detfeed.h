@@ -617,9 +617,10 @@ typedef enum detfeed_cache_stat {
     DETFEED_CACHE_FAILED = 4     /* images that failed to decode while filling */
 } detfeed_cache_stat;
 
-/* Creates a cache for `ds` (which must outlive it) at imgsz (32..16384),
- * with a budget in bytes (0: nothing cached; every image on demand).
- * flags must be 0. */
+/* Creates a cache for `ds` (which must outlive it; an open dataset: one
+ * not opened has no images, and its cache holds none) at imgsz
+ * (32..16384), with a budget in bytes (0: nothing cached; every image on
+ * demand). flags must be 0. */
 DETFEED_API int detfeed_cache_create(detfeed_cache **out, const detfeed_dataset *ds,
                                      int imgsz, uint64_t budget, uint32_t flags);
 DETFEED_API void detfeed_cache_destroy(detfeed_cache *cache);
