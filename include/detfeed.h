@@ -966,7 +966,10 @@ typedef enum detfeed_loader_param {
  * samples of the epoch are positions p, p - world_size, p - 2 world_size,
  * ... of the epoch's order, and each partner is one of the last W of them
  * (the sample itself included; fewer at the start of the epoch), drawn
- * uniformly from the same random slot as the uniform choice. The partners
+ * uniformly from the same random slot as the uniform choice. A padding
+ * repeat of the shard (positions past n, which DistributedSampler fills
+ * from the order's start) is placed where its sample first is: its window
+ * is that of one of the epoch's first world_size positions. The partners
  * are a function of seed, epoch and order, never of threads or timing.
  * Ultralytics' buffer differs in what it holds (per worker process, the
  * partners' own loads too) and in when it is trimmed, and Ultralytics draws

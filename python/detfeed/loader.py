@@ -325,8 +325,16 @@ class Loader:
     and mixup partners from this rank's last W samples (Ultralytics' buffer
     of recent images; recommended without a RAM cache: a sample then decodes
     about one new image); 0, the default, draws them from the whole dataset.
-    rank, world_size: this process's shard (DistributedSampler semantics);
-    taken from torch.distributed when a process group is up, else 0 and 1.
+    rank, world_size: this process's shard (DistributedSampler semantics:
+    the epoch's order padded by repeating from its start, then every
+    world_size-th sample from position rank); each one not given is
+    torch.distributed's when a process group is up (when the Loader is made:
+    one made before init_process_group warns at its first iteration), else
+    0 and 1. A padding repeat takes its mosaic and mixup partners (with
+    partner_window) from where its sample first sits in the order: the
+    window of a sample among the epoch's first. drop_last: the last batch
+    of this rank's shard is dropped when it is short (DataLoader's
+    drop_last; the shard is still padded).
     augment: False gives validation batches (letterbox, rect shapes).
     split: "train", "val" or "test" of a YAML (default: train, or val when
     augment is False). nc: the number of classes where data gives none (a
@@ -409,20 +417,21 @@ class Loader:
         self.tensors = tensors
         self._dtype = _dtype_name(dtype)
         cuda, index = _parse_device(device)
-        if rank is None and world_size is None:
-            rank, world_size = _dist_rank()
-        rank = 0 if rank is None else _integer("rank", rank)
-        world_size = 1 if world_size is None else _integer("world_size", world_size)
-        if world_size < 1:
-            raise ValueError("detfeed: world_size must be at least 1, not %d" % world_size)
-        if not 0 <= rank < world_size:
-            raise ValueError("detfeed: rank %d is not in [0, world_size %d)" % (rank, world_size))
+        # made before init_process_group: said at the first iteration
+        self._before_group = rank is None and world_size is None and not _dist_up()
+        rank, world_size, self._from_group = _shard_args(rank, world_size)
         for name, value, accepted in (("color", color, ("worker", "device", "recipe")),
                                       ("value_scale", value_scale, ("quotient", "reciprocal")),
                                       ("recipe_cache", recipe_cache, ("auto", "device", "host")),
                                       ("policy", policy, ("skip", "fail"))):
             _choice(name, value, accepted)
         augment, drop_last = _flag("augment", augment), _flag("drop_last", drop_last)
+        if not augment and world_size > 1:
+            raise ValueError(
+                "detfeed: validation batches (augment=False) are made by one process: "
+                "world_size is %d%s; give rank=0, world_size=1" % (
+                    world_size, " (torch.distributed's process group)"
+                    if "world_size" in self._from_group else ""))
         split = "train" if split is None and augment else "val" if split is None else split
         _choice("split", split, ("train", "val", "test"), "(a split of the dataset YAML)")
         imgsz = _imgsz(imgsz)
@@ -575,6 +584,7 @@ class Loader:
                 "still live); it runs one epoch at a time: finish that iterator, call its "
                 "close() or drop it before iterating again"))
         h = handle.ptr
+        self._warn_group_after()
         self._release_held(h)
         if self._out.value:  # taken but never handed out (an interrupt came between)
             lib.detfeed_loader_release(h, self._out.value)
@@ -589,6 +599,17 @@ class Loader:
         self._epoch_set = False
         self._iterator = weakref.ref(it)
         return epoch
+
+    def _warn_group_after(self):
+        """Once: a loader made before torch.distributed's process group gives
+        every rank the whole dataset (its rank and world size were 0 and 1)."""
+        if self._before_group and _dist_up() and torch.distributed.get_world_size() > 1:
+            import warnings
+            warnings.warn("detfeed: this Loader was made before torch.distributed's process "
+                          "group: it takes the whole dataset (rank 0 of 1) in each of the "
+                          "%d processes; make it after init_process_group, or give rank "
+                          "and world_size" % torch.distributed.get_world_size(), stacklevel=4)
+        self._before_group = False
 
     def _next_batch(self, handle):
         """The next batch of the running epoch, or None at its end. The
@@ -890,9 +911,41 @@ def _parse_device(device):
     raise ValueError("detfeed: device must be 'cpu', 'cuda' or 'cuda:N', not %r" % device)
 
 
+def _shard_args(rank, world_size):
+    """(rank, world_size, names taken from the process group): each one not
+    given is torch.distributed's where a process group is up, else 0 and
+    1; given ones are whole numbers (not bools) in range."""
+    group = rank is None or world_size is None
+    grank, gsize = _dist_rank() if group else (0, 1)
+    up = group and _dist_up()
+    taken = tuple(n for n, v in (("rank", rank), ("world_size", world_size))
+                  if v is None and up)
+    for name, value in (("rank", rank), ("world_size", world_size)):
+        if isinstance(value, (bool, np.bool_)):
+            raise ValueError("detfeed: %s must be an integer, not %r" % (name, value))
+    rank = grank if rank is None else _integer("rank", rank)
+    given_size = world_size is not None
+    world_size = gsize if world_size is None else _integer("world_size", world_size)
+    if world_size < 1:
+        raise ValueError("detfeed: world_size must be at least 1, not %d" % world_size)
+    if not 0 <= rank < world_size:
+        raise ValueError("detfeed: rank %d is not in [0, world_size %d)%s" % (
+            rank, world_size, "" if given_size else
+            " (world_size %s: give it too)" % (
+                "from torch.distributed's process group" if up else
+                "defaults to 1 without a torch.distributed process group")))
+    return rank, world_size, taken
+
+
+def _dist_up():
+    """Whether a torch.distributed process group is up."""
+    return (torch is not None and torch.distributed.is_available()
+            and torch.distributed.is_initialized())
+
+
 def _dist_rank():
     """(rank, world_size) of a torch.distributed process group that is up."""
-    if torch is not None and torch.distributed.is_available() and torch.distributed.is_initialized():
+    if _dist_up():
         return torch.distributed.get_rank(), torch.distributed.get_world_size()
     return 0, 1
 

@@ -28,14 +28,39 @@ def files_and_digest(loader, epoch):
     return files, h.hexdigest()
 
 
+def group_arguments(detfeed, path, rank, world, early):
+    """What the loader takes from the group: the one of rank and world_size
+    not given; validation refused with the group's world size; a loader
+    made before the group (`early`) warns at its first iteration."""
+    import warnings
+    kw = dict(imgsz=64, batch=4, workers=1, tensors="torch")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        next(iter(early))
+    early.close()
+    with detfeed.Loader(path, world_size=world, **kw) as a, \
+            detfeed.Loader(path, rank=rank, **kw) as b:
+        got = {"early_warned": any("before torch.distributed" in str(w.message)
+                                   for w in said),
+               "only_world_size": [a.rank, a.world_size], "only_rank": [b.rank, b.world_size]}
+    try:
+        detfeed.Loader(path, augment=False, **kw)
+        got["validation"] = "accepted"
+    except ValueError as e:
+        got["validation"] = str(e)
+    return got
+
+
 def rank_main(rank, world, port, path, out):
     import detfeed
+    early = detfeed.Loader(path, imgsz=64, batch=4, workers=1, tensors="torch")
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
                             world_size=world)
     with detfeed.Loader(path, imgsz=64, batch=4, workers=1, seed=3, epochs=EPOCHS,
                         tensors="torch") as loader:
         got = {"rank": loader.rank, "world_size": loader.world_size,
                "epochs": [files_and_digest(loader, e) for e in range(EPOCHS)]}
+    got.update(group_arguments(detfeed, path, rank, world, early))
     everything = [None] * world
     dist.all_gather_object(everything, got)
     if rank == 0:
@@ -56,6 +81,10 @@ def test_two_gloo_ranks_take_disjoint_shards_that_cover_the_epoch(tmp_path):
     torch.multiprocessing.spawn(rank_main, args=(2, port, path, out), nprocs=2, join=True)
     ranks = json.load(open(out))
     assert [r["rank"] for r in ranks] == [0, 1] and all(r["world_size"] == 2 for r in ranks)
+    for rank, r in enumerate(ranks):  # the argument not given comes from the group
+        assert r["only_world_size"] == [rank, 2] and r["only_rank"] == [rank, 2]
+        assert r["early_warned"], "a loader made before the group did not say so"
+        assert "world_size is 2 (torch.distributed's process group)" in r["validation"]
     everything = detfeed.Loader(path, imgsz=64, batch=4, tensors="torch").dataset.im_files
     for e in range(EPOCHS):
         a, b = ranks[0]["epochs"][e][0], ranks[1]["epochs"][e][0]

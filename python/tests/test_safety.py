@@ -616,6 +616,18 @@ def test_set_epoch_takes_the_librarys_epochs_only():
             next(iter(loader))
 
 
+def test_rank_and_world_size_without_a_process_group():
+    for kw in (dict(rank=True, world_size=2), dict(rank=0, world_size=np.bool_(True))):
+        with pytest.raises(ValueError, match="must be an integer"):
+            small(**kw)
+    with pytest.raises(ValueError, match="world_size defaults to 1 without a torch.distributed"):
+        small(rank=1)
+    with small(world_size=2) as loader:
+        assert (loader.rank, loader.world_size) == (0, 2)
+    with pytest.raises(ValueError, match="validation batches .* made by one process"):
+        small(augment=False, rank=0, world_size=2)
+
+
 def test_a_null_byte_in_a_path_or_value_is_refused(tmp_path):
     for kw in (dict(cache="disk", cache_path=str(tmp_path / "c\0.bin")),
                dict(verify_record=str(tmp_path / "r\0.rec")), dict(hsv_h="0.5\0x")):
