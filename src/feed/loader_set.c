@@ -383,8 +383,6 @@ int detfeed__loader_refuse_set(detfeed_loader *l, const char *name)
                          "%s: settings are fixed once the loader is open", name);
 }
 
-static void range_words(const param_spec *s, char *buf, size_t size);
-
 /* The refusal of a setting the setter `setter` does not set (an unknown
  * one, or one of the other kind). */
 static int refuse_kind(detfeed_loader *l, detfeed_loader_param p, const char *name,
@@ -399,14 +397,17 @@ static int refuse_kind(detfeed_loader *l, detfeed_loader_param p, const char *na
                          "%s: %s does not set it (it takes %s)", name, setter, range);
 }
 
-/* The refusal of a value out of the range of `s`. */
-static int refuse_range(detfeed_loader *l, const param_spec *s, const char *name,
-                        const char *value)
+/* The refusal of `value` for setting `p`, with what it accepts; a value
+ * given as text is shown quoted. */
+static int refuse_value(detfeed_loader *l, detfeed_loader_param p, const char *name,
+                        const char *value, bool text)
 {
     char range[128];
-    range_words(s, range, sizeof range);
+    detfeed__loader_param_range(p, range, sizeof range);
     return detfeed__fail(&l->msg, DETFEED_EINVAL,
-                         "%s: %s is not a value it accepts (%s)", name, value, range);
+                         text ? "%s: '%s' is not a value it accepts (%s)"
+                              : "%s: %s is not a value it accepts (%s)",
+                         name, value, range);
 }
 
 /* v as the shortest decimal that reads back as v. */
@@ -434,7 +435,7 @@ int detfeed_loader_set_int(detfeed_loader *l, detfeed_loader_param p, int64_t v)
         ((uint64_t)v - (uint64_t)s->min) % (uint64_t)s->step != 0) {
         char value[32];
         snprintf(value, sizeof value, "%lld", (long long)v);
-        return refuse_range(l, s, name, value);
+        return refuse_value(l, p, name, value, false);
     }
     put_int(l, s, v);
     return DETFEED_OK;
@@ -454,7 +455,7 @@ int detfeed_loader_set_float(detfeed_loader *l, detfeed_loader_param p, double v
     if (!float_in_range(s, v)) {
         char value[32];
         format_double(v, value, sizeof value);
-        return refuse_range(l, s, name, value);
+        return refuse_value(l, p, name, value, false);
     }
     put_float(l, s, v);
     return DETFEED_OK;
@@ -678,17 +679,6 @@ static bool parse_double(const char *text, double *out)
     return true;
 }
 
-/* The message of a value `p` does not accept: what it accepts, from the
- * table the setters check. */
-static int refuse(detfeed_loader *l, const char *name, detfeed_loader_param p,
-                  const char *value)
-{
-    char range[128];
-    detfeed__loader_param_range(p, range, sizeof range);
-    return detfeed__fail(&l->msg, DETFEED_EINVAL,
-                         "%s: '%s' is not a value it accepts (%s)", name, value, range);
-}
-
 static int set_number(detfeed_loader *l, const char *name, detfeed_loader_param p,
                       const char *value)
 {
@@ -702,7 +692,7 @@ static int set_number(detfeed_loader *l, const char *name, detfeed_loader_param 
         if (parse_int(value, 0, &v))
             rc = detfeed_loader_set_int(l, p, v);
     }
-    return rc == DETFEED_EINVAL ? refuse(l, name, p, value) : rc;
+    return rc == DETFEED_EINVAL ? refuse_value(l, p, name, value, true) : rc;
 }
 
 /* fraction: an integer is a count, anything else a ratio (Python's int and
@@ -717,7 +707,7 @@ static int set_fraction(detfeed_loader *l, const char *name, detfeed_loader_para
         rc = detfeed_loader_set_int(l, p, count);
     else if (parse_double(value, &ratio))
         rc = detfeed_loader_set_float(l, p, ratio);
-    return rc == DETFEED_EINVAL ? refuse(l, name, p, value) : rc;
+    return rc == DETFEED_EINVAL ? refuse_value(l, p, name, value, true) : rc;
 }
 
 /* One class id of a "0,2,5" list at *s (spaces around it), moving *s past
@@ -758,8 +748,8 @@ static int set_classes(detfeed_loader *l, const char *name, detfeed_loader_param
     bool last = false, ok = true;
     while (ok && !last && n < cap)
         ok = next_class(&s, &ids[n++], &last);
-    int rc =
-        ok && last ? detfeed_loader_set_classes(l, ids, n) : refuse(l, name, p, value);
+    int rc = ok && last ? detfeed_loader_set_classes(l, ids, n)
+                        : refuse_value(l, p, name, value, true);
     free(ids);
     return rc;
 }
