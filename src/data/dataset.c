@@ -88,10 +88,13 @@ static int refuse_opened(detfeed_dataset *ds, const char *what)
                          what);
 }
 
-/* The refusal of `value` for an integer parameter taking lo .. hi. */
-static int out_of_range(detfeed_dataset *ds, detfeed_dataset_param param, int64_t value,
-                        int64_t lo, int64_t hi)
+/* DETFEED_OK when `value` is in lo .. hi, else its refusal (a message
+ * naming the parameter and the range). */
+static int in_range(detfeed_dataset *ds, detfeed_dataset_param param, int64_t value,
+                    int64_t lo, int64_t hi)
 {
+    if (value >= lo && value <= hi)
+        return DETFEED_OK;
     return detfeed__fail(&ds->msg, DETFEED_EINVAL,
                          "%s: %lld is not a value it accepts (an integer from %lld "
                          "to %lld)",
@@ -107,37 +110,34 @@ int detfeed_dataset_set_int(detfeed_dataset *ds, detfeed_dataset_param param,
     detfeed__msg_clear(&ds->msg);
     if (ds->opened)
         return refuse_opened(ds, param_name(param));
+    int rc;
     switch (param) {
     case DETFEED_DATASET_POLICY:
-        if (value != DETFEED_POLICY_SKIP && value != DETFEED_POLICY_FAIL)
-            return out_of_range(ds, param, value, 0, 1);
-        ds->policy = (int)value;
-        return DETFEED_OK;
+        if ((rc = in_range(ds, param, value, DETFEED_POLICY_SKIP,
+                           DETFEED_POLICY_FAIL)) == DETFEED_OK)
+            ds->policy = (int)value;
+        return rc;
     case DETFEED_DATASET_VERIFY:
-        if (value < DETFEED_VERIFY_HEADER || value > DETFEED_VERIFY_NONE)
-            return out_of_range(ds, param, value, 0, 2);
-        ds->verify = (int)value;
-        return DETFEED_OK;
+        if ((rc = in_range(ds, param, value, DETFEED_VERIFY_HEADER,
+                           DETFEED_VERIFY_NONE)) == DETFEED_OK)
+            ds->verify = (int)value;
+        return rc;
     case DETFEED_DATASET_NC:
-        if (value < 0 || value > 1000000)
-            return out_of_range(ds, param, value, 0, 1000000);
-        ds->nc_param = (int)value;
-        return DETFEED_OK;
+        if ((rc = in_range(ds, param, value, 0, 1000000)) == DETFEED_OK)
+            ds->nc_param = (int)value;
+        return rc;
     case DETFEED_DATASET_MAX_LABEL_LINE:
-        if (value < 16 || value > (1 << 30))
-            return out_of_range(ds, param, value, 16, 1 << 30);
-        ds->max_line = (size_t)value;
-        return DETFEED_OK;
+        if ((rc = in_range(ds, param, value, 16, 1 << 30)) == DETFEED_OK)
+            ds->max_line = (size_t)value;
+        return rc;
     case DETFEED_DATASET_MAX_LABELS:
-        if (value < 1 || value > 10000000)
-            return out_of_range(ds, param, value, 1, 10000000);
-        ds->max_labels = (int)value;
-        return DETFEED_OK;
+        if ((rc = in_range(ds, param, value, 1, 10000000)) == DETFEED_OK)
+            ds->max_labels = (int)value;
+        return rc;
     case DETFEED_DATASET_MAX_PROBLEMS:
-        if (value < 0 || value > 100000000)
-            return out_of_range(ds, param, value, 0, 100000000);
-        ds->max_problems = (size_t)value;
-        return DETFEED_OK;
+        if ((rc = in_range(ds, param, value, 0, 100000000)) == DETFEED_OK)
+            ds->max_problems = (size_t)value;
+        return rc;
     case DETFEED_DATASET_FRACTION:
         if (value < 1)
             return detfeed__fail(&ds->msg, DETFEED_EINVAL,
