@@ -62,7 +62,7 @@ bool detfeed__loader_is_open(const detfeed_loader *l)
     return l->opened && !l->open_failed;
 }
 
-int detfeed__loader_need_open(detfeed_loader *l)
+int detfeed__loader_need_open(detfeed_loader *l, const char *what)
 {
     if (l->open_failed)
         return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
@@ -72,7 +72,8 @@ int detfeed__loader_need_open(detfeed_loader *l)
     return detfeed__loader_is_open(l)
                ? DETFEED_OK
                : detfeed__fail(&l->msg, DETFEED_EBADSTATE,
-                               "the loader is not open (detfeed_loader_open)");
+                               "%s: the loader is not open (detfeed_loader_open)",
+                               what);
 }
 
 int detfeed_loader_set_classes(detfeed_loader *l, const int *ids, size_t n)
@@ -497,7 +498,7 @@ int detfeed_loader_open(detfeed_loader *l, const char *data)
     if (data == NULL)
         return detfeed__fail(&l->msg, DETFEED_EINVAL, "open: data is NULL");
     if (l->opened)
-        return l->open_failed ? detfeed__loader_need_open(l)
+        return l->open_failed ? detfeed__loader_need_open(l, "open")
                               : detfeed__fail(&l->msg, DETFEED_EBADSTATE,
                                               "open: the loader is open already (once "
                                               "per handle)");
@@ -550,7 +551,7 @@ int detfeed_loader_start(detfeed_loader *l, uint32_t epoch)
 {
     if (l == NULL)
         return DETFEED_EINVAL;
-    int rc = detfeed__loader_need_open(l);
+    int rc = detfeed__loader_need_open(l, "start");
     if (rc != DETFEED_OK)
         return rc;
     if (l->shut_down)
@@ -586,7 +587,7 @@ int detfeed_loader_next_timed(detfeed_loader *l, const detfeed_batch **out,
                              "the loader is shut down (detfeed_loader_shutdown): "
                              "no more batches");
     if (l->batches == NULL)
-        return l->open_failed ? detfeed__loader_need_open(l)
+        return l->open_failed ? detfeed__loader_need_open(l, "next")
                               : detfeed__fail(&l->msg, DETFEED_EBADSTATE,
                                               "next: no epoch started "
                                               "(detfeed_loader_start)");

@@ -87,8 +87,9 @@ struct detfeed_loader {
 /* Whether detfeed_loader_open has run and succeeded. */
 bool detfeed__loader_is_open(const detfeed_loader *l);
 /* For the calls that need an open loader: DETFEED_OK, or DETFEED_EBADSTATE
- * before detfeed_loader_open and, with a message, after one that failed. */
-int detfeed__loader_need_open(detfeed_loader *l);
+ * with a message: "WHAT: the loader is not open" before detfeed_loader_open,
+ * the open's failure after one that failed. */
+int detfeed__loader_need_open(detfeed_loader *l, const char *what);
 
 /* What setting `p` accepts, in words, for messages (into buf); the
  * integer ranges come from the table the setter checks. */

@@ -34,13 +34,9 @@ static int sample_failed(detfeed_loader *l, int rc, const detfeed__dest *d,
  * in range; else the status, with a message. */
 static int check_index(detfeed_loader *l, const char *what, uint64_t index)
 {
-    int rc = detfeed__loader_need_open(l);
+    int rc = detfeed__loader_need_open(l, what);
     if (rc != DETFEED_OK)
-        return l->open_failed ? rc
-                              : detfeed__fail(&l->msg, rc,
-                                              "%s: the loader is not open "
-                                              "(detfeed_loader_open)",
-                                              what);
+        return rc;
     size_t n = detfeed_dataset_size(l->ds);
     if (index >= n)
         return detfeed__fail(&l->msg, DETFEED_EINVAL,
