@@ -1305,7 +1305,10 @@ DETFEED_API int detfeed_loader_set_rect_order(detfeed_loader *loader,
                                               const uint64_t *order, size_t n);
 
 /* The size of a sample's image: imgsz x imgsz in training; the batch's
- * rectangle in validation (up to imgsz + 32 on a side). */
+ * rectangle in validation (up to imgsz + 32 on a side). A query of a const
+ * loader, so it leaves detfeed_loader_last_error as it was; its status says
+ * all: DETFEED_EINVAL for a NULL argument or an index at or past
+ * detfeed_dataset_size, DETFEED_EBADSTATE before detfeed_loader_open. */
 DETFEED_API int detfeed_loader_sample_size(const detfeed_loader *loader, uint64_t index,
                                            int *width, int *height);
 
