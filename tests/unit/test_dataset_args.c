@@ -642,6 +642,12 @@ static void test_loader_settings(void)
     }
     CHECK_INT(seen, 6);
     CHECK_INT(zeros, 6);
+    int sw, sh;
+    uint64_t size = detfeed_dataset_size(detfeed_loader_dataset(l));
+    CHECK_INT(detfeed_loader_sample_size(l, size - 1, &sw, &sh), 0);
+    CHECK_INT(detfeed_loader_sample_size(l, size, &sw, &sh), DETFEED_EINVAL);
+    CHECK_INT(detfeed_loader_sample_size(l, 0, NULL, &sh), DETFEED_EINVAL);
+    CHECK_INT(detfeed_loader_sample_size(NULL, 0, &sw, &sh), DETFEED_EINVAL);
     const detfeed_batch *batch;
     CHECK_INT(detfeed_loader_start(l, 0), 0);
     int instances = 0, nonzero = 0;
