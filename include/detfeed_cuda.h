@@ -29,18 +29,22 @@ DETFEED_API int detfeed_cuda_built(void);
  */
 DETFEED_API int detfeed_cuda_device_count(const char **why);
 
+/* The most images one call of detfeed_cuda_color_convert takes (a CUDA
+ * grid's y dimension holds one image each); a loader with CUDA output and a
+ * larger batch keeps host output. */
+#define DETFEED_CUDA_MAX_IMAGES 65535
+
 /*
  * The device route's kernel on its own (the loader's CUDA output uses it):
- * n images of width x height, HWC BGR 8-bit, contiguous at `src` (device
- * memory), each optionally coloured with its RandomHSV tables and converted
- * to NCHW RGB of `dtype` (scale as detfeed_scale) at `dst` (device memory,
- * n x 3 x height x width elements). `params` (device memory, or NULL for
- * no colour at all) holds one block of colour parameters per image in the
- * loader's staging format, which is private to the library (its source
- * defines it for the library's own tests and benchmarks, and may change it
- * with the ABI version): each image's three tables as detfeed_hsv_lut
- * writes them, and two flags: colour the image (else convert it only), and
- * the image was flipped left-right after the point where its colour belongs
+ * n images (1 to DETFEED_CUDA_MAX_IMAGES) of width x height, HWC BGR 8-bit, contiguous
+ * at `src` (device memory), each optionally coloured with its RandomHSV tables and
+ * converted to NCHW RGB of `dtype` (scale as detfeed_scale) at `dst` (device memory, n
+ * x 3 x height x width elements). `params` (device memory, or NULL for no colour at
+ * all) holds one block of colour parameters per image in the loader's staging format,
+ * which is private to the library (its source defines it for the library's own tests
+ * and benchmarks, and may change it with the ABI version): each image's three tables as
+ * detfeed_hsv_lut writes them, and two flags: colour the image (else convert it only),
+ * and the image was flipped left-right after the point where its colour belongs
  * (Ultralytics colours before RandomFlip), so that column x takes the
  * HSV->BGR formula of column width - 1 - x (a row's last width % B columns
  * take OpenCV's scalar formula, so colour and a mirror commute only when

@@ -495,8 +495,8 @@ static int wave_of_dtype(detfeed_dtype dtype, int64_t *wave, W wave_fn)
 static int check_batch(const void *src, int n, int width, int height, const void *dst,
                        size_t esize)
 {
-    if (src == nullptr || dst == nullptr || n < 1 || n > 65535 || width < 1 ||
-        height < 1 || esize == 0 || (uintptr_t)dst % esize != 0)
+    if (src == nullptr || dst == nullptr || n < 1 || n > DETFEED_CUDA_MAX_IMAGES ||
+        width < 1 || height < 1 || esize == 0 || (uintptr_t)dst % esize != 0)
         return DETFEED_EINVAL;
     return (int64_t)width * height > INT64_MAX / 12 / n ? DETFEED_EOVERFLOW
                                                         : DETFEED_OK;

@@ -11,6 +11,7 @@
 #include "data/dataset_access.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,9 @@ struct detfeed__route {
     detfeed_cv cv;          /* the OpenCV of the recipe route's warps */
     detfeed_output output;
     detfeed_route colour;
-    const char *why;
+    detfeed_route staging; /* the layout the device input buffer is sized for */
+    const char *why;       /* static, or why_text */
+    char why_text[200];
     detfeed__cuda_route *cuda; /* CUDA output */
     _Atomic uint64_t made;     /* samples the recipe kernel made */
 };
@@ -76,6 +79,52 @@ static void decide_colour(detfeed__route *r)
         r->colour = DETFEED_ROUTE_DEVICE;
 }
 
+/* Why CUDA output cannot be had on the device asked for before any of it is
+ * taken (into r->why_text), or NULL; the CUDA part's own reasons otherwise. */
+static const char *cuda_refusal(detfeed__route *r)
+{
+    const char *why = NULL;
+    int n = detfeed_cuda_device_count(&why);
+    if (n <= 0)
+        return NULL; /* no CUDA at all: its own reason */
+    if (r->ask.batch > DETFEED_CUDA_MAX_IMAGES)
+        snprintf(r->why_text, sizeof r->why_text,
+                 "CUDA output takes batches of at most %d images (batch %d)",
+                 DETFEED_CUDA_MAX_IMAGES, r->ask.batch);
+    else if (r->ask.device >= n)
+        snprintf(r->why_text, sizeof r->why_text,
+                 "cuda_device %d does not exist (this machine has %d CUDA device%s)",
+                 r->ask.device, n, n == 1 ? "" : "s");
+    else
+        return NULL;
+    return r->why_text;
+}
+
+/* CUDA output's device side: created, or the reason it was not (the same
+ * bytes come in host memory then); DETFEED_ENOMEM only for host memory. */
+static int open_cuda(detfeed__route *r, const detfeed__route_ask *ask)
+{
+    const char *refused = cuda_refusal(r);
+    if (refused != NULL) {
+        r->why = refused;
+        return DETFEED_OK;
+    }
+    size_t in = staged_bytes(ask, r->staging), out = tensor_bytes(ask);
+    int rc = detfeed__cuda_route_create(&r->cuda, ask->device, ask->slots, in, out,
+                                        ask->cv, &r->why);
+    if (rc == DETFEED_ECUDA) { /* what it asked for, with the device's reason */
+        snprintf(r->why_text, sizeof r->why_text,
+                 "%s (CUDA device %d: %llu bytes for the input and %d batch slots)",
+                 r->why, ask->device,
+                 (unsigned long long)in + (unsigned long long)ask->slots * out,
+                 ask->slots);
+        r->why = r->why_text;
+    }
+    if (rc == DETFEED_OK)
+        r->output = DETFEED_OUTPUT_CUDA;
+    return rc == DETFEED_ENOMEM ? rc : DETFEED_OK;
+}
+
 /* Why the recipe route cannot be had before any device memory is taken,
  * or NULL. */
 static const char *recipe_refusal(const detfeed__route_ask *a)
@@ -121,18 +170,12 @@ int detfeed__route_open(detfeed__route **out, const detfeed__route_ask *ask,
     bool recipe = ask->colour == DETFEED_ROUTE_RECIPE;
     if (recipe && (r->why = recipe_refusal(ask)) != NULL)
         recipe = false;
-    detfeed_route staging = recipe ? DETFEED_ROUTE_RECIPE : DETFEED_ROUTE_WORKER;
-    if (ask->output == DETFEED_OUTPUT_CUDA) {
-        int rc = detfeed__cuda_route_create(&r->cuda, ask->device, ask->slots,
-                                            staged_bytes(ask, staging),
-                                            tensor_bytes(ask), ask->cv, &r->why);
-        if (rc == DETFEED_ENOMEM) {
-            *why = r->why;
-            free(r);
-            return rc;
-        }
-        if (rc == DETFEED_OK) /* otherwise the same bytes, in host memory */
-            r->output = DETFEED_OUTPUT_CUDA;
+    r->staging = recipe ? DETFEED_ROUTE_RECIPE : DETFEED_ROUTE_WORKER;
+    if (ask->output == DETFEED_OUTPUT_CUDA &&
+        open_cuda(r, ask) == DETFEED_ENOMEM) { /* otherwise host output */
+        *why = r->why;
+        free(r);
+        return DETFEED_ENOMEM;
     }
     if (recipe && r->output == DETFEED_OUTPUT_CUDA)
         open_recipe(r, &r->why);
@@ -183,7 +226,7 @@ uint64_t detfeed__route_device_bytes(const detfeed__route *r)
 {
     if (r == NULL || r->output != DETFEED_OUTPUT_CUDA)
         return 0;
-    return (uint64_t)staged_bytes(&r->ask, r->colour) +
+    return (uint64_t)staged_bytes(&r->ask, r->staging) +
            (uint64_t)r->ask.slots * tensor_bytes(&r->ask) +
            detfeed__cuda_route_arena_bytes(r->cuda);
 }
