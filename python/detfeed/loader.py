@@ -751,8 +751,8 @@ class Loader:
     def _release_held(self, h):
         if self._held is not None:
             self._set_stream(h)  # its buffer is reused after the work queued so far
-            lib.detfeed_loader_release(h, self._held)
-            self._held = None  # (a second release of it would be ignored)
+            held, self._held = self._held, None  # released even when the call fails
+            self._check(lib.detfeed_loader_release(h, held), "release")
 
     def _set_stream(self, h):
         if self._cuda_index is not None and torch is not None and torch.cuda.is_available():
@@ -897,6 +897,9 @@ def _parse_device(device):
     """(cuda?, index) from "cpu", "cuda", "cuda:N", an int or a torch.device."""
     if torch is not None and isinstance(device, torch.device):
         device = str(device)
+    if isinstance(device, bool) or (isinstance(device, int) and device < 0):
+        raise ValueError("detfeed: device must be 'cpu', 'cuda', 'cuda:N' or a CUDA device "
+                         "number >= 0, not %r" % (device,))
     if isinstance(device, int):
         return True, device
     device = str(device)
@@ -908,7 +911,8 @@ def _parse_device(device):
         return True, 0
     if device.startswith("cuda:") and device[5:].isdigit():
         return True, int(device[5:])
-    raise ValueError("detfeed: device must be 'cpu', 'cuda' or 'cuda:N', not %r" % device)
+    raise ValueError("detfeed: device must be 'cpu', 'cuda', 'cuda:N' or a CUDA device "
+                     "number >= 0, not %r" % device)
 
 
 def _shard_args(rank, world_size):

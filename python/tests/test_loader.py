@@ -157,6 +157,9 @@ def test_errors_carry_the_library_message():
         detfeed.Loader(path, dtype="int7")
     with pytest.raises(ValueError):
         detfeed.Loader(path, device="tpu")
+    for device in (True, False, -1):  # bools are ints in Python: True was CUDA device 1
+        with pytest.raises(ValueError, match="device must be"):
+            detfeed.Loader(path, device=device)
     with pytest.raises(ValueError):
         detfeed.Loader(path, rank=2, world_size=2)
     loader = detfeed.Loader(path, imgsz=64, batch=2)
