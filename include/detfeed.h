@@ -1407,7 +1407,9 @@ DETFEED_API int detfeed_loader_start(detfeed_loader *loader, uint32_t epoch);
 
 /* The next batch of the epoch, in order; blocks until it is complete.
  * Returns DETFEED_OK with *batch set, DETFEED_NEXT_END (1) when the epoch
- * is over, or the status of a sample that failed (with its message). At
+ * is over, or the status of a sample that failed (with its message); after
+ * a failure (a sample's, or a batch's copy to the CUDA device) the epoch
+ * is over: every later call fails too, until detfeed_loader_start. At
  * most prefetch - 1 batches may be held unreleased when asking for the
  * next. After detfeed_loader_shutdown: DETFEED_EBADSTATE. */
 DETFEED_API int detfeed_loader_next(detfeed_loader *loader,
@@ -1503,7 +1505,11 @@ DETFEED_API int64_t detfeed_loader_device_made(const detfeed_loader *loader);
  * with a message, for NULL, a batch of another loader, or one that is not
  * held: released already, or taken before the last detfeed_loader_start
  * (which takes back every batch still held: their buffers are refilled).
- * After a failed open it does nothing (DETFEED_OK).
+ * With CUDA output, DETFEED_ECUDA, with a message, when CUDA refuses to
+ * order the buffer's reuse after the stream of detfeed_loader_set_cuda_stream
+ * (a stream of another device, or destroyed): the call then waits for that
+ * stream's work (or the whole device's) and the batch is released all the
+ * same. After a failed open it does nothing (DETFEED_OK).
  */
 DETFEED_API int detfeed_loader_release(detfeed_loader *loader,
                                        const detfeed_batch *batch);

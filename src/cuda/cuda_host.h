@@ -117,9 +117,12 @@ int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot, const void *hos
                                void **dev, void **ready);
 
 /* Records, on `consumer`, that the slot's output may be overwritten once
- * the work submitted there so far is done. Never blocks the caller: the
- * slot's host memory may still be read by its copy (see
- * detfeed__cuda_route_copy_done). */
+ * the work submitted there so far is done. Never blocks the caller (the
+ * slot's host memory may still be read by its copy: see
+ * detfeed__cuda_route_copy_done), except where CUDA refuses the record (a
+ * stream of another device, a destroyed one): then it waits for that work
+ * on the host (the stream's, or the device's), the slot is released all the
+ * same, and it returns DETFEED_ECUDA with the reason. */
 int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot, void *consumer);
 
 /* Whether the slot's last copy has read its host memory (1) or not yet (0),

@@ -265,22 +265,29 @@ extern "C" int detfeed__cuda_route_arena(detfeed__cuda_route *r, const void *hos
     }
     device_scope d;
     cudaError_t e = enter(r, &d);
-    bool copy = where == DETFEED_RECIPE_CACHE_DEVICE ||
-                (where == DETFEED_RECIPE_CACHE_AUTO && copy_fits((size_t)bytes));
+    bool automatic = where == DETFEED_RECIPE_CACHE_AUTO;
+    bool copy =
+        where == DETFEED_RECIPE_CACHE_DEVICE || (automatic && copy_fits((size_t)bytes));
     if (e == cudaSuccess)
         e = copy ? arena_copy(r, host, (size_t)bytes)
                  : arena_map(r, host, (size_t)bytes);
+    if (e == cudaErrorMemoryAllocation && copy && automatic) {
+        (void)cudaGetLastError(); /* the free memory went meanwhile: read in place */
+        copy = false;
+        e = arena_map(r, host, (size_t)bytes);
+    }
     leave(&d);
     if (e == cudaSuccess)
         return DETFEED_OK;
     (void)cudaGetLastError();
-    *why =
-        !copy ? "the image cache could not be page-locked for the device (recipe_cache "
-                "host)"
-        : e == cudaErrorMemoryAllocation
-            ? "the image cache does not fit in CUDA device memory (recipe_cache "
-              "device)"
-            : cudaGetErrorString(e);
+    *why = !copy ? (automatic ? "the image cache could not be page-locked for the "
+                                "device (recipe_cache auto)"
+                              : "the image cache could not be page-locked for the "
+                                "device (recipe_cache host)")
+           : e == cudaErrorMemoryAllocation
+               ? "the image cache does not fit in CUDA device memory (recipe_cache "
+                 "device)"
+               : cudaGetErrorString(e);
     return e == cudaErrorMemoryAllocation ? DETFEED_ENOMEM : DETFEED_ECUDA;
 }
 
@@ -297,8 +304,10 @@ extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
 {
     size_t head = (size_t)capacity * DETFEED__CUDA_PARAM_STRIDE +
                   (r->arena ? (size_t)capacity * sizeof(detfeed__cuda_recipe) : 0);
-    if (slot < 0 || slot >= r->slots || bytes > r->in_bytes || bytes < head)
+    if (slot < 0 || slot >= r->slots || bytes > r->in_bytes || bytes < head) {
+        r->error = "the batch does not fit the route's buffers";
         return DETFEED_EINVAL;
+    }
     route_slot *s = &r->slot[slot];
     device_scope d;
     cudaError_t e = enter(r, &d);
@@ -320,8 +329,9 @@ extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
     if (e != cudaSuccess)
         return failed(r, e);
     if (rc != DETFEED_OK) {
-        if (rc == DETFEED_ECUDA)
-            r->error = "the kernel could not be launched";
+        r->error = rc == DETFEED_ECUDA
+                       ? "the kernel could not be launched"
+                       : "the kernel refused the batch's size or buffers";
         return rc;
     }
     s->submitted = true;
@@ -330,18 +340,31 @@ extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
     return DETFEED_OK;
 }
 
+/* The consumer's work done, waited for on the host: its stream's, or the
+ * whole current device's when the stream cannot be waited for. */
+static void wait_for_consumer(void *consumer)
+{
+    (void)cudaGetLastError();
+    if (cudaStreamSynchronize((cudaStream_t)consumer) != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cudaDeviceSynchronize();
+    }
+}
+
 extern "C" int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot,
                                            void *consumer)
 {
     route_slot *s = &r->slot[slot];
     if (!s->submitted)
         return DETFEED_OK;
+    s->submitted = false;
     device_scope d;
     cudaError_t e = enter(r, &d);
     if (e == cudaSuccess)
         e = cudaEventRecord(s->consumed, (cudaStream_t)consumer);
+    if (e != cudaSuccess) /* the reuse cannot wait on the device: wait here */
+        wait_for_consumer(consumer);
     leave(&d);
-    s->submitted = false;
     return e == cudaSuccess ? DETFEED_OK : failed(r, e);
 }
 

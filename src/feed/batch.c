@@ -253,10 +253,9 @@ int detfeed__batch_finish(detfeed_batch *bt, int count, uint64_t index, int h, i
     return DETFEED_OK;
 }
 
-void detfeed__batch_release(detfeed_batch *bt, void *stream)
+int detfeed__batch_release(detfeed_batch *bt, void *stream)
 {
-    /* An error here is sticky and surfaces at the next submit. */
-    (void)detfeed__route_release(bt->spec->route, bt->slot, stream);
+    return detfeed__route_release(bt->spec->route, bt->slot, stream);
 }
 
 /* ---- the consumer's accessors ---- */

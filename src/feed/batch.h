@@ -50,7 +50,10 @@ int detfeed__batch_finish(detfeed_batch *bt, int count, uint64_t index, int h, i
 /* The consumer gave the batch back: with CUDA output its device tensor may
  * be overwritten after the work on `stream` so far. Never waits: the copy
  * of its images may still be reading the slot (the caller gives the slot
- * to the workers once detfeed__route_copy_done says it has finished). */
-void detfeed__batch_release(detfeed_batch *bt, void *stream);
+ * to the workers once detfeed__route_copy_done says it has finished).
+ * DETFEED_ECUDA (detfeed__route_error says why) when CUDA refused to order
+ * the reuse after `stream`: it waited for that work instead, and the batch
+ * is released all the same. */
+int detfeed__batch_release(detfeed_batch *bt, void *stream);
 
 #endif /* DETFEED_BATCH_H */

@@ -91,8 +91,12 @@ struct detfeed__epochs {
     uint64_t total;
     uint32_t epoch;
     bool mosaic_on;
-    atomic_int failed_worker; /* the first worker whose sample failed, or -1 */
+    /* The first worker whose sample failed, or -1, or CONSUMER_FAILED (a
+     * batch failed on the consumer's thread): the first failure's owner
+     * writes err. */
+    atomic_int failed_worker;
     detfeed__msg err;
+    int consumer_rc;          /* a failed batch's status: the epoch is over (or 0) */
     _Atomic uint64_t wait_ns; /* the consumer in detfeed__epochs_next */
     /* The slots of the batches handed to the consumer since the epoch's
      * start and not yet given back to the workers, oldest first (taken_n
@@ -317,12 +321,31 @@ int detfeed__epochs_start(detfeed__epochs *e, uint32_t epoch, detfeed__msg *msg)
     e->mosaic_on = detfeed__plan_mosaic_on(p, epoch);
     atomic_store(&e->failed_worker, -1);
     detfeed__msg_clear(&e->err);
+    e->consumer_rc = DETFEED_OK;
     return detfeed__ring_start(e->ring, e->total);
+}
+
+enum { CONSUMER_FAILED = -2 };
+
+/* A batch failed on the consumer's side (its labels, its copy to the
+ * device): the epoch is over, as after a failed sample; its later batches
+ * fail the same way until the next start. */
+static int consumer_failed(detfeed__epochs *e, int rc, const detfeed__msg *msg)
+{
+    int none = -1;
+    if (atomic_compare_exchange_strong(&e->failed_worker, &none, CONSUMER_FAILED))
+        detfeed__fail(&e->err, rc, "%s", msg->text);
+    e->consumer_rc = rc; /* else a worker's failure, which the ring reports */
+    return rc;
 }
 
 int detfeed__epochs_next(detfeed__epochs *e, int timeout_ms, void *stream,
                          const detfeed_batch **out, detfeed__msg *msg)
 {
+    if (e->consumer_rc != DETFEED_OK &&
+        atomic_load(&e->failed_worker) == CONSUMER_FAILED)
+        return detfeed__fail(msg, e->consumer_rc, "%s (the epoch is over)",
+                             e->err.text);
     int slot, count;
     uint64_t index;
     uint64_t t0 = detfeed__now_ns();
@@ -361,7 +384,7 @@ int detfeed__epochs_next(detfeed__epochs *e, int timeout_ms, void *stream,
     rc = detfeed__batch_finish(bt, count, index, h, w, stream, msg);
     if (rc != DETFEED_OK) {
         detfeed__ring_release(e->ring, slot);
-        return rc;
+        return consumer_failed(e, rc, msg);
     }
     e->taken[(e->taken_first + e->taken_n) % e->plan->prefetch] = slot;
     e->taken_n++;
@@ -396,10 +419,17 @@ int detfeed__epochs_release(detfeed__epochs *e, const detfeed_batch *bt, void *s
     /* Never waits: the slot goes back to the workers once its copy to the
      * device has read it (at once on host output) and every batch taken
      * before it is released, here or at a later next. */
-    detfeed__batch_release(detfeed__slot_at(e->slots, slot), stream);
+    int rc = detfeed__batch_release(detfeed__slot_at(e->slots, slot), stream);
     e->given[slot] = true;
     e->released++;
     give_back(e, false);
+    if (rc != DETFEED_OK)
+        return detfeed__fail(
+            msg, rc,
+            "release: batch %llu: CUDA refused to order its reuse after "
+            "the stream given (%s); it waited for that stream instead",
+            (unsigned long long)detfeed_batch_index(bt),
+            detfeed__route_error(e->route));
     return DETFEED_OK;
 }
 
@@ -430,7 +460,9 @@ int64_t detfeed__epochs_skipped(const detfeed__epochs *e, const char **first)
 
 int detfeed__epochs_pinned(const detfeed__epochs *e, const char **why)
 {
-    int pinned = detfeed__batch_pinned(detfeed__slot_at(e->slots, 0));
+    int pinned = 1; /* each slot is allocated on its own */
+    for (int i = 0; i < e->plan->prefetch; i++)
+        pinned &= detfeed__batch_pinned(detfeed__slot_at(e->slots, i));
     if (why)
         *why = pinned ? NULL : e->pinned_why;
     return pinned;
