@@ -892,22 +892,22 @@ typedef enum detfeed_recipe_cache {
 typedef enum detfeed_loader_param {
     DETFEED_LOADER_IMGSZ = 0,        /* int, 32..8192, multiple of 32; default 640 */
     DETFEED_LOADER_SEED = 1,         /* int, -2^63 .. 2^63 - 1; default 0 */
-    DETFEED_LOADER_EPOCHS = 2,       /* int >= 1; default 100 */
-    DETFEED_LOADER_CLOSE_MOSAIC = 3, /* int >= 0; default 10 */
+    DETFEED_LOADER_EPOCHS = 2,       /* int 1 .. 1000000; default 100 */
+    DETFEED_LOADER_CLOSE_MOSAIC = 3, /* int 0 .. 1000000; default 10 */
     DETFEED_LOADER_CACHE_BYTES = 4,  /* int >= 0: RAM cache budget, or
                                         DETFEED_CACHE_BYTES_RAM; default 0 */
     DETFEED_LOADER_AUGMENT = 5,      /* int 0/1: training transforms; default 1 */
-    DETFEED_LOADER_WORKERS = 6,      /* int >= 1: threads (cache fill); default 1 */
-    DETFEED_LOADER_BATCH = 7,        /* int >= 1: batch size; default 16 */
-    DETFEED_LOADER_PREFETCH = 8,     /* int >= 1: batches ready ahead; default 4 */
-    DETFEED_LOADER_RANK = 9,         /* int: this process's rank; default 0 */
-    DETFEED_LOADER_WORLD_SIZE = 10,  /* int >= 1: processes sharing the epoch; 1 */
+    DETFEED_LOADER_WORKERS = 6,      /* int 1 .. 1024: threads (cache fill); 1 */
+    DETFEED_LOADER_BATCH = 7,        /* int 1 .. 65536: batch size; default 16 */
+    DETFEED_LOADER_PREFETCH = 8,     /* int 1 .. 1024: batches ready ahead; 4 */
+    DETFEED_LOADER_RANK = 9,         /* int 0 .. 65535: this process's rank; 0 */
+    DETFEED_LOADER_WORLD_SIZE = 10,  /* int 1 .. 65536: processes sharing it; 1 */
     DETFEED_LOADER_DROP_LAST = 11,   /* int 0/1: drop a last short batch; default 0 */
     DETFEED_LOADER_DTYPE = 12,       /* detfeed_dtype of batch images; default F32 */
     DETFEED_LOADER_VALUE_SCALE = 13, /* detfeed_scale of float images; QUOTIENT */
     DETFEED_LOADER_OUTPUT = 14,      /* detfeed_output: batch images on; HOST */
     DETFEED_LOADER_COLOR = 15, /* detfeed_route: where the image is made; WORKER */
-    DETFEED_LOADER_CUDA_DEVICE = 16,  /* int >= 0: the CUDA device of CUDA output; 0 */
+    DETFEED_LOADER_CUDA_DEVICE = 16,  /* int 0 .. 1023: CUDA output's device; 0 */
     DETFEED_LOADER_RECIPE_CACHE = 26, /* detfeed_recipe_cache (text "auto", "device",
                                          "host"); default AUTO */
     /* The reference stack (see "The reference stack" above): */
