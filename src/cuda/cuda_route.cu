@@ -44,8 +44,13 @@ typedef struct device_scope {
 
 static cudaError_t enter(const detfeed__cuda_route *r, device_scope *d)
 {
-    d->restore = cudaGetDevice(&d->previous) == cudaSuccess && d->previous != r->device;
-    return d->restore ? cudaSetDevice(r->device) : cudaSuccess;
+    d->restore = false;
+    cudaError_t e = cudaGetDevice(&d->previous);
+    if (e != cudaSuccess || d->previous == r->device)
+        return e; /* no device current: the calls would go to another one */
+    e = cudaSetDevice(r->device);
+    d->restore = e == cudaSuccess;
+    return e;
 }
 
 static void leave(const device_scope *d)
