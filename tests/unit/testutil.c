@@ -50,6 +50,11 @@ void tu_skip(const char *why)
     atomic_fetch_add(&skipped, 1);
 }
 
+int tu_failures(void)
+{
+    return atomic_load(&failed);
+}
+
 int tu_finish(const char *suite)
 {
     printf("%s: %d passed, %d failed%s\n", suite, atomic_load(&passed),

@@ -21,6 +21,8 @@ bool tu_check_int(long long got, long long want, const char *expr, const char *f
 bool tu_check_str(const char *got, const char *want, const char *expr, const char *file,
                   int line);
 int tu_finish(const char *suite);
+/* Checks failed so far (a suite that reports each part's verdict). */
+int tu_failures(void);
 /* Marks part of the suite as not run (its data is missing): says why, and
  * tu_finish then returns 77 (skipped) unless a check failed. */
 void tu_skip(const char *why);
