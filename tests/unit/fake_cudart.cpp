@@ -745,16 +745,21 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t strea
 
 /* ---- streams and events ------------------------------------------------------ */
 
-static cudaError_t stream_create(const char *fn, cudaStream_t *stream)
+/* A new stream or event handle of `set` into *out. */
+static cudaError_t handle_create(const char *fn, std::set<void *> &set, void **out)
 {
     LOCK;
     cudaError_t e = count(fn, false);
     if (e == cudaSuccess && no_device())
         e = cudaErrorNoDevice;
-    if (e == cudaSuccess &&
-        (*stream = (cudaStream_t)new_handle(S().streams)) == nullptr)
+    if (e == cudaSuccess && (*out = new_handle(set)) == nullptr)
         e = cudaErrorMemoryAllocation;
     return e == cudaSuccess ? e : fail(e);
+}
+
+static cudaError_t stream_create(const char *fn, cudaStream_t *stream)
+{
+    return handle_create(fn, S().streams, (void **)stream);
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t *stream)
@@ -807,13 +812,7 @@ cudaError_t cudaStreamQuery(cudaStream_t stream)
 
 static cudaError_t event_create(const char *fn, cudaEvent_t *event)
 {
-    LOCK;
-    cudaError_t e = count(fn, false);
-    if (e == cudaSuccess && no_device())
-        e = cudaErrorNoDevice;
-    if (e == cudaSuccess && (*event = (cudaEvent_t)new_handle(S().events)) == nullptr)
-        e = cudaErrorMemoryAllocation;
-    return e == cudaSuccess ? e : fail(e);
+    return handle_create(fn, S().events, (void **)event);
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *event)

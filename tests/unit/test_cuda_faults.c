@@ -63,6 +63,18 @@ static setup recipe_route(const char *data, const char *recipe_cache)
     return s;
 }
 
+/* The three CUDA routes on `data`: the device colour route, and the recipe
+ * route with its arena copied to the device and mapped in place. */
+typedef struct routes {
+    setup colour, copied, mapped;
+} routes;
+
+static routes routes_on(const char *data)
+{
+    return (routes){colour_route(data), recipe_route(data, "device"),
+                    recipe_route(data, "host")};
+}
+
 /* A loader with CUDA output, set up as `s` asks, not yet opened. */
 static detfeed_loader *create(const setup *s)
 {
@@ -307,13 +319,11 @@ static void batch_call_fails(const setup *setup_of, const char *name,
 
 static void test_no_leaks(const char *data)
 {
-    setup colour = colour_route(data);
-    setup copied = recipe_route(data, "device");
-    setup mapped = recipe_route(data, "host");
+    routes rt = routes_on(data);
     setup second = recipe_route(data, "device"); /* each call switches devices */
     second.devices = 2;
     second.device = 1;
-    const setup *setups[] = {&colour, &copied, &mapped, &second};
+    const setup *setups[] = {&rt.colour, &rt.copied, &rt.mapped, &second};
     const char *names[] = {"device colour", "recipe, arena copied",
                            "recipe, arena mapped", "recipe on device 1 of 2"};
     int n = (int)(sizeof setups / sizeof setups[0]);
@@ -331,7 +341,7 @@ static void test_no_leaks(const char *data)
         for (size_t c = 0; c < sizeof open_calls / sizeof open_calls[0]; c++)
             each_call_of_open_fails(setups[i], names[i], open_calls[c]);
     }
-    malloc_fails_falls_back(&colour);
+    malloc_fails_falls_back(&rt.colour);
     /* The batches' calls. */
     /* Copies that never finish by themselves: with one slot the loader
      * waits for them (cudaEventSynchronize) at the second batch. */
@@ -387,27 +397,26 @@ static void check_device_bytes(const setup *s, const char *what, detfeed_output 
 
 static void test_device_bytes(const char *data)
 {
-    setup colour = colour_route(data);
-    setup copied = recipe_route(data, "device");
-    setup mapped = recipe_route(data, "host");
+    routes rt = routes_on(data);
     fake_cuda_reset();
-    check_device_bytes(&colour, "the device colour route", DETFEED_OUTPUT_CUDA,
+    check_device_bytes(&rt.colour, "the device colour route", DETFEED_OUTPUT_CUDA,
                        DETFEED_ROUTE_DEVICE);
-    check_device_bytes(&copied, "the recipe route, arena copied", DETFEED_OUTPUT_CUDA,
-                       DETFEED_ROUTE_RECIPE);
-    check_device_bytes(&mapped, "the recipe route, arena mapped", DETFEED_OUTPUT_CUDA,
-                       DETFEED_ROUTE_RECIPE);
+    check_device_bytes(&rt.copied, "the recipe route, arena copied",
+                       DETFEED_OUTPUT_CUDA, DETFEED_ROUTE_RECIPE);
+    check_device_bytes(&rt.mapped, "the recipe route, arena mapped",
+                       DETFEED_OUTPUT_CUDA, DETFEED_ROUTE_RECIPE);
     fake_cuda_fail_next("cudaHostRegister", 1);
-    check_device_bytes(&mapped, "the recipe route falling back (registration failed)",
+    check_device_bytes(&rt.mapped,
+                       "the recipe route falling back (registration failed)",
                        DETFEED_OUTPUT_CUDA, DETFEED_ROUTE_DEVICE);
     fake_cuda_reset();
     fake_cuda_fail_next("cudaMemcpy", 1);
-    check_device_bytes(&copied, "the recipe route falling back (arena copy failed)",
+    check_device_bytes(&rt.copied, "the recipe route falling back (arena copy failed)",
                        DETFEED_OUTPUT_CUDA, DETFEED_ROUTE_DEVICE);
     fake_cuda_reset();
     fake_cuda_fail_next("cudaMalloc", 1);
-    check_device_bytes(&colour, "host output (cudaMalloc failed)", DETFEED_OUTPUT_HOST,
-                       DETFEED_ROUTE_WORKER);
+    check_device_bytes(&rt.colour, "host output (cudaMalloc failed)",
+                       DETFEED_OUTPUT_HOST, DETFEED_ROUTE_WORKER);
 }
 
 /* ---- 3. the happy path ----------------------------------------------------------- */
@@ -454,12 +463,10 @@ static void happy_epoch(const setup *s, const char *what)
 
 static void test_happy_path(const char *data)
 {
-    setup colour = colour_route(data);
-    setup copied = recipe_route(data, "device");
-    setup mapped = recipe_route(data, "host");
-    happy_epoch(&colour, "the device colour route's epoch");
-    happy_epoch(&copied, "the recipe route's epoch, arena copied");
-    happy_epoch(&mapped, "the recipe route's epoch, arena mapped");
+    routes rt = routes_on(data);
+    happy_epoch(&rt.colour, "the device colour route's epoch");
+    happy_epoch(&rt.copied, "the recipe route's epoch, arena copied");
+    happy_epoch(&rt.mapped, "the recipe route's epoch, arena mapped");
 }
 
 /* ================================================================================
