@@ -300,8 +300,9 @@ class Loader:
     warp, MixUp, flips, colour: CUDA output in training with cache="ram";
     the cache is copied to the device once). Where the route asked for
     cannot run, the next one does and `route_note` says why.
-    device: "cpu" (host memory), "cuda" or "cuda:N" (device memory; falls
-    back to host memory with a warning where there is no CUDA device).
+    device: "cpu" (host memory), "cuda", "cuda:N", N (an int >= 0) or a
+    torch.device (device memory; falls back to host memory with a warning
+    where there is no such CUDA device, a batch over 65535 images included).
     dtype: uint8 (codes), float32, float16 or bfloat16 (code / 255).
     cache: "ram" (every image decoded once, within the memory available:
     Ultralytics' check, the need and a margin), "none", a byte budget, or
