@@ -108,6 +108,20 @@ static detfeed_loader *open_loader(const setup *s, int *rc)
     return l;
 }
 
+/* A fresh fake and the colour route on `data`, batch `batch`, prefetch
+ * `prefetch`, opened (checked). */
+static detfeed_loader *opened_colour(const char *data, int batch, int prefetch)
+{
+    fake_cuda_reset();
+    setup s = colour_route(data);
+    s.batch = batch;
+    s.prefetch = prefetch;
+    int rc;
+    detfeed_loader *l = open_loader(&s, &rc);
+    CHECK_INT(rc, 0);
+    return l;
+}
+
 typedef struct route_info {
     detfeed_output output;
     detfeed_route route;
@@ -540,12 +554,7 @@ static void test_batch_65536(void)
 
 static void test_release_record_fails(const char *data)
 {
-    fake_cuda_reset();
-    setup s = colour_route(data);
-    s.batch = 1;
-    int rc;
-    detfeed_loader *l = open_loader(&s, &rc);
-    CHECK_INT(rc, 0);
+    detfeed_loader *l = opened_colour(data, 1, 2);
     void *consumer = fake_cuda_consumer_stream(0);
     CHECK_INT(detfeed_loader_set_cuda_stream(l, consumer), 0);
     CHECK_INT(detfeed_loader_start(l, 0), 0);
@@ -574,12 +583,7 @@ static void test_release_record_fails(const char *data)
 
 static void test_pinned_partial(const char *data)
 {
-    fake_cuda_reset();
-    setup s = colour_route(data);
-    s.prefetch = 3;
-    int rc;
-    detfeed_loader *l = open_loader(&s, &rc);
-    CHECK_INT(rc, 0);
+    detfeed_loader *l = opened_colour(data, 2, 3);
     fake_cuda_fail_next("cudaHostAlloc", 2);
     CHECK_INT(detfeed_loader_start(l, 0), 0);
     CHECK(fake_cuda_calls("cudaHostAlloc") >= 2);
@@ -625,12 +629,7 @@ static void test_recipe_auto_maps(const char *data)
  * one of the epoch fail with its status; the next epoch runs. */
 static void failed_submit(const char *data, const char *fn)
 {
-    fake_cuda_reset();
-    setup s = colour_route(data);
-    s.batch = 1;
-    int rc;
-    detfeed_loader *l = open_loader(&s, &rc);
-    CHECK_INT(rc, 0);
+    detfeed_loader *l = opened_colour(data, 1, 2);
     CHECK(detfeed_loader_batch_count(l) >= 3);
     fake_cuda_fail_next(fn, 2);
     CHECK_INT(detfeed_loader_start(l, 0), 0);
@@ -641,7 +640,7 @@ static void failed_submit(const char *data, const char *fn)
     if (!CHECK(failed < 0))
         fprintf(stderr, "  %s failing: the batch came all the same\n", fn);
     for (size_t k = 2; k < detfeed_loader_batch_count(l) + 1; k++) {
-        rc = detfeed_loader_next(l, &b);
+        int rc = detfeed_loader_next(l, &b);
         if (!CHECK_INT(rc, failed))
             fprintf(stderr, "  %s failing: next call %zu of the epoch\n", fn, k + 1);
         if (rc == 0)
