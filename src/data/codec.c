@@ -40,16 +40,17 @@ int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limit limit,
     if (codec == NULL)
         return DETFEED_EINVAL;
     detfeed__msg_clear(&codec->msg);
-    if ((unsigned)limit > DETFEED_LIMIT_MAX_IMAGE_BYTES)
+    if (detfeed__limits_set(&codec->limits, limit, value) == DETFEED_OK)
+        return DETFEED_OK;
+    const char *name = detfeed__limit_name(limit);
+    if (name == NULL)
         return detfeed__fail(&codec->msg, DETFEED_EINVAL,
                              "limit %d is not a codec limit (max_width, max_height, "
                              "max_pixels, max_file, max_image_bytes: 0 to 4)",
                              (int)limit);
-    if (detfeed__limits_set(&codec->limits, limit, value) != DETFEED_OK)
-        return detfeed__fail(&codec->msg, DETFEED_EINVAL,
-                             "%s: %llu is not a limit it accepts (an integer >= 1)",
-                             detfeed__limit_name(limit), (unsigned long long)value);
-    return DETFEED_OK;
+    return detfeed__fail(&codec->msg, DETFEED_EINVAL,
+                         "%s: %llu is not a limit it accepts (an integer >= 1)", name,
+                         (unsigned long long)value);
 }
 
 int detfeed__decode_file_limited(detfeed_codec *codec, const detfeed__limits *lim,

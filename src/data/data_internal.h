@@ -40,7 +40,8 @@ void detfeed__limits_default(detfeed__limits *lim);
 /* Sets one limit; DETFEED_EINVAL for an unknown limit or 0. */
 int detfeed__limits_set(detfeed__limits *lim, detfeed_codec_limit limit,
                         uint64_t value);
-/* "max_width", "max_height", "max_pixels", "max_file", "max_image_bytes". */
+/* "max_width", "max_height", "max_pixels", "max_file", "max_image_bytes";
+ * NULL for a value that is no limit. */
 const char *detfeed__limit_name(detfeed_codec_limit limit);
 
 /* detfeed_codec_decode_file under the limits `lim` instead of the codec's

@@ -28,7 +28,7 @@ const char *detfeed__limit_name(detfeed_codec_limit limit)
 {
     static const char *const names[] = {"max_width", "max_height", "max_pixels",
                                         "max_file", "max_image_bytes"};
-    return (unsigned)limit < sizeof names / sizeof names[0] ? names[limit] : "?";
+    return (unsigned)limit < sizeof names / sizeof names[0] ? names[limit] : NULL;
 }
 
 /* The message of an image over `limit`: the file, its size, the limit's
