@@ -96,7 +96,7 @@ struct detfeed__epochs {
      * writes err. */
     atomic_int failed_worker;
     detfeed__msg err;
-    int consumer_rc;          /* a failed batch's status: the epoch is over (or 0) */
+    int consumer_rc; /* the status of a failed batch whose message err holds (or 0) */
     _Atomic uint64_t wait_ns; /* the consumer in detfeed__epochs_next */
     /* The slots of the batches handed to the consumer since the epoch's
      * start and not yet given back to the workers, oldest first (taken_n
@@ -332,18 +332,16 @@ enum { CONSUMER_FAILED = -2 };
  * fail the same way until the next start. */
 static int consumer_failed(detfeed__epochs *e, int rc, const detfeed__msg *msg)
 {
-    int none = -1;
+    int none = -1; /* else a worker's failure came first: the ring reports it */
     if (atomic_compare_exchange_strong(&e->failed_worker, &none, CONSUMER_FAILED))
-        detfeed__fail(&e->err, rc, "%s", msg->text);
-    e->consumer_rc = rc; /* else a worker's failure, which the ring reports */
+        e->consumer_rc = detfeed__fail(&e->err, rc, "%s", msg->text);
     return rc;
 }
 
 int detfeed__epochs_next(detfeed__epochs *e, int timeout_ms, void *stream,
                          const detfeed_batch **out, detfeed__msg *msg)
 {
-    if (e->consumer_rc != DETFEED_OK &&
-        atomic_load(&e->failed_worker) == CONSUMER_FAILED)
+    if (e->consumer_rc != DETFEED_OK)
         return detfeed__fail(msg, e->consumer_rc, "%s (the epoch is over)",
                              e->err.text);
     int slot, count;
