@@ -351,12 +351,14 @@ void detfeed_batch_shapes(const detfeed_batch *b, int i, int ori_hw[2],
     }
 }
 
+/* What the mask accessors read for a NULL batch: no masks. */
+static const detfeed_batch no_batch = {.mask_type = DETFEED_MASK_NONE};
+
 const void *detfeed_batch_mask_data(const detfeed_batch *b, int *height, int *width,
                                     detfeed_mask_type *type)
 {
-    static const detfeed_batch none = {.mask_type = DETFEED_MASK_NONE};
     if (b == NULL)
-        b = &none;
+        b = &no_batch;
     if (height)
         *height = b->masks ? b->h / 4 : 0;
     if (width)
@@ -368,9 +370,8 @@ const void *detfeed_batch_mask_data(const detfeed_batch *b, int *height, int *wi
 
 const uint8_t *detfeed_batch_masks(const detfeed_batch *b, int *height, int *width)
 {
-    static const detfeed_batch none = {.mask_type = DETFEED_MASK_NONE};
     if (b == NULL)
-        b = &none;
+        b = &no_batch;
     bool narrow = b->mask_type != DETFEED_MASK_I32;
     if (height)
         *height = narrow && b->masks ? b->h / 4 : 0;
