@@ -125,10 +125,9 @@ int detfeed_loader_sample_masks(detfeed_loader *l, uint32_t epoch, uint64_t inde
     if (l == NULL)
         return DETFEED_EINVAL;
     int w, h, rc = check_index(l, "sample_masks", index);
-    if (rc == DETFEED_OK)
-        rc = detfeed_loader_sample_size(l, index, &w, &h);
     if (rc != DETFEED_OK)
         return rc;
+    detfeed__plan_size(&l->plan, index, &w, &h);
     return detfeed_loader_sample_mask_data(l, epoch, index, mask,
                                            (size_t)(w / 4) * (size_t)(h / 4),
                                            mask_width, mask_height, NULL);
