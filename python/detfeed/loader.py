@@ -898,9 +898,10 @@ def _parse_device(device):
     """(cuda?, index) from "cpu", "cuda", "cuda:N", an int or a torch.device."""
     if torch is not None and isinstance(device, torch.device):
         device = str(device)
-    if isinstance(device, bool) or (isinstance(device, int) and device < 0):
-        raise ValueError("detfeed: device must be 'cpu', 'cuda', 'cuda:N' or a CUDA device "
+    refused = ValueError("detfeed: device must be 'cpu', 'cuda', 'cuda:N' or a CUDA device "
                          "number >= 0, not %r" % (device,))
+    if isinstance(device, bool) or (isinstance(device, int) and device < 0):
+        raise refused
     if isinstance(device, int):
         return True, device
     device = str(device)
@@ -912,8 +913,7 @@ def _parse_device(device):
         return True, 0
     if device.startswith("cuda:") and device[5:].isdigit():
         return True, int(device[5:])
-    raise ValueError("detfeed: device must be 'cpu', 'cuda', 'cuda:N' or a CUDA device "
-                     "number >= 0, not %r" % device)
+    raise refused
 
 
 def _shard_args(rank, world_size):
