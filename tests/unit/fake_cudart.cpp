@@ -107,16 +107,14 @@ bool stream_ok(cudaStream_t stream)
 cudaError_t usual_failure(const std::string &fn)
 {
     static const char *const allocations[] = {
-        "cudaMalloc",       "cudaHostAlloc",
-        "cudaMallocHost",   "cudaHostRegister",
-        "cudaEventCreate",  "cudaEventCreateWithFlags",
-        "cudaStreamCreate", "cudaStreamCreateWithFlags"};
+        "cudaMalloc", "cudaHostAlloc", "cudaHostRegister", "cudaEventCreateWithFlags",
+        "cudaStreamCreateWithFlags"};
     for (const char *a : allocations)
         if (fn == a)
             return cudaErrorMemoryAllocation;
     if (fn == "cudaSetDevice" || fn == "cudaGetDevice")
         return cudaErrorInvalidDevice;
-    if (fn == "__cudaLaunchKernel" || fn == "cudaLaunchKernel")
+    if (fn == "__cudaLaunchKernel")
         return cudaErrorLaunchFailure;
     if (fn == "cudaGetDeviceCount")
         return cudaErrorNoDevice;
@@ -435,11 +433,6 @@ cudaError_t cudaGetLastError(void)
     return e;
 }
 
-cudaError_t cudaPeekAtLastError(void)
-{
-    return last_error;
-}
-
 const char *cudaGetErrorName(cudaError_t e)
 {
     switch (e) {
@@ -488,18 +481,6 @@ const char *cudaGetErrorString(cudaError_t e)
     }
 }
 
-cudaError_t cudaDriverGetVersion(int *version)
-{
-    *version = CUDART_VERSION;
-    return cudaSuccess;
-}
-
-cudaError_t cudaRuntimeGetVersion(int *version)
-{
-    *version = CUDART_VERSION;
-    return cudaSuccess;
-}
-
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)
 {
     LOCK;
@@ -535,17 +516,6 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *blocks,
     LOCK;
     cudaError_t e =
         count("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", false);
-    if (e != cudaSuccess)
-        return fail(e);
-    *blocks = 8;
-    return cudaSuccess;
-}
-
-cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *,
-                                                          int, size_t)
-{
-    LOCK;
-    cudaError_t e = count("cudaOccupancyMaxActiveBlocksPerMultiprocessor", false);
     if (e != cudaSuccess)
         return fail(e);
     *blocks = 8;
@@ -606,25 +576,15 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
     return cudaSuccess;
 }
 
-static cudaError_t host_alloc(const char *fn, void **p, size_t bytes)
+cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned)
 {
     LOCK;
-    cudaError_t e = count(fn, false);
+    cudaError_t e = count("cudaHostAlloc", false);
     if (e == cudaSuccess && no_device())
         e = cudaErrorNoDevice;
     if (e == cudaSuccess && (*p = take(S().pinned, bytes)) == nullptr)
         e = cudaErrorMemoryAllocation;
     return e == cudaSuccess ? e : fail(e);
-}
-
-cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned)
-{
-    return host_alloc("cudaHostAlloc", p, bytes);
-}
-
-cudaError_t cudaMallocHost(void **p, size_t bytes)
-{
-    return host_alloc("cudaMallocHost", p, bytes);
 }
 
 cudaError_t cudaFreeHost(void *p)
@@ -715,34 +675,6 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
     return cudaSuccess;
 }
 
-cudaError_t cudaMemset(void *p, int value, size_t bytes)
-{
-    LOCK;
-    cudaError_t e = count("cudaMemset", false);
-    if (e == cudaSuccess && !in_device(p, bytes)) {
-        note_misuse("cudaMemset", "not device memory");
-        e = cudaErrorInvalidValue;
-    }
-    if (e != cudaSuccess)
-        return fail(e);
-    std::memset(p, value, bytes);
-    return cudaSuccess;
-}
-
-cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t stream)
-{
-    LOCK;
-    cudaError_t e = count("cudaMemsetAsync", is_foreign(stream));
-    if (e == cudaSuccess && (!stream_ok(stream) || !in_device(p, bytes))) {
-        note_misuse("cudaMemsetAsync", "unknown stream, or not device memory");
-        e = cudaErrorInvalidValue;
-    }
-    if (e != cudaSuccess)
-        return fail(e);
-    std::memset(p, value, bytes);
-    return cudaSuccess;
-}
-
 /* ---- streams and events ------------------------------------------------------ */
 
 /* A new stream or event handle of `set` into *out. */
@@ -757,24 +689,9 @@ static cudaError_t handle_create(const char *fn, std::set<void *> &set, void **o
     return e == cudaSuccess ? e : fail(e);
 }
 
-static cudaError_t stream_create(const char *fn, cudaStream_t *stream)
-{
-    return handle_create(fn, S().streams, (void **)stream);
-}
-
-cudaError_t cudaStreamCreate(cudaStream_t *stream)
-{
-    return stream_create("cudaStreamCreate", stream);
-}
-
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned)
 {
-    return stream_create("cudaStreamCreateWithFlags", stream);
-}
-
-cudaError_t cudaStreamCreateWithPriority(cudaStream_t *stream, unsigned, int)
-{
-    return stream_create("cudaStreamCreateWithPriority", stream);
+    return handle_create("cudaStreamCreateWithFlags", S().streams, (void **)stream);
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
@@ -805,24 +722,9 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
     return on_stream("cudaStreamSynchronize", stream);
 }
 
-cudaError_t cudaStreamQuery(cudaStream_t stream)
-{
-    return on_stream("cudaStreamQuery", stream);
-}
-
-static cudaError_t event_create(const char *fn, cudaEvent_t *event)
-{
-    return handle_create(fn, S().events, (void **)event);
-}
-
-cudaError_t cudaEventCreate(cudaEvent_t *event)
-{
-    return event_create("cudaEventCreate", event);
-}
-
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned)
 {
-    return event_create("cudaEventCreateWithFlags", event);
+    return handle_create("cudaEventCreateWithFlags", S().events, (void **)event);
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)
@@ -855,11 +757,6 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
     return on_event("cudaEventRecord", event, stream, true);
 }
 
-cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned)
-{
-    return on_event("cudaEventRecordWithFlags", event, stream, true);
-}
-
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned)
 {
     return on_event("cudaStreamWaitEvent", event, stream, true);
@@ -883,7 +780,6 @@ extern "C" {
 void **__cudaRegisterFatBinary(void *fat_cubin);
 void __cudaRegisterFatBinaryEnd(void **handle);
 void __cudaUnregisterFatBinary(void **handle);
-char __cudaInitModule(void **handle);
 void __cudaRegisterVar(void **handle, char *host_var, char *device_address,
                        const char *device_name, int ext, size_t size, int constant,
                        int global);
@@ -911,11 +807,6 @@ void **__cudaRegisterFatBinary(void *)
 void __cudaRegisterFatBinaryEnd(void **) {}
 
 void __cudaUnregisterFatBinary(void **) {}
-
-char __cudaInitModule(void **)
-{
-    return 1;
-}
 
 void __cudaRegisterVar(void **, char *, char *, const char *, int, size_t, int, int) {}
 
@@ -952,27 +843,16 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *fun)
     return cudaSuccess;
 }
 
-static cudaError_t launch(const char *fn, dim3 grid, dim3 block, cudaStream_t stream)
+cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3 grid, dim3 block, void **, size_t,
+                               cudaStream_t stream)
 {
     LOCK;
-    cudaError_t e = count(fn, is_foreign(stream));
+    cudaError_t e = count("__cudaLaunchKernel", is_foreign(stream));
     if (e == cudaSuccess && !stream_ok(stream)) {
-        note_misuse(fn, "unknown or destroyed stream");
+        note_misuse("__cudaLaunchKernel", "unknown or destroyed stream");
         e = cudaErrorInvalidResourceHandle;
     }
     if (e == cudaSuccess && !config_ok(grid, block))
         e = cudaErrorInvalidConfiguration;
     return e == cudaSuccess ? e : fail(e);
-}
-
-cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3 grid, dim3 block, void **, size_t,
-                               cudaStream_t stream)
-{
-    return launch("__cudaLaunchKernel", grid, block, stream);
-}
-
-cudaError_t cudaLaunchKernel(const void *, dim3 grid, dim3 block, void **, size_t,
-                             cudaStream_t stream)
-{
-    return launch("cudaLaunchKernel", grid, block, stream);
 }

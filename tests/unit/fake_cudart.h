@@ -29,7 +29,7 @@ extern "C" {
 /* What the fake counts as held until it is given back. */
 typedef enum fake_cuda_kind {
     FAKE_CUDA_DEVICE_ALLOCS = 0, /* cudaMalloc, not yet cudaFree'd */
-    FAKE_CUDA_HOST_ALLOCS = 1,   /* cudaHostAlloc / cudaMallocHost, not yet freed */
+    FAKE_CUDA_HOST_ALLOCS = 1,   /* cudaHostAlloc, not yet freed */
     FAKE_CUDA_EVENTS = 2,        /* created, not yet destroyed */
     FAKE_CUDA_STREAMS = 3,       /* created, not yet destroyed */
     FAKE_CUDA_REGISTERED = 4,    /* cudaHostRegister'd, not yet unregistered */
