@@ -310,6 +310,7 @@ _SIGNATURES = {
     "detfeed_loader_destroy": (None, [_p]),
     "detfeed_loader_last_error": (_s, [_p]),
     "detfeed_loader_param_parse": (_i, [_s, _pi]),
+    "detfeed_loader_param_bounds_int": (_i, [_i, _p, _p, _p, _p]),
     "detfeed_loader_set": (_i, [_p, _s, _s]),
     "detfeed_loader_set_split": (_i, [_p, _s]),
     "detfeed_loader_set_policy": (_i, [_p, _i]),

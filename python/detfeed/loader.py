@@ -528,7 +528,9 @@ class Loader:
         param = ctypes.c_int()
         if lib.detfeed_loader_param_parse(name.encode(), ctypes.byref(param)) != 0:
             raise TypeError("Loader got an unknown setting %r" % name)
-        if isinstance(value, bool):
+        if isinstance(value, (bool, np.bool_)):
+            if not _is_flag(param):
+                raise ValueError("detfeed: %s must be an integer, not %r" % (name, value))
             value = int(value)
         elif name == "classes" and isinstance(value, (list, tuple)):
             value = ",".join(str(_integer("classes", c)) for c in value)
@@ -831,10 +833,23 @@ def _data_path(data):
                     "list of images, not %r" % (data,))
 
 
+def _is_flag(param):
+    """Whether a bool is a loader setting's value: for an integer 0 or 1
+    and a float (a hyperparameter: True is 1.0, as Ultralytics takes it),
+    not for a count, a size or an id (batch=True is a mistake). Text
+    settings check their own values."""
+    lo, hi = ctypes.c_int64(), ctypes.c_int64()
+    if lib.detfeed_loader_param_bounds_int(param, ctypes.byref(lo), ctypes.byref(hi),
+                                           None, None) != 0:
+        return True
+    return (lo.value, hi.value) == (0, 1)
+
+
 def _integer(name, value):
-    """An integer argument (an int, a NumPy integer or an integer's text)."""
-    if isinstance(value, bool):
-        return int(value)
+    """An integer argument (an int, a NumPy integer or an integer's text;
+    not a bool: batch=True is a mistake, not a batch of 1)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError("detfeed: %s must be an integer, not %r" % (name, value))
     try:
         return operator.index(value)
     except TypeError:
@@ -919,15 +934,12 @@ def _parse_device(device):
 def _shard_args(rank, world_size):
     """(rank, world_size, names taken from the process group): each one not
     given is torch.distributed's where a process group is up, else 0 and
-    1; given ones are whole numbers (not bools) in range."""
+    1; given ones are integers (see _integer) in range."""
     group = rank is None or world_size is None
     grank, gsize = _dist_rank() if group else (0, 1)
     up = group and _dist_up()
     taken = tuple(n for n, v in (("rank", rank), ("world_size", world_size))
                   if v is None and up)
-    for name, value in (("rank", rank), ("world_size", world_size)):
-        if isinstance(value, (bool, np.bool_)):
-            raise ValueError("detfeed: %s must be an integer, not %r" % (name, value))
     rank = grank if rank is None else _integer("rank", rank)
     given_size = world_size is not None
     world_size = gsize if world_size is None else _integer("world_size", world_size)

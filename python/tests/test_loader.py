@@ -162,6 +162,19 @@ def test_errors_carry_the_library_message():
             detfeed.Loader(path, device=device)
     with pytest.raises(ValueError):
         detfeed.Loader(path, rank=2, world_size=2)
+    # A bool is a count's mistake (True was a batch of 1), a flag's or a
+    # probability's value.
+    for kw in (dict(batch=True), dict(imgsz=[True]), dict(seed=np.bool_(True)),
+               dict(close_mosaic=False), dict(prefetch=True), dict(workers=True),
+               dict(classes=[True]), dict(max_width=True), dict(nc=True)):
+        with pytest.raises(ValueError, match="%s must be an integer" % next(iter(kw))):
+            detfeed.Loader(path, **kw)
+    with detfeed.Loader(path, imgsz=64, batch=2, mosaic=False, fliplr=True,
+                        single_cls=np.bool_(True), drop_last=True) as loader:
+        recipe = detfeed._lib.library().recipe(loader._handle.ptr, 0, 0)
+        assert (recipe["mosaic"], recipe["fliplr"], loader.drop_last) == (False, True, True)
+        with pytest.raises(ValueError, match="epoch must be an integer"):
+            loader.set_epoch(True)
     loader = detfeed.Loader(path, imgsz=64, batch=2)
     loader.close()
     with pytest.raises(detfeed.DetfeedError, match="closed"):
