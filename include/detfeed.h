@@ -786,7 +786,9 @@ DETFEED_API int detfeed_disk_cache_fill(detfeed_disk_cache *dc, int threads);
 /* Image i at its load size: from the file (*pixels into the mapping, valid
  * until destroy; *owned NULL) or decoded and resized now with `codec`
  * (*pixels == *owned, released with detfeed_free; offered to the file when
- * this process writes it). As detfeed_cache_get otherwise. */
+ * this process writes it). As detfeed_cache_get otherwise: many threads may
+ * call it at once, each with its own codec, and its message goes to the
+ * codec (DETFEED_EINVAL without one). */
 DETFEED_API int detfeed_disk_cache_get(detfeed_disk_cache *dc, size_t i,
                                        detfeed_codec *codec, const uint8_t **pixels,
                                        int *width, int *height, int *orig_width,

@@ -900,36 +900,28 @@ int detfeed__disk_sync(detfeed_disk_cache *dc)
     return DETFEED_OK;
 }
 
-/* A refusal of detfeed_disk_cache_get: the status, with the message on the
- * disk cache and on the caller's codec (where its decode errors are). */
-static int get_refused(detfeed_disk_cache *dc, detfeed_codec *codec, int status,
-                       const char *why)
-{
-    if (codec)
-        detfeed__fail(&codec->msg, status, "disk_cache_get: %s", why);
-    return detfeed__fail(&dc->msg, status, "disk_cache_get: %s", why);
-}
-
 /* What detfeed_disk_cache_get needs: the cache open, its arguments, image
- * i in the dataset. */
-static int check_get(detfeed_disk_cache *dc, size_t i, detfeed_codec *codec,
+ * i in the dataset. The cache is shared by threads: the message goes to the
+ * caller's codec, as detfeed_cache_get's does. */
+static int check_get(const detfeed_disk_cache *dc, size_t i, detfeed_codec *codec,
                      const uint8_t **pixels, int *width, int *height, uint8_t **owned)
 {
-    char why[160];
+    if (codec == NULL)
+        return DETFEED_EINVAL;
     if (!dc->opened)
-        return get_refused(dc, codec, DETFEED_EINVAL,
-                           "the disk cache is not open (detfeed_disk_cache_open)");
-    if (codec == NULL || pixels == NULL || width == NULL || height == NULL ||
-        owned == NULL)
-        return get_refused(dc, codec, DETFEED_EINVAL,
-                           "codec, pixels, width, height and owned are required "
-                           "(not NULL)");
+        return detfeed__fail(&codec->msg, DETFEED_EINVAL,
+                             "disk_cache_get: the disk cache is not open "
+                             "(detfeed_disk_cache_open)");
+    if (pixels == NULL || width == NULL || height == NULL || owned == NULL)
+        return detfeed__fail(&codec->msg, DETFEED_EINVAL,
+                             "disk_cache_get: pixels, width, height and owned are "
+                             "required (not NULL)");
     size_t n = detfeed_dataset_size(dc->ds);
-    if (i >= n) {
-        snprintf(why, sizeof why, "index %zu is not below the dataset's %zu images", i,
-                 n);
-        return get_refused(dc, codec, DETFEED_EINVAL, why);
-    }
+    if (i >= n)
+        return detfeed__fail(&codec->msg, DETFEED_EINVAL,
+                             "disk_cache_get: index %zu is not below the dataset's %zu "
+                             "images",
+                             i, n);
     return DETFEED_OK;
 }
 
