@@ -6,8 +6,9 @@ idle fraction (1 - mean nvidia-smi utilisation over the fit, sampled every
 carry times); where a fit's time goes (start-up, the
 training phases with their data wait and CPU time, validation, checkpoints,
 the rest), for fits that recorded it; per epoch, the first training phase and
-validation against the later ones; each validation's data wait and inference
-time per image; the paired reductions of wall time, of the
+validation against the later ones; per step (fits with step times), the
+first step, the first epoch's others and the later epochs'; each
+validation's data wait and inference time per image; the paired reductions of wall time, of the
 training phase and of the later epochs' median training time (the steady
 state, without the trainer's one-time set-up; per pair, then the median);
 whether the hashes of the detfeed arms agree; and the profile of any fit run
@@ -147,6 +148,28 @@ def per_epoch(fits, arms, pairs):
             med(rs, "val_cpu_s")))
 
 
+def per_step(fits, arms, pairs):
+    """Medians per arm of the training steps' times (fits that recorded
+    them): the first step of the fit, the rest of the first epoch's median
+    step, the first epoch's data wait, and the later epochs' median step."""
+    rows = recorded(fits, arms, pairs, "step_s")
+    if rows is None:
+        return
+    header("arm", "step 1 s", "epoch 1's other steps s (median)", "epoch 1 data wait s",
+           "later epochs' steps s (median)", "steps an epoch")
+    for arm, rs in rows:
+        if not rs:
+            continue
+        each = [len(r["step_s"]) // len(r["train_epochs_s"]) for r in rs]
+        first = [r["step_s"][1:k] for r, k in zip(rs, each) if k > 1]
+        later = [r["step_s"][k:] for r, k in zip(rs, each) if len(r["step_s"]) > k]
+        print("| (%s) | %.3f | %s | %.3f | %s | %d |" % (
+            arm, median([r["step_s"][0] for r in rs]),
+            "%.4f" % median([median(f) for f in first]) if first else "n/a",
+            median([sum(r["step_wait_s"][:k]) for r, k in zip(rs, each)]),
+            "%.4f" % median([median(v) for v in later]) if later else "n/a", median(each)))
+
+
 def validations(fits, arms, pairs):
     """Medians per arm of where the validations' time goes (fits that recorded
     it): for the first, the later per-epoch and the final validation, its
@@ -243,6 +266,7 @@ def main():
     table(fits, arms, pairs)
     breakdown(fits, arms, pairs)
     per_epoch(fits, arms, pairs)
+    per_step(fits, arms, pairs)
     validations(fits, arms, pairs)
     vs = [tuple(s.split(":")) for s in sys.argv[2:]] or \
         [(x, y) for x, y in (("c", "b"), ("r", "b"), ("b", "a"), ("c", "a"), ("r", "a"),

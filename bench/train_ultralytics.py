@@ -19,7 +19,9 @@ history (equal hashes: equal training), and of what the model was fed (per
 training batch, exact integer sums of the float32 image bits and of the
 label arrays, taken on the GPU: equal hashes, equal inputs), the data wait
 (time from the end of one training step to the start of the next: the
-loader's next and the progress bar) and, with --profile N, a PyTorch
+loader's next and the progress bar), each training step's time and data
+wait (step_s, step_wait_s: from the previous step's end, or its epoch's
+start, to its end and to its batch in hand) and, with --profile N, a PyTorch
 profile (CPU and CUDA activity) of N training steps from step 20: the
 trainer thread's synchronizations (count and time), the GPU's busy time
 and the top operators, written beside --out as PROFILE.txt and in the JSON.
@@ -281,19 +283,22 @@ def main():
     # loader's or the model's.
     spans = {"startup_s": None, "val_s": 0.0, "save_s": 0.0, "train_cpu_s": 0.0,
              "val_cpu_s": 0.0, "train_epochs_s": [], "val_epochs_s": [],
-             "val_wait_s": [], "val_speed_ms": []}
+             "val_wait_s": [], "val_speed_ms": [], "step_s": [], "step_wait_s": []}
     prof = {"p": None, "summary": None}
 
     def on_batch_start(tr):
         if marks["end"] is not None:
             marks["wait"] += time.perf_counter() - marks["end"]
+        # This step's data wait: from the last step's end (the epoch's start
+        # for its first step) to this step's batch in hand.
+        spans["step_wait_s"].append(time.perf_counter() - marks["step"])
         if a.profile and steps[0] == 20:
             prof["p"] = torch.profiler.profile(activities=[
                 torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA])
             prof["p"].__enter__()
 
     def on_epoch_start(tr):
-        marks["t"] = time.perf_counter()
+        marks["t"] = marks["step"] = time.perf_counter()
         marks["cpu"] = cpu_seconds()
         if spans["startup_s"] is None:
             spans["startup_s"] = marks["t"] - t0
@@ -316,6 +321,11 @@ def main():
             marks["end"] = time.perf_counter()
         losses.append([float(x) for x in tr.loss_items.values()] if isinstance(tr.loss_items, dict)
                       else [float(x) for x in tr.loss_items])
+        # The step's time, its wait and its GPU work (float() waits for the
+        # loss) included; a profiled span's last step has the profile's too.
+        now = time.perf_counter()
+        spans["step_s"].append(now - marks["step"])
+        marks["step"] = now
 
     def on_epoch_end(tr):
         marks["end"] = None  # validation and checkpoints are not the data wait
