@@ -309,12 +309,16 @@ def build_loader(args, data, dataset_path, batch_size, device, options):
     and the path of the dataset YAML it was given (removed since)."""
     hyp = {k: getattr(args, k) for k in HYPERPARAMETERS}
     cuda = device.type == "cuda"
+    # Ultralytics' integer arguments take bools (True is 1 there); Loader
+    # refuses a bool where a number is asked, so they are given as ints.
+    seed, epochs, close_mosaic = (int(v) if isinstance(v, bool) else v
+                                  for v in (args.seed, args.epochs, args.close_mosaic))
     settings = dict(imgsz=args.imgsz, batch=batch_size, workers=_threads(args, device),
-                    seed=args.seed, epochs=args.epochs,
+                    seed=seed, epochs=epochs,
                     # Ultralytics closes mosaic at epoch epochs - close_mosaic: never
                     # for 0 or less, as detfeed's 0
-                    close_mosaic=max(args.close_mosaic, 0) if isinstance(
-                        args.close_mosaic, int) else args.close_mosaic,
+                    close_mosaic=max(close_mosaic, 0) if isinstance(close_mosaic, int)
+                    else close_mosaic,
                     split="train", tensors="torch", device=str(device) if cuda else "cpu",
                     value_scale="reciprocal" if cuda else "quotient", cache=_cache(args),
                     **_dataset_args(args, data, "train"),

@@ -244,6 +244,9 @@ FITS = {
     # Ultralytics never closes mosaic for close_mosaic 0 or less
     "close_mosaic_negative": dict(task="detect", epochs=2, close_mosaic=-1),
     "close_mosaic_zero": dict(task="detect", epochs=2, close_mosaic=0),
+    # Ultralytics' integer arguments take bools, True as 1
+    "int_arguments_as_bools": dict(task="detect", epochs=2, close_mosaic=True, seed=True),
+    "int_arguments_as_ints": dict(task="detect", epochs=2, close_mosaic=1, seed=1),
 }
 
 # The same fits validated through detfeed's loader and through Ultralytics'
