@@ -349,7 +349,10 @@ class Loader:
     before any pixel memory is taken (decompression bombs). Further
     keywords are Ultralytics hyperparameters
     (hsv_h, hsv_s, hsv_v, degrees, translate, scale, shear, perspective,
-    flipud, fliplr, mosaic, mixup, bgr).
+    flipud, fliplr, mosaic, mixup, bgr). Counts, sizes, seeds and ids are
+    integers (or their text); a bool there is refused (batch=True is not a
+    batch of 1), while flags and hyperparameters take bools (mosaic=False
+    is 0.0).
 
     Iterating gives one epoch: dicts with Ultralytics' batch keys: img
     (B x 3 x H x W, RGB), cls (N x 1), bboxes (N x 4, normalized xywh),
