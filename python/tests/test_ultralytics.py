@@ -190,7 +190,8 @@ def test_integer_arguments_given_as_bools_train_as_ultralytics_takes_them(fits):
     """close_mosaic=True and seed=True are 1 in Ultralytics; the trainer
     gives the loader 1 (its Loader refuses a bool where a number is asked)."""
     key = lambda bs: [(b["im_file"], b["instances"], b["cls"]) for b in bs]  # noqa: E731
-    as_bools, as_ints = trained(fits["int_arguments_as_bools"]), trained(fits["int_arguments_as_ints"])
+    as_bools = trained(fits["int_arguments_as_bools"])
+    as_ints = trained(fits["int_arguments_as_ints"])
     assert len(as_bools) == 2 and key(as_bools) == key(as_ints)
 
 

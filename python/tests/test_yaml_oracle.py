@@ -53,3 +53,69 @@ def test_escapes_pyyaml_refuses_or_that_hold_no_character_are_refused(tmp_path, 
             yaml.safe_load(f)
     with pytest.raises(detfeed.DetfeedError, match="is not an escape"):
         detfeed.Loader(path, imgsz=64, batch=2, workers=1, tensors="numpy")
+
+
+WORDS = ["a", "b c", "x]y", "p{q", "#h", "d # e", "f,g", "k: v", "it's", 'say "hi"']
+
+
+def quoted(rng, word):
+    """`word` in double or single quotes, its spaces sometimes line breaks
+    (with trailing blanks, empty lines, an escaped break in double quotes)."""
+    double = rng.random() < 0.6
+    text = word.replace("\\", "\\\\").replace('"', '\\"') if double else word.replace("'", "''")
+    q = '"' if double else "'"
+    out = []
+    for ch in text:
+        if ch == " " and rng.random() < 0.7:
+            out.append(rng.choice([" ", "", "  "]) + "\n" + "\n" * rng.randint(0, 2) + "    ")
+        elif double and ch.isalnum() and rng.random() < 0.1:  # not inside an escape
+            out.append(ch + rng.choice([" ", ""]) + "\\\n" + "\n" * rng.randint(0, 1) + "  ")
+        else:
+            out.append(ch)
+    return q + "".join(out) + q
+
+
+def flow_names(rng, n):
+    """A flow list of n names over many lines, with comments between them."""
+    items = []
+    for k in range(n):
+        word = rng.choice(WORDS) + str(k)
+        item = quoted(rng, word) if rng.random() < 0.7 or not word.replace(" ", "").isalnum() \
+            else word
+        items.append(item)
+    text = "names: [" + items[0]
+    for item in items[1:]:
+        text += "," + rng.choice([" ", "\n  ", "  # note, [x]\n  ", "\n\n   # note\n  "]) + item
+    return text + rng.choice(["]", "\n]", "]  # end"]) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_flow_lists_over_lines_read_as_pyyaml_reads_them(tmp_path, seed):
+    """Names in a flow list over many lines: comments between items, quoted
+    names folded over lines as PyYAML folds them (a break is a space, empty
+    lines are line feeds, an escaped break is nothing, trailing blanks
+    go), brackets, commas and # inside quotes."""
+    rng = random.Random(seed)
+    src = os.path.dirname(data("detect"))
+    path = os.path.join(str(tmp_path), "flow.yaml")
+    with open(path, "w") as f:
+        f.write("path: %s\ntrain: images/train\nval: images/val\n%s" % (src, flow_names(rng, 80)))
+    with open(path, encoding="utf-8") as f:
+        want = yaml.safe_load(f)["names"]
+    assert len(want) == 80
+    with detfeed.Loader(path, imgsz=64, batch=2, workers=1, cache="none",
+                        verify_record="none", tensors="numpy") as loader:
+        got = [loader.dataset.names[k] for k in range(80)]
+    assert got == want
+
+
+@pytest.mark.parametrize("text", ['names: ["a\n  b', "names: ['a\n\n", 'names: ["a\\\n'])
+def test_a_quoted_name_left_open_is_refused(tmp_path, text):
+    src = os.path.dirname(data("detect"))
+    path = os.path.join(str(tmp_path), "open.yaml")
+    with open(path, "w") as f:
+        f.write("path: %s\ntrain: images/train\nval: images/val\n%s" % (src, text))
+    with pytest.raises(yaml.YAMLError), open(path, encoding="utf-8") as f:
+        yaml.safe_load(f)
+    with pytest.raises(detfeed.DetfeedError, match="unterminated .*-quoted string"):
+        detfeed.Loader(path, imgsz=64, batch=2, workers=1, tensors="numpy")

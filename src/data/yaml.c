@@ -3,7 +3,8 @@
  *
  * The text is split into lines with their indentation; block structure is
  * parsed by indentation (a mapping or sequence continues while lines keep its
- * column), flow collections by a recursive descent over the joined text. All
+ * column), flow collections by a recursive descent over their lines joined
+ * (comments left out, quoted scalars folded over lines). All
  * errors carry the line number. Depth is bounded so that hostile nesting
  * cannot exhaust the stack.
  */
@@ -485,44 +486,139 @@ static detfeed__ynode *flow_value(yparser *p, const char **s, int line)
     return n;
 }
 
-/* Bracket depth change of a line of flow text, ignoring quoted parts and a
- * trailing comment. */
-static int bracket_balance(const char *s)
+/* Flow text read line by line: the quote a line ends inside (a quoted
+ * scalar may go on over lines; 0: none) and the bracket depth. */
+typedef struct flow_scan {
+    char quote;
+    int depth;
+} flow_scan;
+
+/* Scans line `s` of flow text from the state at its start: the length of
+ * its flow text (up to a comment outside quotes; without the backslash of
+ * an escaped line break, which sets *escaped). */
+static size_t scan_flow_line(const char *s, flow_scan *st, bool *escaped)
 {
-    int d = 0;
-    for (const char *b = s; *s; s++) {
-        if (*s == '"' || *s == '\'') {
-            char q = *s++;
-            while (*s && *s != q)
-                s += (*s == '\\' && q == '"' && s[1]) ? 2 : 1;
-            if (!*s)
+    const char *c = s;
+    *escaped = false;
+    for (; *c; c++) {
+        if (st->quote == '"' && *c == '\\') {
+            if (c[1] == '\0') {
+                *escaped = true;
                 break;
-        } else if (is_comment_start(s, b)) {
+            }
+            c++;
+        } else if (st->quote) {
+            st->quote = *c == st->quote ? 0 : st->quote; /* '' closes and opens */
+        } else if (*c == '"' || *c == '\'') {
+            st->quote = *c;
+        } else if (is_comment_start(c, s)) {
             break;
-        } else if (*s == '[' || *s == '{') {
-            d++;
-        } else if (*s == ']' || *s == '}') {
-            d--;
+        } else if (*c == '[' || *c == '{') {
+            st->depth++;
+        } else if (*c == ']' || *c == '}') {
+            st->depth--;
         }
     }
-    return d;
+    return (size_t)(c - s);
 }
 
-/* Strips a trailing comment (outside quotes) from flow text in place. */
-static void strip_comment(char *s)
+/* Flow text joined from its lines. */
+typedef struct flow_text {
+    char *s;
+    size_t len, cap;
+} flow_text;
+
+/* Appends n bytes of `s` (or n copies of `fill` when s is NULL); false
+ * when out of memory. Doubling: a flow list over many lines is linear. */
+static bool flow_put(flow_text *t, const char *s, size_t n, char fill)
 {
-    for (char *b = s; *s; s++) {
-        if (*s == '"' || *s == '\'') {
-            char q = *s++;
-            while (*s && *s != q)
-                s += (*s == '\\' && q == '"' && s[1]) ? 2 : 1;
-            if (!*s)
-                return;
-        } else if (is_comment_start(s, b)) {
-            *s = '\0';
-            return;
-        }
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = (t->len + n + 1) * 2;
+        char *grown = realloc(t->s, cap);
+        if (grown == NULL)
+            return false;
+        t->s = grown, t->cap = cap;
     }
+    if (s)
+        memcpy(t->s + t->len, s, n);
+    else
+        memset(t->s + t->len, fill, n);
+    t->len += n;
+    t->s[t->len] = '\0';
+    return true;
+}
+
+static bool all_space(const char *s)
+{
+    return s[strspn(s, " \t")] == '\0';
+}
+
+/* What joins a line that ends inside a quoted scalar to the next as PyYAML
+ * folds it: the empty lines between them (the cursor moves past them) give
+ * a line feed each; without any, an unescaped line break gives a space and
+ * an escaped one nothing. False at the end of the text. */
+static bool fold_quoted_break(yparser *p, flow_text *t, bool escaped, bool *ok)
+{
+    size_t empty = 0;
+    while (p->i < p->n && all_space(p->lines[p->i].text))
+        empty++, p->i++;
+    if (p->i == p->n)
+        return false;
+    *ok = empty ? flow_put(t, NULL, empty, '\n') : escaped || flow_put(t, " ", 1, 0);
+    return true;
+}
+
+/* A line of flow text appended: its leading white space dropped where it
+ * goes on with a quoted scalar, its trailing white space where it ends
+ * inside one (unless the break is escaped). */
+static bool put_flow_line(flow_text *t, const char *part, size_t n, char quote_before,
+                          const flow_scan *st, bool escaped)
+{
+    if (quote_before) {
+        size_t lead = strspn(part, " \t");
+        lead = lead < n ? lead : n;
+        part += lead, n -= lead;
+    }
+    if (st->quote && !escaped)
+        while (n > 0 && (part[n - 1] == ' ' || part[n - 1] == '\t'))
+            n--;
+    return flow_put(t, part, n, 0);
+}
+
+/* The text of a flow collection that starts at `text` on the cursor line
+ * and goes on over the following lines until its brackets balance (comments
+ * left out, quoted scalars over lines folded), or NULL with the failure set.
+ * Advances the cursor. */
+static char *flow_join(yparser *p, const char *text, int line)
+{
+    flow_text t = {NULL, 0, 0};
+    flow_scan st = {0, 0};
+    bool ok = true;
+    for (const char *part = text; ok;) {
+        char before = st.quote;
+        bool escaped;
+        size_t n = scan_flow_line(part, &st, &escaped);
+        ok = put_flow_line(&t, part, n, before, &st, escaped);
+        p->i++;
+        if (!ok || (st.depth <= 0 && !st.quote))
+            break;
+        if (st.quote ? !fold_quoted_break(p, &t, escaped, &ok)
+                     : (ok = flow_put(&t, " ", 1, 0), peek(p) == NULL)) {
+            fail(p, line,
+                 st.quote == '"'    ? "unterminated double-quoted string"
+                 : st.quote == '\'' ? "unterminated single-quoted string"
+                                    : "unterminated flow collection");
+            free(t.s);
+            return NULL;
+        }
+        part = p->lines[p->i].text;
+    }
+    if (!ok) {
+        fail(p, line, "out of memory");
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
 }
 
 /* A flow collection starting at `text` on the cursor line and continuing
@@ -530,39 +626,9 @@ static void strip_comment(char *s)
 static detfeed__ynode *flow_block(yparser *p, const char *text)
 {
     int line = p->lines[p->i].lineno;
-    size_t cap = strlen(text) + 1, len = 0;
-    char *joined = malloc(cap);
-    if (joined == NULL) {
-        fail(p, line, "out of memory");
+    char *joined = flow_join(p, text, line);
+    if (joined == NULL)
         return NULL;
-    }
-    int depth = 0;
-    for (const char *part = text;;) {
-        size_t n = strlen(part);
-        char *grown =
-            len + n + 2 > cap ? realloc(joined, cap = (len + n + 2) * 2) : joined;
-        if (grown == NULL) { /* doubling: a flow list over many lines is linear */
-            free(joined);
-            fail(p, line, "out of memory");
-            return NULL;
-        }
-        joined = grown;
-        memcpy(joined + len, part, n);
-        len += n;
-        joined[len++] = ' ';
-        joined[len] = '\0';
-        depth += bracket_balance(part);
-        p->i++;
-        if (depth <= 0)
-            break;
-        if (peek(p) == NULL) {
-            free(joined);
-            fail(p, line, "unterminated flow collection");
-            return NULL;
-        }
-        part = p->lines[p->i].text;
-    }
-    strip_comment(joined);
     const char *s = joined;
     detfeed__ynode *n = flow_value(p, &s, line);
     skip_ws(&s);

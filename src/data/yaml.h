@@ -3,8 +3,11 @@
  *
  * It reads the subset that dataset YAMLs use: block mappings and sequences
  * by indentation, flow sequences and mappings ([a, b], {k: v}) that may span
- * lines, plain, single- and double-quoted scalars, comments, block scalars
- * (| and >, kept as text), a leading "---" and a UTF-8 byte order mark.
+ * lines (with comments between items, and quoted scalars folded over lines
+ * as PyYAML folds them), plain, single- and double-quoted scalars (a quoted
+ * scalar over lines outside a flow collection is refused), comments, block
+ * scalars (| and >, kept as text), a leading "---" and a UTF-8 byte order
+ * mark.
  * Anchors, aliases, tags, complex keys and several documents are refused
  * with a message naming the line. Every scalar stays a string; the dataset
  * code converts what it needs.
