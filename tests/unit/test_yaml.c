@@ -153,6 +153,42 @@ static void test_escapes(void)
     detfeed__yaml_free(root);
 }
 
+/* Flow collections over lines: comments between items, quoted scalars
+ * folded as PyYAML folds them (a break a space, each empty line a line feed,
+ * an escaped break nothing, trailing blanks dropped before a break), and
+ * brackets, commas and '#' inside quotes taken as text. */
+static void test_flow_over_lines(void)
+{
+    detfeed__ynode *r = parse_ok("names: [a, # first, [not an item]\n"
+                                 "  \"b  \n"
+                                 "     c\", 'd\n"
+                                 "\n"
+                                 "  e', \"f \\\n"
+                                 "  g\",\n"
+                                 "  # between\n"
+                                 "  \"h]\n"
+                                 "#i, {j}\"]  # end\n"
+                                 "map: {k: \"v\n"
+                                 "  w\", l: [1,\n"
+                                 "  2]}\n");
+    if (r == NULL)
+        return;
+    const detfeed__ynode *n = detfeed__yaml_get(r, "names");
+    const char *want[] = {"a", "b c", "d\ne", "f g", "h] #i, {j}"};
+    if (CHECK(n && n->type == DETFEED__Y_SEQ && n->n == 5))
+        for (size_t k = 0; k < 5; k++)
+            CHECK_STR(n->items[k]->str, want[k]);
+    const detfeed__ynode *m = detfeed__yaml_get(r, "map");
+    CHECK(m && m->type == DETFEED__Y_MAP && strcmp(scalar(m, "k"), "v w") == 0);
+    const detfeed__ynode *l = m ? detfeed__yaml_get(m, "l") : NULL;
+    CHECK(l && l->type == DETFEED__Y_SEQ && l->n == 2);
+    detfeed__yaml_free(r);
+    parse_bad("a: 1\nnames: [\"open\n  b]\n", 2, "unterminated double-quoted string");
+    parse_bad("names: ['open\n\n", 1, "unterminated single-quoted string");
+    parse_bad("names: [\"x\\\n", 1, "unterminated double-quoted string");
+    parse_bad("names: [a, # c\n", 1, "unterminated flow collection");
+}
+
 static void test_errors(void)
 {
     parse_bad("a: 1\n\tb: 2\n", 2, "tab");
@@ -251,6 +287,7 @@ int main(void)
     test_dataset_yaml();
     test_sequences();
     test_escapes();
+    test_flow_over_lines();
     test_errors();
     test_many_names();
     return tu_finish("test_yaml");
