@@ -60,13 +60,16 @@ WORDS = ["a", "b c", "x]y", "p{q", "#h", "d # e", "f,g", "k: v", "it's", 'say "h
 
 def quoted(rng, word):
     """`word` in double or single quotes, its spaces sometimes line breaks
-    (with trailing blanks, empty lines, an escaped break in double quotes)."""
+    (with trailing blanks, empty lines; in double quotes an escaped break, or
+    an escaped space or tab before the break)."""
     double = rng.random() < 0.6
     text = word.replace("\\", "\\\\").replace('"', '\\"') if double else word.replace("'", "''")
     q = '"' if double else "'"
     out = []
     for ch in text:
-        if ch == " " and rng.random() < 0.7:
+        if ch == " " and double and rng.random() < 0.2:  # an escaped space kept before a fold
+            out.append("\\" + rng.choice([" ", "\t"]) + rng.choice(["", "  "]) + "\n  ")
+        elif ch == " " and rng.random() < 0.7:
             out.append(rng.choice([" ", "", "  "]) + "\n" + "\n" * rng.randint(0, 2) + "    ")
         elif double and ch.isalnum() and rng.random() < 0.1:  # not inside an escape
             out.append(ch + rng.choice([" ", ""]) + "\\\n" + "\n" * rng.randint(0, 1) + "  ")

@@ -493,20 +493,28 @@ typedef struct flow_scan {
     int depth;
 } flow_scan;
 
-/* Scans line `s` of flow text from the state at its start: the length of
- * its flow text (up to a comment outside quotes; without the backslash of
- * an escaped line break, which sets *escaped). */
-static size_t scan_flow_line(const char *s, flow_scan *st, bool *escaped)
+/* One line of flow text as scanned: its length (up to a comment outside
+ * quotes; without the backslash of an escaped line break), whether it ends
+ * in an escaped line break, and where its last escape sequence ends (white
+ * space dropped before a fold stops there: "\ " is a space kept). */
+typedef struct flow_line {
+    size_t len, escape_end;
+    bool escaped_break;
+} flow_line;
+
+/* Scans line `s` of flow text from the state at its start. */
+static flow_line scan_flow_line(const char *s, flow_scan *st)
 {
+    flow_line fl = {0, 0, false};
     const char *c = s;
-    *escaped = false;
     for (; *c; c++) {
         if (st->quote == '"' && *c == '\\') {
             if (c[1] == '\0') {
-                *escaped = true;
+                fl.escaped_break = true;
                 break;
             }
             c++;
+            fl.escape_end = (size_t)(c - s) + 1;
         } else if (st->quote) {
             st->quote = *c == st->quote ? 0 : st->quote; /* '' closes and opens */
         } else if (*c == '"' || *c == '\'') {
@@ -519,7 +527,8 @@ static size_t scan_flow_line(const char *s, flow_scan *st, bool *escaped)
             st->depth--;
         }
     }
-    return (size_t)(c - s);
+    fl.len = (size_t)(c - s);
+    return fl;
 }
 
 /* Flow text joined from its lines. */
@@ -571,16 +580,17 @@ static bool fold_quoted_break(yparser *p, flow_text *t, bool escaped, bool *ok)
 /* A line of flow text appended: its leading white space dropped where it
  * goes on with a quoted scalar, its trailing white space where it ends
  * inside one (unless the break is escaped). */
-static bool put_flow_line(flow_text *t, const char *part, size_t n, char quote_before,
-                          const flow_scan *st, bool escaped)
+static bool put_flow_line(flow_text *t, const char *part, flow_line fl,
+                          char quote_before, const flow_scan *st)
 {
+    size_t n = fl.len, keep = fl.escape_end;
     if (quote_before) {
         size_t lead = strspn(part, " \t");
         lead = lead < n ? lead : n;
-        part += lead, n -= lead;
+        part += lead, n -= lead, keep = keep > lead ? keep - lead : 0;
     }
-    if (st->quote && !escaped)
-        while (n > 0 && (part[n - 1] == ' ' || part[n - 1] == '\t'))
+    if (st->quote && !fl.escaped_break)
+        while (n > keep && (part[n - 1] == ' ' || part[n - 1] == '\t'))
             n--;
     return flow_put(t, part, n, 0);
 }
@@ -596,13 +606,12 @@ static char *flow_join(yparser *p, const char *text, int line)
     bool ok = true;
     for (const char *part = text; ok;) {
         char before = st.quote;
-        bool escaped;
-        size_t n = scan_flow_line(part, &st, &escaped);
-        ok = put_flow_line(&t, part, n, before, &st, escaped);
+        flow_line fl = scan_flow_line(part, &st);
+        ok = put_flow_line(&t, part, fl, before, &st);
         p->i++;
         if (!ok || (st.depth <= 0 && !st.quote))
             break;
-        if (st.quote ? !fold_quoted_break(p, &t, escaped, &ok)
+        if (st.quote ? !fold_quoted_break(p, &t, fl.escaped_break, &ok)
                      : (ok = flow_put(&t, " ", 1, 0), peek(p) == NULL)) {
             fail(p, line,
                  st.quote == '"'    ? "unterminated double-quoted string"

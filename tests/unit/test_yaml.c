@@ -170,7 +170,9 @@ static void test_flow_over_lines(void)
                                  "#i, {j}\"]  # end\n"
                                  "map: {k: \"v\n"
                                  "  w\", l: [1,\n"
-                                 "  2]}\n");
+                                 "  2]}\n"
+                                 "kept: [\"e\\ \t \n"
+                                 "  f\"]\n");
     if (r == NULL)
         return;
     const detfeed__ynode *n = detfeed__yaml_get(r, "names");
@@ -182,6 +184,8 @@ static void test_flow_over_lines(void)
     CHECK(m && m->type == DETFEED__Y_MAP && strcmp(scalar(m, "k"), "v w") == 0);
     const detfeed__ynode *l = m ? detfeed__yaml_get(m, "l") : NULL;
     CHECK(l && l->type == DETFEED__Y_SEQ && l->n == 2);
+    const detfeed__ynode *k = detfeed__yaml_get(r, "kept"); /* an escaped space stays */
+    CHECK(k && k->n == 1 && strcmp(k->items[0]->str, "e  f") == 0);
     detfeed__yaml_free(r);
     parse_bad("a: 1\nnames: [\"open\n  b]\n", 2, "unterminated double-quoted string");
     parse_bad("names: ['open\n\n", 1, "unterminated single-quoted string");
