@@ -458,11 +458,12 @@ static unsigned blocks_per_image(int n, int64_t hw, int64_t slots)
 }
 
 /* The colour kernel's grid: four waves of blocks, not one. With one, every
- * block strides over a quarter of its image to the end and the SMs' active
+ * block strides over its share of its image to the end and the SMs' active
  * cycles spread about -20%..+8% around their mean (a profile on an H100):
- * the launch waits for the slowest; smaller blocks of four waves even the
- * tail out (batch 64 float32 on an H100: 80-84% of copy bandwidth with one
- * wave, 88-89% with four and the bound below; bench/run_kernel_variants.sh). */
+ * the launch waits for the slowest; four waves of blocks with a quarter of
+ * the work each even the tail out (batch 64 float32 on an H100: 80-84% of copy
+ * bandwidth with one wave, 88-89% with four and the bound below;
+ * bench/run_kernel_variants.sh). */
 enum { COLOUR_WAVES = 4 };
 
 /* Blocks of `kernel` (256 threads) resident in one wave on the current
