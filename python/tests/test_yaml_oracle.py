@@ -122,3 +122,29 @@ def test_a_quoted_name_left_open_is_refused(tmp_path, text):
         yaml.safe_load(f)
     with pytest.raises(detfeed.DetfeedError, match="unterminated .*-quoted string"):
         detfeed.Loader(path, imgsz=64, batch=2, workers=1, tensors="numpy")
+
+
+NAMES = ", ".join("n%d" % k for k in range(2, 80))
+
+
+@pytest.mark.parametrize("text", [
+    'download: |\n  for x in y:\n  \tprint(x)\nnames: [a, b, %s]\n' % NAMES,  # a script's tab
+    'names: ["a\n\tb", c, %s]\n' % NAMES,  # a tab before a quoted name's next line
+    'names: [a,\n\tb, %s]\n' % NAMES,  # a tab indenting flow items: PyYAML refuses
+    'names:\n\t- a\n',  # a tab indenting a block: PyYAML refuses
+])
+def test_tabs_are_taken_where_pyyaml_takes_them(tmp_path, text):
+    src = os.path.dirname(data("detect"))
+    path = os.path.join(str(tmp_path), "tabs.yaml")
+    with open(path, "w") as f:
+        f.write("path: %s\ntrain: images/train\nval: images/val\n%s" % (src, text))
+    try:
+        with open(path, encoding="utf-8") as f:
+            want = yaml.safe_load(f)["names"]
+    except yaml.YAMLError:
+        with pytest.raises(detfeed.DetfeedError, match="tab used for indentation"):
+            detfeed.Loader(path, imgsz=64, batch=2, workers=1, tensors="numpy")
+        return
+    with detfeed.Loader(path, imgsz=64, batch=2, workers=1, cache="none",
+                        verify_record="none", tensors="numpy") as loader:
+        assert [loader.dataset.names[k] for k in range(80)] == want

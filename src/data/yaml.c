@@ -25,6 +25,7 @@ typedef struct yline {
     int lineno; /* 1-based */
     char *text; /* after the indentation; NUL-terminated, may be rewritten */
     bool blank; /* empty or comment only */
+    bool tab;   /* not blank, and a tab right after the spaces */
 } yline;
 
 typedef struct yparser {
@@ -233,10 +234,7 @@ static bool split_lines(yparser *p, const char *text, size_t len)
         ln->text = s + ln->indent;
         size_t tabs = strspn(ln->text, "\t ");
         ln->blank = ln->text[tabs] == '\0' || ln->text[tabs] == '#';
-        if (!ln->blank && ln->text[0] == '\t') {
-            fail(p, lineno, "tab used for indentation");
-            return false;
-        }
+        ln->tab = !ln->blank && ln->text[0] == '\t'; /* refused where it is structure */
         if (end == next)
             break;
         s = next;
@@ -244,11 +242,19 @@ static bool split_lines(yparser *p, const char *text, size_t len)
     return true;
 }
 
-/* The next non-blank line at or after the cursor, or NULL. */
+/* The next non-blank line at or after the cursor, or NULL (also when that
+ * line is indented with a tab, which fails: a block's lines and a flow
+ * collection's outside quotes; a block scalar's text and a quoted scalar's
+ * continuation lines are not read through here and may hold tabs, as
+ * PyYAML reads them). */
 static yline *peek(yparser *p)
 {
     while (p->i < p->n && p->lines[p->i].blank)
         p->i++;
+    if (p->i < p->n && p->lines[p->i].tab) {
+        fail(p, p->lines[p->i].lineno, "tab used for indentation");
+        return NULL;
+    }
     return p->i < p->n ? &p->lines[p->i] : NULL;
 }
 

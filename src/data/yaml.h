@@ -8,7 +8,9 @@
  * scalar over lines outside a flow collection is refused), comments, block
  * scalars (| and >, kept as text), a leading "---" and a UTF-8 byte order
  * mark.
- * Anchors, aliases, tags, complex keys and several documents are refused
+ * Anchors, aliases, tags, complex keys, several documents and a tab that
+ * indents a block or flow items (tabs in a block scalar's text or before a
+ * quoted scalar's next line are taken, as PyYAML takes them) are refused
  * with a message naming the line. Every scalar stays a string; the dataset
  * code converts what it needs.
  */

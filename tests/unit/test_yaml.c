@@ -193,6 +193,24 @@ static void test_flow_over_lines(void)
     parse_bad("names: [a, # c\n", 1, "unterminated flow collection");
 }
 
+/* Tabs where PyYAML takes them: in a block scalar's text after its
+ * indentation, before a quoted scalar's next line; not indenting a block
+ * or flow items. */
+static void test_tabs(void)
+{
+    detfeed__ynode *r = parse_ok("download: |\n"
+                                 "  for x in y:\n"
+                                 "  \tprint(x)\n"
+                                 "names: [\"a\n"
+                                 "\tb\"]\n");
+    CHECK_STR(scalar(r, "download"), "for x in y:\n\tprint(x)\n");
+    const detfeed__ynode *n = detfeed__yaml_get(r, "names");
+    CHECK(n && n->n == 1 && strcmp(n->items[0]->str, "a b") == 0);
+    detfeed__yaml_free(r);
+    parse_bad("names: [a,\n\tb]\n", 2, "tab used for indentation");
+    parse_bad("names:\n\t- a\n", 2, "tab used for indentation");
+}
+
 static void test_errors(void)
 {
     parse_bad("a: 1\n\tb: 2\n", 2, "tab");
@@ -292,6 +310,7 @@ int main(void)
     test_sequences();
     test_escapes();
     test_flow_over_lines();
+    test_tabs();
     test_errors();
     test_many_names();
     return tu_finish("test_yaml");
