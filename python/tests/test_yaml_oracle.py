@@ -112,7 +112,35 @@ def test_flow_lists_over_lines_read_as_pyyaml_reads_them(tmp_path, seed):
     assert got == want
 
 
-@pytest.mark.parametrize("text", ['names: ["a\n  b', "names: ['a\n\n", 'names: ["a\\\n'])
+def block_names(rng, n):
+    """A block map or sequence of n names, quoted ones folded over lines."""
+    seq = rng.random() < 0.5
+    lines = ["names:"]
+    for k in range(n):
+        word = quoted(rng, rng.choice(WORDS) + str(k)).replace("\n    ", "\n      ")
+        lines.append(("  - %s" if seq else "  %d: %%s" % k) % word +
+                     rng.choice(["", "  # note"]))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_quoted_names_over_lines_in_blocks_read_as_pyyaml_reads_them(tmp_path, seed):
+    rng = random.Random(seed)
+    src = os.path.dirname(data("detect"))
+    path = os.path.join(str(tmp_path), "block.yaml")
+    with open(path, "w") as f:
+        f.write("path: %s\ntrain: images/train\nval: images/val\n%s" % (src, block_names(rng, 80)))
+    with open(path, encoding="utf-8") as f:
+        want = yaml.safe_load(f)["names"]
+    want = [want[k] for k in range(80)]  # a list, or a map of ids
+    with detfeed.Loader(path, imgsz=64, batch=2, workers=1, cache="none",
+                        verify_record="none", tensors="numpy") as loader:
+        got = [loader.dataset.names[k] for k in range(80)]
+    assert got == want
+
+
+@pytest.mark.parametrize("text", ['names: ["a\n  b', "names: ['a\n\n", 'names: ["a\\\n',
+                                  'names:\n  0: "a\n  b\n'])
 def test_a_quoted_name_left_open_is_refused(tmp_path, text):
     src = os.path.dirname(data("detect"))
     path = os.path.join(str(tmp_path), "open.yaml")

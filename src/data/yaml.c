@@ -601,11 +601,12 @@ static bool put_flow_line(flow_text *t, const char *part, flow_line fl,
     return flow_put(t, part, n, 0);
 }
 
-/* The text of a flow collection that starts at `text` on the cursor line
- * and goes on over the following lines until its brackets balance (comments
- * left out, quoted scalars over lines folded), or NULL with the failure set.
- * Advances the cursor. */
-static char *flow_join(yparser *p, const char *text, int line)
+/* The text of a flow collection (or, with `scalar`, of a quoted scalar)
+ * that starts at `text` on the cursor line and goes on over the following
+ * lines until its brackets balance (until its quote closes), with comments
+ * left out and quoted scalars over lines folded; NULL with the failure set.
+ * Advances the cursor past its last line. */
+static char *flow_join(yparser *p, const char *text, int line, bool scalar)
 {
     flow_text t = {NULL, 0, 0};
     flow_scan st = {0, 0};
@@ -615,7 +616,7 @@ static char *flow_join(yparser *p, const char *text, int line)
         flow_line fl = scan_flow_line(part, &st);
         ok = put_flow_line(&t, part, fl, before, &st);
         p->i++;
-        if (!ok || (st.depth <= 0 && !st.quote))
+        if (!ok || (!st.quote && (scalar || st.depth <= 0)))
             break;
         if (st.quote ? !fold_quoted_break(p, &t, fl.escaped_break, &ok)
                      : (ok = flow_put(&t, " ", 1, 0), peek(p) == NULL)) {
@@ -641,7 +642,7 @@ static char *flow_join(yparser *p, const char *text, int line)
 static detfeed__ynode *flow_block(yparser *p, const char *text)
 {
     int line = p->lines[p->i].lineno;
-    char *joined = flow_join(p, text, line);
+    char *joined = flow_join(p, text, line, false);
     if (joined == NULL)
         return NULL;
     const char *s = joined;
@@ -698,6 +699,17 @@ static detfeed__ynode *block_scalar(yparser *p, int indent, bool folded, int lin
     return node;
 }
 
+/* Whether the quoted scalar that starts at `text` (if one does) goes on
+ * past its line. */
+static bool quote_goes_on(const char *text)
+{
+    flow_scan st = {0, 0};
+    if (*text != '"' && *text != '\'')
+        return false;
+    (void)scan_flow_line(text, &st);
+    return st.quote != 0;
+}
+
 /* The value after "key:" (or after "- "), text being what follows on the
  * line. Advances past everything the value spans. */
 static detfeed__ynode *inline_value(yparser *p, const char *text, int indent)
@@ -709,6 +721,12 @@ static detfeed__ynode *inline_value(yparser *p, const char *text, int indent)
     if ((*text == '|' || *text == '>') &&
         (text[1] == '\0' || strchr("-+ #0123456789", text[1])))
         return block_scalar(p, indent, *text == '>', line);
+    if (quote_goes_on(text)) { /* a quoted scalar over lines, folded */
+        char *joined = flow_join(p, text, line, true);
+        detfeed__ynode *n = joined ? line_scalar(p, joined, line) : NULL;
+        free(joined);
+        return n;
+    }
     if (*text != '\0' && *text != '#') {
         detfeed__ynode *n = line_scalar(p, text, line);
         p->i++;
@@ -816,7 +834,8 @@ static detfeed__ynode *block_seq(yparser *p, int indent)
         content += strspn(content, " ");
         char *rest;
         detfeed__ynode *v;
-        char *key = (*content && *content != '[' && *content != '{' && *content != '#')
+        char *key = (*content && *content != '[' && *content != '{' &&
+                     *content != '#' && !quote_goes_on(content))
                         ? split_key(p, content, &rest, l->lineno)
                         : NULL;
         if (p->failed)

@@ -3,11 +3,10 @@
  *
  * It reads the subset that dataset YAMLs use: block mappings and sequences
  * by indentation, flow sequences and mappings ([a, b], {k: v}) that may span
- * lines (with comments between items, and quoted scalars folded over lines
- * as PyYAML folds them), plain, single- and double-quoted scalars (a quoted
- * scalar over lines outside a flow collection is refused), comments, block
- * scalars (| and >, kept as text), a leading "---" and a UTF-8 byte order
- * mark.
+ * lines (with comments between items), plain, single- and double-quoted
+ * scalars (quoted ones folded over lines as PyYAML folds them), comments,
+ * block scalars (| and >, kept as text), a leading "---" and a UTF-8 byte
+ * order mark.
  * Anchors, aliases, tags, complex keys, several documents and a tab that
  * indents a block or flow items (tabs in a block scalar's text or before a
  * quoted scalar's next line are taken, as PyYAML takes them) are refused

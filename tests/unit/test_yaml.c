@@ -196,6 +196,27 @@ static void test_flow_over_lines(void)
 /* Tabs where PyYAML takes them: in a block scalar's text after its
  * indentation, before a quoted scalar's next line; not indenting a block
  * or flow items. */
+static void test_quoted_over_lines_in_blocks(void)
+{
+    detfeed__ynode *r = parse_ok("quoted: \"x\n"
+                                 "  y\" # c\n"
+                                 "seq:\n"
+                                 "  - 'a''s\n"
+                                 "\n"
+                                 "    b'\n"
+                                 "  - \"c\\\n"
+                                 "  d\"\n"
+                                 "last: 1\n");
+    CHECK_STR(scalar(r, "quoted"), "x y");
+    const detfeed__ynode *q = detfeed__yaml_get(r, "seq");
+    CHECK(q && q->n == 2 && strcmp(q->items[0]->str, "a's\nb") == 0 &&
+          strcmp(q->items[1]->str, "cd") == 0);
+    CHECK_STR(scalar(r, "last"), "1");
+    detfeed__yaml_free(r);
+    parse_bad("a: \"x\n  y\" z\n", 1, "after a quoted");
+    parse_bad("a: 1\nb: 'x\n", 2, "unterminated single-quoted string");
+}
+
 static void test_tabs(void)
 {
     detfeed__ynode *r = parse_ok("download: |\n"
@@ -310,6 +331,7 @@ int main(void)
     test_sequences();
     test_escapes();
     test_flow_over_lines();
+    test_quoted_over_lines_in_blocks();
     test_tabs();
     test_errors();
     test_many_names();
