@@ -18,13 +18,30 @@ ESCAPES = ["\\x41", "\\x7e", "\\u00e9", "\\u4e2d", "\\U0001F600", "\\t", "\\n", 
 PLAIN = "abcXYZ019 -_.:/#'"
 
 
-def dataset_yaml(folder, names):
-    src = os.path.dirname(data("detect"))
-    body = "".join('  - "%s"\n' % n for n in names)
-    path = os.path.join(folder, "escapes.yaml")
+def dataset_with(folder, body):
+    """A dataset YAML of coco8's images whose text ends in `body`."""
+    path = os.path.join(str(folder), "names.yaml")
     with open(path, "w") as f:
-        f.write("path: %s\ntrain: images/train\nval: images/val\nnames:\n%s" % (src, body))
+        f.write("path: %s\ntrain: images/train\nval: images/val\n%s"
+                % (os.path.dirname(data("detect")), body))
     return path
+
+
+def pyyaml_names(path, n=80):
+    """The first n names as yaml.safe_load reads them (a map's by id)."""
+    with open(path, encoding="utf-8") as f:
+        names = yaml.safe_load(f)["names"]
+    return [names[k] for k in range(n)]
+
+
+def detfeed_names(path, n=80):
+    with detfeed.Loader(path, imgsz=64, batch=2, workers=1, cache="none",
+                        verify_record="none", tensors="numpy") as loader:
+        return [loader.dataset.names[k] for k in range(n)]
+
+
+def dataset_yaml(folder, names):
+    return dataset_with(folder, "names:\n" + "".join('  - "%s"\n' % n for n in names))
 
 
 def random_name(rng):
@@ -36,21 +53,16 @@ def random_name(rng):
 def test_escaped_names_read_as_pyyaml_reads_them(tmp_path, seed):
     rng = random.Random(seed)
     names = [random_name(rng) for _ in range(80)]  # coco8's ids are below 80
-    path = dataset_yaml(str(tmp_path), names)
-    with open(path, encoding="utf-8") as f:
-        want = yaml.safe_load(f)["names"]
-    with detfeed.Loader(path, imgsz=64, batch=2, workers=1, cache="none",
-                        verify_record="none", tensors="numpy") as loader:
-        got = [loader.dataset.names[k] for k in range(len(want))]
-    assert got == want
+    path = dataset_yaml(tmp_path, names)
+    assert detfeed_names(path) == pyyaml_names(path)
 
 
 @pytest.mark.parametrize("escape", ["\\q", "\\x4", "\\u12", "\\0", "\\ud800"])
 def test_escapes_pyyaml_refuses_or_that_hold_no_character_are_refused(tmp_path, escape):
-    path = dataset_yaml(str(tmp_path), ["ok"] * 79 + ["bad%s" % escape])
+    path = dataset_yaml(tmp_path, ["ok"] * 79 + ["bad%s" % escape])
     if escape not in ("\\0", "\\ud800"):  # PyYAML gives a NUL, a lone surrogate
-        with pytest.raises(yaml.YAMLError), open(path, encoding="utf-8") as f:
-            yaml.safe_load(f)
+        with pytest.raises(yaml.YAMLError):
+            pyyaml_names(path)
     with pytest.raises(detfeed.DetfeedError, match="is not an escape"):
         detfeed.Loader(path, imgsz=64, batch=2, workers=1, tensors="numpy")
 
@@ -98,18 +110,8 @@ def test_flow_lists_over_lines_read_as_pyyaml_reads_them(tmp_path, seed):
     names folded over lines as PyYAML folds them (a break is a space, empty
     lines are line feeds, an escaped break is nothing, trailing blanks
     go), brackets, commas and # inside quotes."""
-    rng = random.Random(seed)
-    src = os.path.dirname(data("detect"))
-    path = os.path.join(str(tmp_path), "flow.yaml")
-    with open(path, "w") as f:
-        f.write("path: %s\ntrain: images/train\nval: images/val\n%s" % (src, flow_names(rng, 80)))
-    with open(path, encoding="utf-8") as f:
-        want = yaml.safe_load(f)["names"]
-    assert len(want) == 80
-    with detfeed.Loader(path, imgsz=64, batch=2, workers=1, cache="none",
-                        verify_record="none", tensors="numpy") as loader:
-        got = [loader.dataset.names[k] for k in range(80)]
-    assert got == want
+    path = dataset_with(tmp_path, flow_names(random.Random(seed), 80))
+    assert detfeed_names(path) == pyyaml_names(path)
 
 
 def block_names(rng, n):
@@ -125,29 +127,16 @@ def block_names(rng, n):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_quoted_names_over_lines_in_blocks_read_as_pyyaml_reads_them(tmp_path, seed):
-    rng = random.Random(seed)
-    src = os.path.dirname(data("detect"))
-    path = os.path.join(str(tmp_path), "block.yaml")
-    with open(path, "w") as f:
-        f.write("path: %s\ntrain: images/train\nval: images/val\n%s" % (src, block_names(rng, 80)))
-    with open(path, encoding="utf-8") as f:
-        want = yaml.safe_load(f)["names"]
-    want = [want[k] for k in range(80)]  # a list, or a map of ids
-    with detfeed.Loader(path, imgsz=64, batch=2, workers=1, cache="none",
-                        verify_record="none", tensors="numpy") as loader:
-        got = [loader.dataset.names[k] for k in range(80)]
-    assert got == want
+    path = dataset_with(tmp_path, block_names(random.Random(seed), 80))
+    assert detfeed_names(path) == pyyaml_names(path)
 
 
 @pytest.mark.parametrize("text", ['names: ["a\n  b', "names: ['a\n\n", 'names: ["a\\\n',
                                   'names:\n  0: "a\n  b\n'])
 def test_a_quoted_name_left_open_is_refused(tmp_path, text):
-    src = os.path.dirname(data("detect"))
-    path = os.path.join(str(tmp_path), "open.yaml")
-    with open(path, "w") as f:
-        f.write("path: %s\ntrain: images/train\nval: images/val\n%s" % (src, text))
-    with pytest.raises(yaml.YAMLError), open(path, encoding="utf-8") as f:
-        yaml.safe_load(f)
+    path = dataset_with(tmp_path, text)
+    with pytest.raises(yaml.YAMLError):
+        pyyaml_names(path)
     with pytest.raises(detfeed.DetfeedError, match="unterminated .*-quoted string"):
         detfeed.Loader(path, imgsz=64, batch=2, workers=1, tensors="numpy")
 
@@ -162,17 +151,11 @@ NAMES = ", ".join("n%d" % k for k in range(2, 80))
     'names:\n\t- a\n',  # a tab indenting a block: PyYAML refuses
 ])
 def test_tabs_are_taken_where_pyyaml_takes_them(tmp_path, text):
-    src = os.path.dirname(data("detect"))
-    path = os.path.join(str(tmp_path), "tabs.yaml")
-    with open(path, "w") as f:
-        f.write("path: %s\ntrain: images/train\nval: images/val\n%s" % (src, text))
+    path = dataset_with(tmp_path, text)
     try:
-        with open(path, encoding="utf-8") as f:
-            want = yaml.safe_load(f)["names"]
+        want = pyyaml_names(path)
     except yaml.YAMLError:
         with pytest.raises(detfeed.DetfeedError, match="tab used for indentation"):
-            detfeed.Loader(path, imgsz=64, batch=2, workers=1, tensors="numpy")
+            detfeed_names(path)
         return
-    with detfeed.Loader(path, imgsz=64, batch=2, workers=1, cache="none",
-                        verify_record="none", tensors="numpy") as loader:
-        assert [loader.dataset.names[k] for k in range(80)] == want
+    assert detfeed_names(path) == want
