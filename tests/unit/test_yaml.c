@@ -193,9 +193,8 @@ static void test_flow_over_lines(void)
     parse_bad("names: [a, # c\n", 1, "unterminated flow collection");
 }
 
-/* Tabs where PyYAML takes them: in a block scalar's text after its
- * indentation, before a quoted scalar's next line; not indenting a block
- * or flow items. */
+/* Quoted values over lines in block mappings and sequences, folded as
+ * PyYAML folds them. */
 static void test_quoted_over_lines_in_blocks(void)
 {
     detfeed__ynode *r = parse_ok("quoted: \"x\n"
@@ -217,6 +216,9 @@ static void test_quoted_over_lines_in_blocks(void)
     parse_bad("a: 1\nb: 'x\n", 2, "unterminated single-quoted string");
 }
 
+/* Tabs where PyYAML takes them: in a block scalar's text after its
+ * indentation, before a quoted scalar's next line; not indenting a block
+ * or flow items. */
 static void test_tabs(void)
 {
     detfeed__ynode *r = parse_ok("download: |\n"
