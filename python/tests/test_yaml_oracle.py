@@ -141,6 +141,15 @@ def test_a_quoted_name_left_open_is_refused(tmp_path, text):
         detfeed.Loader(path, imgsz=64, batch=2, workers=1, tensors="numpy")
 
 
+@pytest.mark.parametrize("text", ['names:\n  0: "a\n---\n  b"\n', 'names: ["a\n... ", b]\n'])
+def test_a_document_marker_inside_a_quoted_name_is_refused(tmp_path, text):
+    path = dataset_with(tmp_path, text)
+    with pytest.raises(yaml.YAMLError):
+        pyyaml_names(path)
+    with pytest.raises(detfeed.DetfeedError, match="document marker"):
+        detfeed_names(path)
+
+
 NAMES = ", ".join("n%d" % k for k in range(2, 80))
 
 

@@ -571,7 +571,8 @@ static bool all_space(const char *s)
 /* What joins a line that ends inside a quoted scalar to the next as PyYAML
  * folds it: the empty lines between them (the cursor moves past them) give
  * a line feed each; without any, an unescaped line break gives a space and
- * an escaped one nothing. False at the end of the text. */
+ * an escaped one nothing. False at the end of the text, and (failing) at a
+ * document marker, "---" or "..." at a line's start. */
 static bool fold_quoted_break(yparser *p, flow_text *t, bool escaped, bool *ok)
 {
     size_t empty = 0;
@@ -579,6 +580,13 @@ static bool fold_quoted_break(yparser *p, flow_text *t, bool escaped, bool *ok)
         empty++, p->i++;
     if (p->i == p->n)
         return false;
+    const yline *l = &p->lines[p->i];
+    if (l->indent == 0 &&
+        (strncmp(l->text, "---", 3) == 0 || strncmp(l->text, "...", 3) == 0) &&
+        (l->text[3] == '\0' || l->text[3] == ' ' || l->text[3] == '\t')) {
+        fail(p, l->lineno, "a document marker (%.3s) inside a quoted string", l->text);
+        return false; /* as PyYAML: the quote is not closed before it */
+    }
     *ok = empty ? flow_put(t, NULL, empty, '\n') : escaped || flow_put(t, " ", 1, 0);
     return true;
 }

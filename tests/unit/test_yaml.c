@@ -214,6 +214,11 @@ static void test_quoted_over_lines_in_blocks(void)
     detfeed__yaml_free(r);
     parse_bad("a: \"x\n  y\" z\n", 1, "after a quoted");
     parse_bad("a: 1\nb: 'x\n", 2, "unterminated single-quoted string");
+    parse_bad("a: \"x\n---\n\"\n", 2, "document marker (---) inside a quoted string");
+    parse_bad("a: [\"x\n\n... \", b]\n", 3, "document marker (...)");
+    r = parse_ok("a: \"x\n ---\n---y\"\n"); /* not at the start, or not alone */
+    CHECK_STR(scalar(r, "a"), "x --- ---y");
+    detfeed__yaml_free(r);
 }
 
 /* Tabs where PyYAML takes them: in a block scalar's text after its
