@@ -187,6 +187,12 @@ static char *dup_range(const char *s, size_t len)
 
 /* ---- lines ---------------------------------------------------------------- */
 
+/* Whether a line's text is only spaces and tabs (or nothing). */
+static bool all_space(const char *s)
+{
+    return s[strspn(s, " \t")] == '\0';
+}
+
 static bool is_comment_start(const char *s, const char *start)
 {
     return *s == '#' && (s == start || s[-1] == ' ' || s[-1] == '\t');
@@ -563,11 +569,6 @@ static bool flow_put(flow_text *t, const char *s, size_t n, char fill)
     return true;
 }
 
-static bool all_space(const char *s)
-{
-    return s[strspn(s, " \t")] == '\0';
-}
-
 /* What joins a line that ends inside a quoted scalar to the next as PyYAML
  * folds it: the empty lines between them (the cursor moves past them) give
  * a line feed each; without any, an unescaped line break gives a space and
@@ -681,7 +682,7 @@ static detfeed__ynode *block_scalar(yparser *p, int indent, bool folded, int lin
     int body = -1;
     for (p->i++; p->i < p->n; p->i++) {
         yline *l = &p->lines[p->i];
-        bool empty = l->text[strspn(l->text, " \t")] == '\0';
+        bool empty = all_space(l->text);
         if (!empty && l->indent <= indent)
             break;
         if (body < 0 && !empty)
