@@ -287,11 +287,12 @@ def main():
     prof = {"p": None, "summary": None}
 
     def on_batch_start(tr):
+        now = time.perf_counter()
         if marks["end"] is not None:
-            marks["wait"] += time.perf_counter() - marks["end"]
+            marks["wait"] += now - marks["end"]
         # This step's data wait: from the last step's end (the epoch's start
         # for its first step) to this step's batch in hand.
-        spans["step_wait_s"].append(time.perf_counter() - marks["step"])
+        spans["step_wait_s"].append(now - marks["step"])
         if a.profile and steps[0] == 20:
             prof["p"] = torch.profiler.profile(activities=[
                 torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA])
