@@ -53,10 +53,11 @@ static cudaError_t enter(const detfeed__cuda_route *r, device_scope *d)
     return e;
 }
 
-static void leave(const device_scope *d)
+/* Makes the caller's device current again; false when that failed (the
+ * calling thread is left on r's device). */
+static bool leave(const device_scope *d)
 {
-    if (d->restore)
-        cudaSetDevice(d->previous);
+    return !d->restore || cudaSetDevice(d->previous) == cudaSuccess;
 }
 
 /* Records a failed CUDA call's reason; returns DETFEED_ECUDA. */
@@ -64,6 +65,20 @@ static int failed(detfeed__cuda_route *r, cudaError_t e)
 {
     (void)cudaGetLastError(); /* clear a non-sticky error */
     r->error = cudaGetErrorString(e);
+    return DETFEED_ECUDA;
+}
+
+/* Why a call failed whose work was done but after which the caller's device
+ * could not be made current again. */
+static const char not_back_why[] =
+    "the calling thread's CUDA device could not be made current again (cudaSetDevice "
+    "failed)";
+
+/* Records that reason; returns DETFEED_ECUDA. */
+static int not_back(detfeed__cuda_route *r)
+{
+    (void)cudaGetLastError();
+    r->error = not_back_why;
     return DETFEED_ECUDA;
 }
 
@@ -115,7 +130,7 @@ extern "C" void detfeed__cuda_route_destroy(detfeed__cuda_route *r)
         cudaFree(r->arena);
     if (r->stream)
         cudaStreamDestroy(r->stream);
-    leave(&d);
+    (void)leave(&d); /* nothing to report it to */
     free(r->slot);
     free(r);
 }
@@ -167,11 +182,12 @@ extern "C" int detfeed__cuda_route_create(detfeed__cuda_route **out, int device,
         e = cudaMalloc(&r->in, in_bytes);
     for (int i = 0; e == cudaSuccess && i < slots; i++)
         e = slot_init(&r->slot[i], out_bytes);
-    leave(&d);
-    if (e != cudaSuccess) {
+    bool back = leave(&d);
+    if (e != cudaSuccess || !back) {
         (void)cudaGetLastError();
-        *why = e == cudaErrorMemoryAllocation ? "out of CUDA device memory"
-                                              : cudaGetErrorString(e);
+        *why = e == cudaSuccess                 ? not_back_why
+               : e == cudaErrorMemoryAllocation ? "out of CUDA device memory"
+                                                : cudaGetErrorString(e);
         detfeed__cuda_route_destroy(r);
         return DETFEED_ECUDA;
     }
@@ -281,14 +297,15 @@ extern "C" int detfeed__cuda_route_arena(detfeed__cuda_route *r, const void *hos
         copy = false;
         e = arena_map(r, host, (size_t)bytes);
     }
-    leave(&d);
-    if (e == cudaSuccess)
+    bool back = leave(&d);
+    if (e == cudaSuccess && back)
         return DETFEED_OK;
     (void)cudaGetLastError();
-    *why = !copy ? (automatic ? "the image cache could not be page-locked for the "
-                                "device (recipe_cache auto)"
-                              : "the image cache could not be page-locked for the "
-                                "device (recipe_cache host)")
+    *why = e == cudaSuccess ? not_back_why
+           : !copy ? (automatic ? "the image cache could not be page-locked for the "
+                                  "device (recipe_cache auto)"
+                                : "the image cache could not be page-locked for the "
+                                  "device (recipe_cache host)")
            : e == cudaErrorMemoryAllocation
                ? "the image cache does not fit in CUDA device memory (recipe_cache "
                  "device)"
@@ -330,7 +347,7 @@ extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
         e = cudaEventRecord(s->ready, r->stream);
     if (rc == DETFEED_OK && e == cudaSuccess)
         e = cudaStreamWaitEvent((cudaStream_t)consumer, s->ready, 0);
-    leave(&d);
+    bool back = leave(&d);
     if (e != cudaSuccess)
         return failed(r, e);
     if (rc != DETFEED_OK) {
@@ -339,6 +356,8 @@ extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
                        : "the kernel refused the batch's size or buffers";
         return rc;
     }
+    if (!back)
+        return not_back(r);
     s->submitted = true;
     *dev = s->out;
     *ready = (void *)s->ready;
@@ -369,8 +388,8 @@ extern "C" int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot,
         e = cudaEventRecord(s->consumed, (cudaStream_t)consumer);
     if (e != cudaSuccess) /* the reuse cannot wait on the device: wait here */
         wait_for_consumer(consumer);
-    leave(&d);
-    return e == cudaSuccess ? DETFEED_OK : failed(r, e);
+    bool back = leave(&d);
+    return e != cudaSuccess ? failed(r, e) : back ? DETFEED_OK : not_back(r);
 }
 
 extern "C" int detfeed__cuda_route_copy_done(detfeed__cuda_route *r, int slot,
@@ -381,7 +400,8 @@ extern "C" int detfeed__cuda_route_copy_done(detfeed__cuda_route *r, int slot,
     if (e == cudaSuccess)
         e = wait ? cudaEventSynchronize(r->slot[slot].copied)
                  : cudaEventQuery(r->slot[slot].copied);
-    leave(&d);
+    if (!leave(&d) && (e == cudaSuccess || e == cudaErrorNotReady))
+        return not_back(r);
     if (e == cudaErrorNotReady) {
         (void)cudaGetLastError(); /* not an error: the copy runs */
         return 0;
@@ -395,10 +415,10 @@ extern "C" int detfeed__cuda_route_sync(detfeed__cuda_route *r)
     cudaError_t e = enter(r, &d);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(r->stream);
-    leave(&d);
+    bool back = leave(&d);
     for (int i = 0; i < r->slots; i++)
         r->slot[i].submitted = false;
-    return e == cudaSuccess ? DETFEED_OK : failed(r, e);
+    return e != cudaSuccess ? failed(r, e) : back ? DETFEED_OK : not_back(r);
 }
 
 extern "C" int detfeed__cuda_route_to_host(detfeed__cuda_route *r, int slot, void *dst,
@@ -413,6 +433,6 @@ extern "C" int detfeed__cuda_route_to_host(detfeed__cuda_route *r, int slot, voi
         e = cudaEventSynchronize(s->ready);
     if (e == cudaSuccess)
         e = cudaMemcpy(dst, s->out, bytes, cudaMemcpyDeviceToHost);
-    leave(&d);
-    return e == cudaSuccess ? DETFEED_OK : failed(r, e);
+    bool back = leave(&d);
+    return e != cudaSuccess ? failed(r, e) : back ? DETFEED_OK : not_back(r);
 }

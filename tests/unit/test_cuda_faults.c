@@ -19,7 +19,8 @@
  * Then the failures a review of the CUDA route found (each of these parts
  * failed before its fix; each part prints its verdict): a batch past one
  * launch, a refused release, slots partly page-locked, recipe_cache auto
- * when the copy fails, a failed submit, a device that does not exist.
+ * when the copy fails, a failed submit, a device that does not exist, the
+ * caller's device not made current again.
  */
 #include "fake_cudart.h"
 #include "testutil.h"
@@ -680,6 +681,43 @@ static void test_missing_device(const char *data)
     check_clean("cuda_device 3 of 1");
 }
 
+/* ---- 10. the caller's device put back ----------------------------------------------
+ */
+
+/* The loader on device 1 of 2, the caller on device 0: each call made
+ * device 1 current and device 0 again after; when that second
+ * cudaSetDevice fails, the batch fails and says so (it was taken as done,
+ * the caller's thread left on device 1). */
+static void test_device_put_back(const char *data)
+{
+    fake_cuda_reset();
+    setup s = colour_route(data);
+    s.device = 1;
+    s.devices = 2;
+    int rc, dev = -1;
+    detfeed_loader *l = open_loader(&s, &rc);
+    if (CHECK_INT(rc, 0) && CHECK_INT(route_of(l).output, DETFEED_OUTPUT_CUDA)) {
+        CHECK_INT(cudaGetDevice(&dev), cudaSuccess);
+        CHECK_INT(dev, 0);
+        CHECK_INT(detfeed_loader_start(l, 0), 0);
+        const detfeed_batch *b = NULL;
+        long set = fake_cuda_calls("cudaSetDevice");
+        if (CHECK_INT(detfeed_loader_next(l, &b), 0))
+            CHECK_INT(detfeed_loader_release(l, b), 0);
+        CHECK(fake_cuda_calls("cudaSetDevice") >= set + 2);
+        CHECK_INT(cudaGetDevice(&dev), cudaSuccess);
+        CHECK_INT(dev, 0);
+        fake_cuda_fail_next("cudaSetDevice", 2); /* the next call's way back */
+        CHECK_INT(detfeed_loader_next(l, &b), DETFEED_ECUDA);
+        CHECK(mentions(detfeed_loader_last_error(l), "made current again"));
+        CHECK_INT(cudaGetDevice(&dev), cudaSuccess);
+        CHECK_INT(dev, 1);
+        CHECK_INT(cudaSetDevice(0), cudaSuccess);
+    }
+    detfeed_loader_destroy(l);
+    check_clean("the caller's device not put back");
+}
+
 /* ---- main
  * ---------------------------------------------------------------------------- */
 
@@ -729,6 +767,7 @@ int main(void)
         part("recipe_cache auto maps", test_recipe_auto_maps, data);
         part("failed submit ends epoch", test_failed_submit, data);
         part("missing device", test_missing_device, data);
+        part("caller's device put back", test_device_put_back, data);
     }
     return tu_finish("test_cuda_faults");
 }
