@@ -1485,6 +1485,13 @@ DETFEED_API int detfeed_loader_route(const detfeed_loader *loader,
  * only after the work submitted on it before the release. May be changed
  * between batches; a consumer on other streams orders itself with
  * detfeed_batch_cuda_event.
+ *
+ * The calls that use the device (open, next, release, start,
+ * detfeed_batch_copy_images) make the loader's device
+ * (DETFEED_LOADER_CUDA_DEVICE) current on the calling thread when another
+ * one is, and the caller's current again before they return; when that
+ * cudaSetDevice fails they return DETFEED_ECUDA with a message saying so
+ * (open falls back to host output with it as the reason).
  */
 DETFEED_API int detfeed_loader_set_cuda_stream(detfeed_loader *loader, void *stream);
 
