@@ -8,10 +8,11 @@
 # other in the same call, the first build again at the end (its two runs
 # give the spread between runs of one build).
 #
-#   bench/run_kernel_variants.sh IMAGES OUT NAME=DIR...
+#   [BATCHES=8,64] bench/run_kernel_variants.sh IMAGES OUT NAME=DIR...
 #
-# IMAGES: a folder of photos (coco128/images/train2017); OUT/kernel.txt gets
-# every line.
+# IMAGES: a folder of photos (coco128/images/train2017); BATCHES: the batch
+# sizes timed (bench_cuda_kernel.py --batches); OUT/kernel.txt gets every
+# line.
 set -uo pipefail
 images=$1 out=$2
 shift 2
@@ -33,7 +34,7 @@ for v in "$@" "$1"; do
     tail -4 | tee -a "$out/kernel.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   PYTHONPATH=$top/python python3 "$top/bench/bench_cuda_kernel.py" --lib "$lib" \
-    --batches 8,64 --images "$images" 2>&1 | grep -E "^(batch|device copy|Traceback|[A-Za-z]*Error)" |
+    --batches "${BATCHES:-8,64}" --images "$images" 2>&1 | grep -E "^(batch|device copy|Traceback|[A-Za-z]*Error)" |
     tee -a "$out/kernel.txt"
 done
 exit $status
