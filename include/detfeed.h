@@ -1489,9 +1489,10 @@ DETFEED_API int detfeed_loader_route(const detfeed_loader *loader,
  * The calls that use the device (open, next, release, start,
  * detfeed_batch_copy_images) make the loader's device
  * (DETFEED_LOADER_CUDA_DEVICE) current on the calling thread when another
- * one is, and the caller's current again before they return; when that
- * cudaSetDevice fails they return DETFEED_ECUDA with a message saying so
- * (open falls back to host output with it as the reason).
+ * one is, and the caller's current again before they return. When that
+ * cudaSetDevice fails, the call returns DETFEED_ECUDA with a message saying
+ * so; release, whose status is about the stream, leaves it to the next of
+ * the other calls; open falls back to host output with it as the reason.
  */
 DETFEED_API int detfeed_loader_set_cuda_stream(detfeed_loader *loader, void *stream);
 

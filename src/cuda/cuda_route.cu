@@ -34,6 +34,9 @@ struct detfeed__cuda_route {
     detfeed_dtype recipe_wave_dtype;
     route_slot *slot;
     const char *error;
+    /* A release or copy_done whose way back to the caller's device failed:
+     * the next submit, sync or copy to the host reports it. */
+    bool stranded;
 };
 
 /* Makes r's device current for the scope of one call. */
@@ -54,10 +57,14 @@ static cudaError_t enter(const detfeed__cuda_route *r, device_scope *d)
 }
 
 /* Makes the caller's device current again; false when that failed (the
- * calling thread is left on r's device). */
+ * calling thread is left on r's device; the failure is cleared from the
+ * thread's last error, where the next launch's check would find it). */
 static bool leave(const device_scope *d)
 {
-    return !d->restore || cudaSetDevice(d->previous) == cudaSuccess;
+    if (!d->restore || cudaSetDevice(d->previous) == cudaSuccess)
+        return true;
+    (void)cudaGetLastError();
+    return false;
 }
 
 /* Records a failed CUDA call's reason; returns DETFEED_ECUDA. */
@@ -80,6 +87,16 @@ static int not_back(detfeed__cuda_route *r)
     (void)cudaGetLastError();
     r->error = not_back_why;
     return DETFEED_ECUDA;
+}
+
+/* leave(d) for a submit, sync or copy to the host: false when the caller's
+ * device could not be made current again, now or at a release or copy_done
+ * since the last of these. */
+static bool back_home(detfeed__cuda_route *r, const device_scope *d)
+{
+    bool back = leave(d) && !r->stranded;
+    r->stranded = false;
+    return back;
 }
 
 extern "C" const char *detfeed__cuda_route_error(const detfeed__cuda_route *r)
@@ -347,7 +364,7 @@ extern "C" int detfeed__cuda_route_submit(detfeed__cuda_route *r, int slot,
         e = cudaEventRecord(s->ready, r->stream);
     if (rc == DETFEED_OK && e == cudaSuccess)
         e = cudaStreamWaitEvent((cudaStream_t)consumer, s->ready, 0);
-    bool back = leave(&d);
+    bool back = back_home(r, &d);
     if (e != cudaSuccess)
         return failed(r, e);
     if (rc != DETFEED_OK) {
@@ -388,8 +405,9 @@ extern "C" int detfeed__cuda_route_release(detfeed__cuda_route *r, int slot,
         e = cudaEventRecord(s->consumed, (cudaStream_t)consumer);
     if (e != cudaSuccess) /* the reuse cannot wait on the device: wait here */
         wait_for_consumer(consumer);
-    bool back = leave(&d);
-    return e != cudaSuccess ? failed(r, e) : back ? DETFEED_OK : not_back(r);
+    if (!leave(&d)) /* its status is about the record: reported later */
+        r->stranded = true;
+    return e == cudaSuccess ? DETFEED_OK : failed(r, e);
 }
 
 extern "C" int detfeed__cuda_route_copy_done(detfeed__cuda_route *r, int slot,
@@ -400,8 +418,8 @@ extern "C" int detfeed__cuda_route_copy_done(detfeed__cuda_route *r, int slot,
     if (e == cudaSuccess)
         e = wait ? cudaEventSynchronize(r->slot[slot].copied)
                  : cudaEventQuery(r->slot[slot].copied);
-    if (!leave(&d) && (e == cudaSuccess || e == cudaErrorNotReady))
-        return not_back(r);
+    if (!leave(&d)) /* its answer is whether the copy is done: reported later */
+        r->stranded = true;
     if (e == cudaErrorNotReady) {
         (void)cudaGetLastError(); /* not an error: the copy runs */
         return 0;
@@ -415,7 +433,7 @@ extern "C" int detfeed__cuda_route_sync(detfeed__cuda_route *r)
     cudaError_t e = enter(r, &d);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(r->stream);
-    bool back = leave(&d);
+    bool back = back_home(r, &d);
     for (int i = 0; i < r->slots; i++)
         r->slot[i].submitted = false;
     return e != cudaSuccess ? failed(r, e) : back ? DETFEED_OK : not_back(r);
@@ -433,6 +451,6 @@ extern "C" int detfeed__cuda_route_to_host(detfeed__cuda_route *r, int slot, voi
         e = cudaEventSynchronize(s->ready);
     if (e == cudaSuccess)
         e = cudaMemcpy(dst, s->out, bytes, cudaMemcpyDeviceToHost);
-    bool back = leave(&d);
+    bool back = back_home(r, &d);
     return e != cudaSuccess ? failed(r, e) : back ? DETFEED_OK : not_back(r);
 }

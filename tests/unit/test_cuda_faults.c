@@ -684,10 +684,37 @@ static void test_missing_device(const char *data)
 /* ---- 10. the caller's device put back ----------------------------------------------
  */
 
-/* The loader on device 1 of 2, the caller on device 0: each call made
- * device 1 current and device 0 again after; when that second
- * cudaSetDevice fails, the batch fails and says so (it was taken as done,
- * the caller's thread left on device 1). */
+/* Epoch `epoch` of l: its first batch taken, then the nth cudaSetDevice
+ * from `at` on fails ("next": before the next batch, "release": before the
+ * first one's release); the next batch must fail, saying so, with the
+ * calling thread left on device 1 (then set back to 0 here). */
+static void device_not_put_back(detfeed_loader *l, uint32_t epoch, const char *at,
+                                int nth)
+{
+    int dev = -1;
+    const detfeed_batch *b = NULL;
+    CHECK_INT(detfeed_loader_start(l, epoch), 0);
+    if (!CHECK_INT(detfeed_loader_next(l, &b), 0))
+        return;
+    if (strcmp(at, "release") == 0)
+        fake_cuda_fail_next("cudaSetDevice", nth);
+    CHECK_INT(detfeed_loader_release(l, b), 0);
+    if (strcmp(at, "next") == 0)
+        fake_cuda_fail_next("cudaSetDevice", nth);
+    if (!CHECK_INT(detfeed_loader_next(l, &b), DETFEED_ECUDA))
+        fprintf(stderr, "  cudaSetDevice %d from the %s failing\n", nth, at);
+    CHECK(mentions(detfeed_loader_last_error(l), "made current again"));
+    CHECK_INT(cudaGetDevice(&dev), cudaSuccess);
+    CHECK_INT(dev, 1);
+    CHECK_INT(cudaSetDevice(0), cudaSuccess);
+}
+
+/* The loader on device 1 of 2, the caller on device 0: each call makes
+ * device 1 current and device 0 again after. When that second cudaSetDevice
+ * fails, the batch fails and says so (it was taken as done, the caller's
+ * thread left on device 1): at the submit of next (its 2nd call), and, since
+ * a release reports only its record of the stream, at the next submit after
+ * the release's own (2nd) or its copy_done's (4th). */
 static void test_device_put_back(const char *data)
 {
     fake_cuda_reset();
@@ -696,7 +723,8 @@ static void test_device_put_back(const char *data)
     s.devices = 2;
     int rc, dev = -1;
     detfeed_loader *l = open_loader(&s, &rc);
-    if (CHECK_INT(rc, 0) && CHECK_INT(route_of(l).output, DETFEED_OUTPUT_CUDA)) {
+    if (CHECK_INT(rc, 0) && CHECK_INT(route_of(l).output, DETFEED_OUTPUT_CUDA) &&
+        CHECK(detfeed_loader_batch_count(l) >= 2)) {
         CHECK_INT(cudaGetDevice(&dev), cudaSuccess);
         CHECK_INT(dev, 0);
         CHECK_INT(detfeed_loader_start(l, 0), 0);
@@ -707,12 +735,9 @@ static void test_device_put_back(const char *data)
         CHECK(fake_cuda_calls("cudaSetDevice") >= set + 2);
         CHECK_INT(cudaGetDevice(&dev), cudaSuccess);
         CHECK_INT(dev, 0);
-        fake_cuda_fail_next("cudaSetDevice", 2); /* the next call's way back */
-        CHECK_INT(detfeed_loader_next(l, &b), DETFEED_ECUDA);
-        CHECK(mentions(detfeed_loader_last_error(l), "made current again"));
-        CHECK_INT(cudaGetDevice(&dev), cudaSuccess);
-        CHECK_INT(dev, 1);
-        CHECK_INT(cudaSetDevice(0), cudaSuccess);
+        device_not_put_back(l, 1, "next", 2);
+        device_not_put_back(l, 2, "release", 2);
+        device_not_put_back(l, 3, "release", 4);
     }
     detfeed_loader_destroy(l);
     check_clean("the caller's device not put back");
