@@ -70,7 +70,6 @@ def main():
     if a.route:
         return child(a)
     cpus = parse_cpus(a.cpus)
-    rows = []
     for r in range(a.repeats):
         for route in a.routes.split(","):
             for loading in a.loading.split(","):
@@ -84,7 +83,6 @@ def main():
                     print("%s %s: failed\n%s" % (route, loading, run.stderr[-3000:]))
                     return 1
                 row = json.loads(run.stdout.strip().splitlines()[-1])
-                rows.append(row)
                 b = row["batch_ms"]
                 print("repeat %d %-7s (colour %s) %-5s: open %7.1f ms; batch 1 %7.1f ms, "
                       "batch 2 %6.1f ms, others %6.1f ms (median of %d)" % (

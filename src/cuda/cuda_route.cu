@@ -81,10 +81,10 @@ static const char not_back_why[] =
     "the calling thread's CUDA device could not be made current again (cudaSetDevice "
     "failed)";
 
-/* Records that reason; returns DETFEED_ECUDA. */
+/* Records that reason; returns DETFEED_ECUDA (leave cleared the failure
+ * from the thread's last error). */
 static int not_back(detfeed__cuda_route *r)
 {
-    (void)cudaGetLastError();
     r->error = not_back_why;
     return DETFEED_ECUDA;
 }
