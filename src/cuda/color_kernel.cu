@@ -310,6 +310,20 @@ __device__ void groups(const block_tables<T> &t, const planes<T> &p, int64_t hw,
     }
 }
 
+/* Asks L2 for this thread's first two 4-pixel groups of the image at `in`,
+ * before its block builds the tables: their loads' latency and the tables'
+ * arithmetic overlap. Float32 output only: there it saved 1.3-2.2 us a
+ * launch at batches 8-64 on an H100, and cost 1-1.5 us with 8-bit output. */
+__device__ __forceinline__ void prefetch_first_groups(const uint8_t *in, int64_t hw)
+{
+    int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    if (q < hw / 4)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(in + 12 * q));
+    if (q + step < hw / 4)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(in + 12 * (q + step)));
+}
+
 /* One block per 256 threads, eight resident on an SM: the bound holds the
  * kernel to 32 registers a thread (40 without it, six blocks an SM), with
  * no spills (ptxas -v), while two groups' loads are in flight. */
@@ -325,6 +339,8 @@ __global__ void __launch_bounds__(256, 8)
         p != nullptr && (p[DETFEED__CUDA_PARAM_FLAG] & DETFEED__CUDA_PARAM_COLOUR) != 0;
     bool mirrored =
         colour && (p[DETFEED__CUDA_PARAM_FLAG] & DETFEED__CUDA_PARAM_MIRRORED) != 0;
+    if (sizeof(T) == 4 && hw % 4 == 0)
+        prefetch_first_groups(src + img * hw * 3, hw);
     tables_init(&t, tab, colour ? p : nullptr);
     __syncthreads();
     planes<T> pl;
@@ -457,14 +473,24 @@ static unsigned blocks_per_image(int n, int64_t hw, int64_t slots)
     return (unsigned)(k < 1 ? 1 : k > 65535 ? 65535 : k);
 }
 
-/* The colour kernel's grid: four waves of blocks, not one. With one, every
- * block strides over its share of its image to the end and the SMs' active
- * cycles spread about -20%..+8% around their mean (a profile on an H100):
- * the launch waits for the slowest; four waves of blocks with a quarter of
- * the work each even the tail out (batch 64 float32 on an H100: 80-84% of copy
- * bandwidth with one wave, 88-89% with four and the bound below;
- * bench/run_kernel_variants.sh). */
+/* The colour kernel's grid for float32 output: four waves of blocks, not
+ * one. With one, every block strides over its share of its image to the end
+ * and the SMs' active cycles spread about -20%..+8% around their mean (a
+ * profile on an H100): the launch waits for the slowest; four waves of blocks
+ * with a quarter of the work each even the tail out (batch 64 float32: 80-84%
+ * of copy bandwidth with one wave, 86-89% with four on an H100 and an H200).
+ * Outputs of one and two bytes keep one wave: there every block's tables
+ * weigh more than the tail, and four waves were slower at every batch
+ * measured on both (up to 20% at batches 8-32, 0-5% at 64;
+ * bench/run_kernel_variants.sh, bench/results). */
 enum { COLOUR_WAVES = 4 };
+
+/* Waves of blocks in the colour kernel's grid for output elements of
+ * `esize` bytes. */
+static int64_t colour_waves(size_t esize)
+{
+    return esize == 4 ? COLOUR_WAVES : 1;
+}
 
 /* Blocks of `kernel` (256 threads) resident in one wave on the current
  * device. */
@@ -528,7 +554,7 @@ static cudaError_t launch(const uint8_t *src, int n, int64_t hw, const uint8_t *
     cudaError_t e = wave > 0 ? cudaSuccess : wave_of(colour_convert<Out>, &wave);
     if (e != cudaSuccess)
         return e;
-    dim3 grid(blocks_per_image(n, hw, COLOUR_WAVES * wave), (unsigned)n);
+    dim3 grid(blocks_per_image(n, hw, colour_waves(sizeof(T)) * wave), (unsigned)n);
     colour_convert<Out>
         <<<grid, 256, 0, stream>>>(src, params, (T *)dst, hw, split, tab);
     return cudaGetLastError();
