@@ -12,7 +12,8 @@
 #
 # IMAGES: a folder of photos (coco128/images/train2017); BATCHES: the batch
 # sizes timed (bench_cuda_kernel.py --batches); OUT/kernel.txt gets every
-# line.
+# line, and bench/kernel_summary.py OUT/kernel.txt [MORE...] tabulates each
+# build's medians over one or more such runs.
 set -uo pipefail
 images=$1 out=$2
 shift 2
