@@ -7,7 +7,8 @@
 #
 # e.g. bench/run_route_steps.sh coco128 out worker,device,recipe 8:640:19 32:640:31
 # OUT: steps-B-I-O.json per configuration, its log's last lines, machine.txt,
-# and summary.txt (every configuration's table).
+# and summary.txt (every configuration's table); bench/steps_summary.py
+# OUT/steps-*.json gives the paired ratios' geometric means, each run's and pooled.
 set -uo pipefail
 data=$1 out=$2 routes=$3
 shift 3
