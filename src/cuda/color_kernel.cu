@@ -487,10 +487,11 @@ enum { COLOUR_WAVES = 4 };
 
 /* Waves of blocks in the colour kernel's grid for n images of hw pixels in
  * output elements of `esize` bytes, `wave` blocks resident at once. Float32
- * keeps one wave where four would reach blocks_per_image's cap of one
- * 1024-pixel piece a block (batch 8 at 640 on a 132-SM device): every block
- * would build its tables for a single piece. There one wave took 17.6 us
- * against four's 21.2 on an H200, 20.1 against 20.9 on an H100. */
+ * keeps one wave where four would ask for more blocks than an image has
+ * 1024-pixel pieces (blocks_per_image's cap binds: batch 8 at 640 on a 132-SM
+ * device): every block would build its tables for a single piece. There one
+ * wave took 17.6 us against four's 21.2 on an H200, 20.1 against 20.9 on an
+ * H100. */
 static int64_t colour_waves(size_t esize, int n, int64_t hw, int64_t wave)
 {
     if (esize != 4)
