@@ -43,6 +43,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_util import parse_cpus  # noqa: E402
+from steps_summary import ratio_line  # noqa: E402
 from train_ultralytics import (dataset_yaml, offline_patches, profile_summary,  # noqa: E402
                                state_hash)
 
@@ -298,6 +299,7 @@ def main():
         if v:
             print("%s: median step ratio %.3f over %d epochs (%.3f-%.3f)" % (
                 k, statistics.median(v), len(v), min(v), max(v)))
+            print("%s: %s" % (k, ratio_line(v)))
     for r, p in profiles.items():
         calls = " ".join("%s %.1f (%.2f ms)" % (k.replace("cuda", ""), v["count_per_step"],
                                                 v["cpu_ms_per_step"])
