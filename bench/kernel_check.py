@@ -7,10 +7,12 @@ triple under every stack).
 
 Cases: every OpenCV stack (4, 5.0, 5.1) and CPU code path (sse, avx2,
 avx512: the row tail's formula), image sizes with and without a row tail and
-with width * height not a multiple of 4, batches whose images are coloured,
-coloured and mirrored (flipped left-right after the colour step, as the
-loader stages them), or converted only, each with gains drawn at random,
-random bytes; dtypes u8, f32 (both scales), f16, bf16. Expected: per image
+with width * height not a multiple of 4, batches of 3 and (at 640x640) 16
+images, so that float32 runs both of the grid's forms on a 132-SM device (one
+wave of blocks at 3, four at 16), whose images are coloured, coloured and
+mirrored (flipped left-right after the colour step, as the loader stages
+them), or converted only, in turn, each with gains drawn at random, random
+bytes; dtypes u8, f32 (both scales), f16, bf16. Expected: per image
 detfeed_hsv_apply_cv (on the unflipped image for a mirrored one) and
 detfeed_convert_chw. Prints the bytes compared and differing; exit 1 on any
 difference.
@@ -26,7 +28,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_util import add_lib_argument, capi, load_library  # noqa: E402
 
-SIZES = ((640, 640), (643, 480), (333, 218), (37, 5))
+SHAPES = ((640, 640, 3), (643, 480, 3), (333, 218, 3), (37, 5, 3), (640, 640, 16))  # w, h, n
 DTYPES = (("u8", "quotient"), ("f32", "quotient"), ("f32", "reciprocal"), ("f16", "quotient"),
           ("bf16", "quotient"))
 TORCH = {"u8": torch.uint8, "f32": torch.float32, "f16": torch.float16, "bf16": torch.int16}
@@ -61,17 +63,17 @@ def main():
     stride, flag = api.CUDA_PARAM_STRIDE, api.CUDA_PARAM_FLAG
     rng = np.random.default_rng(a.seed)
     stream = torch.cuda.current_stream().cuda_stream
-    modes = ("coloured", "mirrored", "plain")
+    modes = ("coloured", "mirrored", "plain")  # image i's: modes[i % 3]
     compared = differing = cases = 0
     for version in ("4", "5.0", "5.1"):
         for cpu in ("sse", "avx2", "avx512"):
             cv = lib.cv(version, cpu, 1)
-            for w, h in SIZES:
-                n = len(modes)
+            for w, h, n in SHAPES:
                 imgs = rng.integers(0, 256, (n, h, w, 3), dtype=np.uint8)
                 params = np.zeros((n, stride), np.uint8)
                 luts = []
-                for i, mode in enumerate(modes):
+                for i in range(n):
+                    mode = modes[i % len(modes)]
                     gains = (rng.random(3) * 2 - 1) * np.array([0.015, 0.7, 0.4])
                     lut = np.zeros(stride, np.uint8)
                     assert lib.detfeed_hsv_lut(*[float(g) for g in gains], lut.ctypes.data) == 0
@@ -88,7 +90,8 @@ def main():
                     assert rc == 0, (rc, version, cpu, w, h, dtype)
                     torch.cuda.synchronize()
                     got = out.cpu().numpy().view(np.uint8).reshape(n, -1)
-                    for i, mode in enumerate(modes):
+                    for i in range(n):
+                        mode = modes[i % len(modes)]
                         want = reference(lib, imgs[i], luts[i], mode, cv, dtype, scale)
                         bad = int(np.count_nonzero(got[i] != want))
                         compared += want.size
