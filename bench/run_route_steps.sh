@@ -33,6 +33,6 @@ for c in "${configs[@]}"; do
     --batch "$batch" --imgsz "$imgsz" --epochs "$epochs" --offset "$offset" \
     --name "steps-$tag" --out "$out/steps-$tag.json" "$@" >"/tmp/steps-$tag.log" 2>&1 ||
     { status=1; tail -30 "/tmp/steps-$tag.log"; }
-  tail -6 "/tmp/steps-$tag.log" | tee -a "$out/summary.txt"
+  sed -n "/^routes interleaved by epoch/,\$p" "/tmp/steps-$tag.log" | tee -a "$out/summary.txt"
 done
 exit $status
