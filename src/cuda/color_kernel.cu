@@ -461,14 +461,19 @@ static int dtype_table_of(detfeed_dtype dtype, detfeed_scale scale, dtype_table 
     return rc;
 }
 
+/* The 1024-pixel pieces of an image of hw pixels: the most blocks it gets. */
+static int64_t pieces_of(int64_t hw)
+{
+    return (hw + 1023) / 1024;
+}
+
 /* Blocks per image: the batch shares `slots` blocks (a number of full waves
  * of resident blocks over the device), each image at least one block and no
- * more than it has 1024-pixel pieces; the blocks then stride over their
- * image. */
+ * more than it has pieces; the blocks then stride over their image. */
 static unsigned blocks_per_image(int n, int64_t hw, int64_t slots)
 {
     int64_t want = slots / n;
-    int64_t most = (hw + 1023) / 1024;
+    int64_t most = pieces_of(hw);
     int64_t k = want < most ? want : most;
     return (unsigned)(k < 1 ? 1 : k > 65535 ? 65535 : k);
 }
@@ -496,7 +501,7 @@ static int64_t colour_waves(size_t esize, int n, int64_t hw, int64_t wave)
 {
     if (esize != 4)
         return 1;
-    return COLOUR_WAVES * wave / n > (hw + 1023) / 1024 ? 1 : COLOUR_WAVES;
+    return COLOUR_WAVES * wave / n > pieces_of(hw) ? 1 : COLOUR_WAVES;
 }
 
 /* Blocks of `kernel` (256 threads) resident in one wave on the current
