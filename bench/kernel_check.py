@@ -63,7 +63,7 @@ def main():
     stride, flag = api.CUDA_PARAM_STRIDE, api.CUDA_PARAM_FLAG
     rng = np.random.default_rng(a.seed)
     stream = torch.cuda.current_stream().cuda_stream
-    modes = ("coloured", "mirrored", "plain")  # image i's: modes[i % 3]
+    modes = ("coloured", "mirrored", "plain")
     compared = differing = cases = 0
     for version in ("4", "5.0", "5.1"):
         for cpu in ("sse", "avx2", "avx512"):
@@ -72,8 +72,8 @@ def main():
                 imgs = rng.integers(0, 256, (n, h, w, 3), dtype=np.uint8)
                 params = np.zeros((n, stride), np.uint8)
                 luts = []
-                for i in range(n):
-                    mode = modes[i % len(modes)]
+                image_modes = [modes[i % len(modes)] for i in range(n)]
+                for i, mode in enumerate(image_modes):
                     gains = (rng.random(3) * 2 - 1) * np.array([0.015, 0.7, 0.4])
                     lut = np.zeros(stride, np.uint8)
                     assert lib.detfeed_hsv_lut(*[float(g) for g in gains], lut.ctypes.data) == 0
@@ -90,8 +90,7 @@ def main():
                     assert rc == 0, (rc, version, cpu, w, h, dtype)
                     torch.cuda.synchronize()
                     got = out.cpu().numpy().view(np.uint8).reshape(n, -1)
-                    for i in range(n):
-                        mode = modes[i % len(modes)]
+                    for i, mode in enumerate(image_modes):
                         want = reference(lib, imgs[i], luts[i], mode, cv, dtype, scale)
                         bad = int(np.count_nonzero(got[i] != want))
                         compared += want.size
