@@ -912,6 +912,8 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_CUDA_DEVICE = 16,  /* int 0 .. 1023: CUDA output's device; 0 */
     DETFEED_LOADER_RECIPE_CACHE = 26, /* detfeed_recipe_cache (text "auto", "device",
                                          "host"); default AUTO */
+    DETFEED_LOADER_PIN_MEMORY = 27,   /* int 0/1: batch slots page-locked where a
+                                         CUDA device is (detfeed_loader_pinned); 1 */
     /* The reference stack (see "The reference stack" above): */
     DETFEED_LOADER_ULTRALYTICS = 17, /* 803 or 804 (text "8.3", "8.4"); default 804 */
     DETFEED_LOADER_OPENCV = 18,      /* detfeed_cv_version; default DETFEED_CV_5_1 */
@@ -1460,8 +1462,14 @@ DETFEED_API int64_t detfeed_loader_skipped(const detfeed_loader *loader,
 
 /* 1 when the batch slots are in page-locked (pinned) memory: a CUDA build
  * with a device (cudaHostAlloc). 0 when they are pageable, with the reason
- * in *why (no CUDA build, no device, the allocation failed). Known after
- * the first detfeed_loader_start. */
+ * in *why (no CUDA build, no device, the allocation failed, or
+ * DETFEED_LOADER_PIN_MEMORY 0). Known after the first detfeed_loader_start.
+ *
+ * Page-locking makes the CUDA context of the calling thread's current
+ * device (device 0 when none is current) if there is none yet. A consumer
+ * that copies nothing to a GPU can set DETFEED_LOADER_PIN_MEMORY to 0: host
+ * output then makes no CUDA call at all. With CUDA output, pageable slots
+ * work too (the same bytes), with slower, synchronous copies. */
 DETFEED_API int detfeed_loader_pinned(const detfeed_loader *loader, const char **why);
 
 /*

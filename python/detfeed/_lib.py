@@ -331,6 +331,7 @@ _SIGNATURES = {
     "detfeed_loader_release": (_i, [_p, _p]),
     "detfeed_loader_shutdown": (_i, [_p]),
     "detfeed_loader_skipped": (_i64, [_p, _ps]),
+    "detfeed_loader_pinned": (_i, [_p, _ps]),
     "detfeed_loader_set_cuda_stream": (_i, [_p, _p]),
     "detfeed_loader_device_bytes": (_u64, [_p]),
     "detfeed_loader_device_made": (_i64, [_p]),

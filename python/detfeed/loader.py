@@ -287,7 +287,7 @@ class Loader:
            device="cpu", dtype="float32", seed=0, cache="ram", cache_path=None,
            recipe_cache="auto", verify_record="auto", rank=None, world_size=None, augment=True, epochs=100, close_mosaic=10,
            prefetch=4, drop_last=False, split=None, policy="skip",
-           value_scale="quotient", tensors=None, nc=None, max_width=None,
+           value_scale="quotient", tensors=None, pin_memory=True, nc=None, max_width=None,
            max_height=None, max_pixels=None, max_image_bytes=None,
            **hyperparameters)
 
@@ -303,6 +303,11 @@ class Loader:
     device: "cpu" (host memory), "cuda", "cuda:N", N (an int >= 0) or a
     torch.device (device memory; falls back to host memory with a warning
     where there is no such CUDA device, a batch over 65535 images included).
+    pin_memory: True (default) page-locks the batches' host memory where a
+    CUDA device is (fast copies to it; this makes the CUDA context of
+    PyTorch's current device when there is none yet); False keeps it
+    pageable, and device="cpu" then makes no CUDA call. `pinned` says which.
+    (Ultralytics' own loaders pin where a CUDA device is, as the default does.)
     dtype: uint8 (codes), float32, float16 or bfloat16 (code / 255).
     cache: "ram" (every image decoded once, within the memory available:
     Ultralytics' check, the need and a margin), "none", a byte budget, or
@@ -401,7 +406,7 @@ class Loader:
                  dtype="float32", seed=0, cache="ram", cache_path=None, recipe_cache="auto",
                  verify_record="auto", rank=None,
                  world_size=None, augment=True, epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None,
-                 policy="skip", value_scale="quotient", tensors=None, opencv=None,
+                 policy="skip", value_scale="quotient", tensors=None, pin_memory=True, opencv=None,
                  opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None, nc=None,
                  max_width=None, max_height=None, max_pixels=None, max_image_bytes=None,
                  **hyp):
@@ -430,6 +435,7 @@ class Loader:
                                       ("policy", policy, ("skip", "fail"))):
             _choice(name, value, accepted)
         augment, drop_last = _flag("augment", augment), _flag("drop_last", drop_last)
+        pin_memory = _flag("pin_memory", pin_memory)
         if not augment and world_size > 1:
             raise ValueError(
                 "detfeed: validation batches (augment=False) are made by one process: "
@@ -450,6 +456,7 @@ class Loader:
         settings = {"imgsz": imgsz, "batch": batch, "workers": self.num_workers, "seed": seed,
                     "epochs": epochs, "close_mosaic": close_mosaic, "prefetch": prefetch,
                     "drop_last": int(drop_last), "augment": int(augment), "rank": rank,
+                    "pin_memory": int(pin_memory),
                     "world_size": world_size, "dtype": self._dtype,
                     "value_scale": value_scale, "output": "cuda" if cuda else "host",
                     "color": color, "cuda_device": index, "recipe_cache": recipe_cache,
@@ -733,6 +740,18 @@ class Loader:
         first = ctypes.c_char_p()
         n = lib.detfeed_loader_skipped(handle.ptr, ctypes.byref(first))
         out = n, first.value.decode(errors="replace") if first.value else None
+        del handle
+        return out
+
+    @property
+    def pinned(self):
+        """(True, None) when the batches' host memory is page-locked, else
+        (False, why): no CUDA device, pin_memory=False, the allocation
+        failed, or no batch made yet (known from the first iteration)."""
+        handle = self._live()  # held: the reason is the loader's memory
+        why = ctypes.c_char_p()
+        pinned = bool(lib.detfeed_loader_pinned(handle.ptr, ctypes.byref(why)))
+        out = pinned, why.value.decode(errors="replace") if why.value else None
         del handle
         return out
 

@@ -245,6 +245,25 @@ def test_cuda_request_without_a_device_falls_back_with_a_warning(color):
     assert loader.device_bytes == 0 and loader.device_made == 0
 
 
+def test_pin_memory_keeps_the_bytes_and_says_why_not_pinned():
+    path = data("detect")
+    with pytest.raises(ValueError, match="pin_memory must be True or False"):
+        detfeed.Loader(path, pin_memory="yes")
+    digests = []
+    for pin in (True, False):
+        with detfeed.Loader(path, imgsz=128, batch=2, tensors="numpy",
+                            pin_memory=pin) as loader:
+            digests.append(py_digest(loader, 1))
+            pinned, why = loader.pinned
+            if not pin:
+                assert (pinned, why) == (False, "pin_memory is 0")
+            elif detfeed.cuda_device_count() == 0:
+                assert not pinned and why  # no CUDA build, or no device
+            else:
+                assert (pinned, why) == (True, None)
+    assert digests[0] == digests[1]
+
+
 def test_torch_tensors_share_memory_with_the_batch():
     torch = pytest.importorskip("torch")
     path = data("detect")

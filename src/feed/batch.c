@@ -83,9 +83,11 @@ static int init_slot(detfeed_batch *bt, int i, const detfeed__slot_spec *spec,
     bt->spec = spec;
     bt->slot = i;
     bt->image_cap = detfeed__route_slot_bytes(spec->route);
-    /* Page-locked when a CUDA device is there (asynchronous copies), else
-     * pageable; the loader reports which (detfeed_loader_pinned). */
-    bt->images = detfeed__route_host_alloc(bt->image_cap, &bt->pinned, pinned_why);
+    /* Page-locked when asked for and a CUDA device is there (asynchronous
+     * copies), else pageable; the loader reports which
+     * (detfeed_loader_pinned). */
+    bt->images =
+        detfeed__route_host_alloc(spec->route, bt->image_cap, &bt->pinned, pinned_why);
     bt->s = calloc((size_t)spec->batch, sizeof *bt->s);
     for (int k = 0; bt->s && k < spec->batch; k++)
         bt->s[k].lab.grow = bt->s[k].wide.grow = true;

@@ -407,7 +407,8 @@ static int open_route(detfeed_loader *l)
                               .augment = l->augment,
                               .cv = &l->aug.stack.cv,
                               .cache = l->cache,
-                              .recipe_cache = l->recipe_cache};
+                              .recipe_cache = l->recipe_cache,
+                              .pin = l->pin_memory};
     const char *why = NULL;
     int rc = detfeed__route_open(&l->route, &ask, &why);
     return rc == DETFEED_OK ? rc

@@ -73,6 +73,7 @@ struct detfeed_loader {
     detfeed_scale scale;
     int output, colour, cuda_device; /* detfeed_output, detfeed_route asked for */
     int recipe_cache;                /* detfeed_recipe_cache */
+    bool pin_memory;                 /* page-lock the slots where a device is */
     void *cuda_stream;               /* the consumer's cudaStream_t */
     /* once open: what samples depend on, the route in effect, and the
      * epochs' machinery (made at the first detfeed_loader_start) */

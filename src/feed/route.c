@@ -231,10 +231,13 @@ uint64_t detfeed__route_device_bytes(const detfeed__route *r)
            detfeed__cuda_route_arena_bytes(r->cuda);
 }
 
-void *detfeed__route_host_alloc(size_t bytes, bool *pinned, const char **why)
+void *detfeed__route_host_alloc(const detfeed__route *r, size_t bytes, bool *pinned,
+                                const char **why)
 {
     void *p = NULL;
-    *pinned = detfeed__cuda_host_alloc(&p, bytes, why) == 0;
+    if (!r->ask.pin)
+        *why = "pin_memory is 0";
+    *pinned = r->ask.pin && detfeed__cuda_host_alloc(&p, bytes, why) == 0;
     return *pinned ? p : malloc(bytes);
 }
 

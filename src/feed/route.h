@@ -28,6 +28,7 @@ typedef struct detfeed__route_ask {
      * (NULL: none, and no recipe route). */
     const detfeed_cache *cache;
     int recipe_cache; /* detfeed_recipe_cache: where the kernel reads it */
+    bool pin;         /* page-lock the slots' host memory where a device is */
 } detfeed__route_ask;
 
 /* Decides the route in effect for `ask` and, for CUDA output, sets up the
@@ -52,9 +53,11 @@ size_t detfeed__route_slot_bytes(const detfeed__route *r);
 /* Bytes of device memory held (0 without CUDA output). */
 uint64_t detfeed__route_device_bytes(const detfeed__route *r);
 
-/* Host memory for a slot: page-locked when a CUDA device is there (*pinned
- * true), else pageable with the reason in *why. NULL: out of memory. */
-void *detfeed__route_host_alloc(size_t bytes, bool *pinned, const char **why);
+/* Host memory for a slot: page-locked when the route asks for it and a
+ * CUDA device is there (*pinned true), else pageable with the reason in
+ * *why (static). NULL: out of memory. */
+void *detfeed__route_host_alloc(const detfeed__route *r, size_t bytes, bool *pinned,
+                                const char **why);
 void detfeed__route_host_free(void *p, bool pinned);
 
 /* Where the image at position `pos` of a slot's `images` goes, for a

@@ -80,7 +80,8 @@ void fake_cuda_fail(fake_cuda_fault f);
 /* The nth call of fn from now fails, once, with its usual failure. */
 void fake_cuda_fail_next(const char *fn, int nth);
 
-/* Calls of fn since the reset; of those, on a foreign stream. */
+/* Calls of fn since the reset (fn NULL: of every function); of those, on a
+ * foreign stream. */
 long fake_cuda_calls(const char *fn);
 long fake_cuda_foreign_calls(const char *fn);
 

@@ -596,6 +596,33 @@ static void test_pinned_partial(const char *data)
     check_clean("a slot not pinned");
 }
 
+/* ---- 6b. host output page-locks only with pin_memory 1 -----------------------------
+ */
+
+static void test_pin_memory(const char *data)
+{
+    for (int pin = 0; pin <= 1; pin++) {
+        fake_cuda_reset();
+        setup s = colour_route(data);
+        s.colour = DETFEED_ROUTE_WORKER;
+        detfeed_loader *l = create(&s);
+        CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_OUTPUT, DETFEED_OUTPUT_HOST),
+                  0);
+        CHECK_INT(detfeed_loader_set_int(l, DETFEED_LOADER_PIN_MEMORY, pin), 0);
+        CHECK_INT(detfeed_loader_open(l, data), 0);
+        CHECK(run_epoch(l, 0) >= 2);
+        const char *why = NULL;
+        CHECK_INT(detfeed_loader_pinned(l, &why), pin);
+        CHECK_INT(fake_cuda_calls("cudaHostAlloc"), pin ? s.prefetch : 0);
+        if (pin == 0) {
+            CHECK(mentions(why, "pin_memory"));
+            CHECK_INT(fake_cuda_calls(NULL), 0); /* not one CUDA call */
+        }
+        detfeed_loader_destroy(l);
+        check_clean(pin ? "host output, pin_memory 1" : "host output, pin_memory 0");
+    }
+}
+
 /* ---- 7. recipe_cache auto: the copy fails, the arena is mapped ----------------------
  */
 
@@ -789,6 +816,7 @@ int main(void)
     if (f) {
         part("release refused", test_release_record_fails, data);
         part("pinned, a slot not", test_pinned_partial, data);
+        part("pin_memory", test_pin_memory, data);
         part("recipe_cache auto maps", test_recipe_auto_maps, data);
         part("failed submit ends epoch", test_failed_submit, data);
         part("missing device", test_missing_device, data);

@@ -41,7 +41,7 @@ static const char *const names[] = {
     "flipud",        "fliplr",
     "mosaic",        "mixup",
     "cutmix",        "bgr",
-    "recipe_cache",
+    "recipe_cache",  "pin_memory",
 };
 
 /* The settings that are not numbers. */
@@ -165,7 +165,7 @@ static void check_refusals(void)
     int64_t iv;
     double fv;
     const detfeed_loader_param unknown[] = {
-        (detfeed_loader_param)27, (detfeed_loader_param)99, (detfeed_loader_param)114,
+        (detfeed_loader_param)28, (detfeed_loader_param)99, (detfeed_loader_param)114,
         (detfeed_loader_param)-1};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         detfeed_loader_param p = unknown[i];
@@ -220,6 +220,10 @@ static void check_documented(void)
                                               NULL, &def),
               0);
     CHECK(def == 32768);
+    CHECK_INT(detfeed_loader_param_bounds_int(DETFEED_LOADER_PIN_MEMORY, &min, &max,
+                                              NULL, &def),
+              0);
+    CHECK(min == 0 && max == 1 && def == 1);
     double fmin, fmax, fdef;
     CHECK_INT(
         detfeed_loader_param_bounds_float(DETFEED_LOADER_SHEAR, &fmin, &fmax, &fdef),
