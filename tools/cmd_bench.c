@@ -240,12 +240,19 @@ static int bench_loader(const char *data, const loader_bench *o)
         rc = run_epochs(l, o->epochs, o->stop, rate, rss, &images);
     if (rc == CLI_OK) {
         double med = cli_median(rate, (int)o->epochs);
+        const char *pin_why = NULL;
+        int pinned = detfeed_loader_pinned(l, &pin_why) == 1;
         printf("loader: %s, imgsz %ld, batch %ld, %ld workers, dtype %s, route %s, %ld "
                "epoch(s)\n",
                data, o->imgsz, o->batch, o->workers, o->dtype, cli_route_name(l),
                o->epochs);
         printf("  device memory held by the loader: %.1f MiB\n",
                detfeed_loader_device_bytes(l) / 1048576.0);
+        if (pinned)
+            printf("  batch slots: page-locked\n");
+        else
+            printf("  batch slots: pageable (%s)\n",
+                   pin_why ? pin_why : "reason unknown");
         printf("  open (index, decode, cache): %.2f s\n", open_s);
         printf("  verification: ");
         cli_text(stdout, detfeed_loader_verify_note(l));
@@ -264,11 +271,12 @@ static int bench_loader(const char *data, const loader_bench *o)
         if (o->json) {
             printf("{\"bench\":\"loader\",\"imgsz\":%ld,\"batch\":%ld,\"workers\":%ld,"
                    "\"dtype\":\"%s\",\"route\":\"%s\",\"device_mib\":%.1f,"
-                   "\"device_made\":%lld,\"epochs\":%ld,\"images_per_epoch\":%ld,"
-                   "\"open_s\":%.3f",
+                   "\"device_made\":%lld,\"pinned\":%s,\"epochs\":%ld,"
+                   "\"images_per_epoch\":%ld,\"open_s\":%.3f",
                    o->imgsz, o->batch, o->workers, o->dtype, cli_route_name(l),
                    detfeed_loader_device_bytes(l) / 1048576.0,
-                   (long long)detfeed_loader_device_made(l), o->epochs, images, open_s);
+                   (long long)detfeed_loader_device_made(l), pinned ? "true" : "false",
+                   o->epochs, images, open_s);
             print_stages_json(l);
             cli_skips_json(stdout, &k);
             cli_verify_json(stdout, l);

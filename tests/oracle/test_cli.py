@@ -127,9 +127,20 @@ def check_loader_bench(t, d, data):
     try:
         obj = json.loads(p.stdout.strip().splitlines()[-1])
         ok = p.returncode == 0 and obj["images_per_s"] > 0 and obj["images_per_epoch"] == 8
+        ok = ok and obj["pinned"] in (True, False) and "batch slots: " in p.stdout
     except (ValueError, KeyError, IndexError):
         ok = False
     t.check(ok, f"bench DATA --json: {p.stdout[-300:]!r} {p.stderr!r}")
+    # pin_memory=0: pageable slots, and the text says why
+    p = run(d, "bench", os.path.join(data, "coco8"), "--imgsz", "160", "--batch", "4",
+            "--epochs", "1", "--set", "pin_memory=0", "--json")
+    try:
+        obj = json.loads(p.stdout.strip().splitlines()[-1])
+        ok = (p.returncode == 0 and obj["pinned"] is False
+              and "batch slots: pageable (pin_memory is 0)" in p.stdout)
+    except (ValueError, KeyError, IndexError):
+        ok = False
+    t.check(ok, f"bench DATA --set pin_memory=0: {p.stdout[-300:]!r} {p.stderr!r}")
 
 
 def check_bench(t, d):
