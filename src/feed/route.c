@@ -235,9 +235,12 @@ void *detfeed__route_host_alloc(const detfeed__route *r, size_t bytes, bool *pin
                                 const char **why)
 {
     void *p = NULL;
-    if (!r->ask.pin)
+    if (!r->ask.pin) {
+        *pinned = false;
         *why = "pin_memory is 0";
-    *pinned = r->ask.pin && detfeed__cuda_host_alloc(&p, bytes, why) == 0;
+        return malloc(bytes);
+    }
+    *pinned = detfeed__cuda_host_alloc(&p, bytes, why) == 0;
     return *pinned ? p : malloc(bytes);
 }
 
