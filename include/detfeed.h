@@ -670,8 +670,15 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * a thread of the cache writes the index and the header with its
  * completion mark, fsyncs the file, renames it to PATH and fsyncs the
  * folder. An interrupted write therefore leaves at most PATH.part, which is
- * never read (a later writer truncates it; destroying an incomplete cache
- * removes it). PATH.lock stays (an empty file; removing lock files races).
+ * never read (a later writer unlinks it and creates its own; destroying an
+ * incomplete cache removes it). PATH.lock stays (an empty file; removing
+ * lock files races).
+ *
+ * Links. PATH, PATH.part and PATH.lock are opened without following a
+ * symbolic link, and PATH.part is created new (O_EXCL): a link planted at
+ * any of them is refused (DETFEED_EIO, naming it), never read, written
+ * or created through, and a hard link at a stale PATH.part is unlinked,
+ * not written into. The file is replaced only by rename.
  *
  * Other processes. A process that opens the cache while another one holds
  * the lock decodes the images it needs itself (writing nothing), and

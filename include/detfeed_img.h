@@ -205,7 +205,10 @@ DETFEED_API int detfeed_convert_chw(const uint8_t *src, size_t src_stride, int w
 DETFEED_API int detfeed_codec_read_png(detfeed_codec *codec, const char *path,
                                        uint8_t **pixels, int *width, int *height);
 
-/* Writes a BGR image as an 8-bit RGB PNG (lossless). */
+/* Writes a BGR image as an 8-bit RGB PNG (lossless): into a new file
+ * beside `path` (PATH.PID.N.tmp, never through a link or an existing
+ * file), renamed to `path` once complete, so that a file or link already
+ * at `path` is replaced, never written into. */
 DETFEED_API int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
                                         const uint8_t *pixels, size_t stride, int width,
                                         int height);

@@ -96,7 +96,7 @@ int cli_synth_until(const char *dir, long n, long imgsz, uint64_t seed,
         int h = (int)imgsz * 3 / 4 + below(&rng, (int)imgsz / 2);
         uint8_t *px = malloc((size_t)w * h * 3);
         snprintf(p, sizeof p, "%s/labels/train/%06ld.txt", dir, i);
-        FILE *labels = px ? fopen(p, "w") : NULL;
+        FILE *labels = px ? fopen(p, "wx") : NULL; /* a new file: no link followed */
         if (labels == NULL) {
             free(px);
             status = cli_error("%s: cannot write: %s", p, strerror(errno));
@@ -111,7 +111,7 @@ int cli_synth_until(const char *dir, long n, long imgsz, uint64_t seed,
     }
     detfeed_codec_destroy(codec);
     snprintf(p, sizeof p, "%s/data.yaml", dir);
-    FILE *y = status == CLI_OK ? fopen(p, "w") : NULL;
+    FILE *y = status == CLI_OK ? fopen(p, "wx") : NULL;
     if (status == CLI_OK && y == NULL)
         return cli_error("%s: cannot write: %s", p, strerror(errno));
     if (y) {

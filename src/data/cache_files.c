@@ -133,11 +133,88 @@ bool detfeed__folder_writable(const char *path)
     return ok;
 }
 
+/* ---- files of detfeed's own ----------------------------------------------- */
+
+static const char link_words[] =
+    "is a symbolic link, which detfeed does not follow for its own files";
+
+/* -1 with *err and `why` for what `fd` (or, when it could not be opened,
+ * `path`) is; `fd` is closed. */
+static int refuse_own(const char *path, int fd, int e, int *err, char *why, size_t wn)
+{
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(why, wn, "is %s, not a regular file", detfeed__file_kind(st.st_mode));
+        e = EINVAL;
+    } else if (e == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        snprintf(why, wn, "%s", link_words);
+    } else {
+        snprintf(why, wn, "%s", strerror(e));
+    }
+    if (fd >= 0)
+        close(fd);
+    *err = e;
+    return -1;
+}
+
+/* fd when it is a regular file (its stat in *st, when not NULL), else its
+ * refusal. */
+static int regular_or_refuse(const char *path, int fd, struct stat *st, int *err,
+                             char *why, size_t wn)
+{
+    struct stat own;
+    if (st == NULL)
+        st = &own;
+    if (fd < 0)
+        return refuse_own(path, fd, errno, err, why, wn);
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))
+        return refuse_own(path, fd, errno, err, why, wn);
+    return fd;
+}
+
+int detfeed__own_lock(const char *path, int *err, char *why, size_t wn)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    return regular_or_refuse(path, fd, NULL, err, why, wn);
+}
+
+int detfeed__own_create(const char *path, int *err, char *why, size_t wn)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode))
+            return *err = ELOOP, snprintf(why, wn, "%s", link_words), -1;
+        if (!S_ISREG(st.st_mode))
+            return *err = EINVAL,
+                   snprintf(why, wn, "is %s, not a regular file",
+                            detfeed__file_kind(st.st_mode)),
+                   -1;
+        if (unlink(path) != 0 && errno != ENOENT)
+            return refuse_own(path, -1, errno, err, why, wn);
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EEXIST)
+        return *err = EEXIST,
+               snprintf(why, wn,
+                        "appeared while detfeed was creating it (another "
+                        "program writes there)"),
+               -1;
+    return regular_or_refuse(path, fd, NULL, err, why, wn);
+}
+
+int detfeed__own_read(const char *path, struct stat *st, int *err, char *why, size_t wn)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    return regular_or_refuse(path, fd, st, err, why, wn);
+}
+
 bool detfeed__foreign_file(const char *path, const char magic[8], char *why, size_t wn)
 {
     struct stat st;
-    if (stat(path, &st) != 0)
+    if (lstat(path, &st) != 0)
         return false;
+    if (S_ISLNK(st.st_mode))
+        return snprintf(why, wn, "%s", link_words), true;
     if (S_ISDIR(st.st_mode))
         return snprintf(why, wn, "is a folder"), true;
     if (!S_ISREG(st.st_mode))
@@ -145,7 +222,7 @@ bool detfeed__foreign_file(const char *path, const char magic[8], char *why, siz
     if (st.st_size == 0)
         return false;
     char head[8];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return false;
     ssize_t n;
@@ -154,7 +231,9 @@ bool detfeed__foreign_file(const char *path, const char magic[8], char *why, siz
     close(fd);
     if (n <= 0 || memcmp(head, magic, (size_t)n) == 0)
         return false;
-    return snprintf(why, wn, "does not start with %.8s", magic), true;
+    return snprintf(why, wn, "does not start with %.8s (not a file of detfeed's)",
+                    magic),
+           true;
 }
 
 void detfeed__decode_provenance(const detfeed__limits *lim, char *buf, size_t size)

@@ -55,12 +55,37 @@ char *detfeed__cache_fallback_path(const char *primary);
  * as well. */
 bool detfeed__folder_writable(const char *path);
 
-/* Whether `path` holds what a file of detfeed's must not replace: a folder
- * or other non-regular file, or a non-empty file that does not start with
- * `magic` (8 bytes; a stale or damaged file of detfeed's starts with it,
- * an empty one holds nothing). When it does, what it is goes to `why`
- * ("is a folder", "does not start with DFDCACHE"); a path that cannot be
- * looked at is not foreign here (opening or writing it reports why). */
+/*
+ * Files of detfeed's own (the disk cache, the verification record, their
+ * .part, temporary and .lock files) are opened without following a link:
+ * a symbolic link where one is expected could send a write anywhere its
+ * planter chose. Each of these returns a descriptor, or -1 with *err an
+ * errno and `why` (wn bytes) the reason in words: a link is ELOOP with "is
+ * a symbolic link, which detfeed does not follow for its own files",
+ * anything else that is not a regular file EINVAL with what it is.
+ */
+
+/* Opens the lock file `path` for flock, creating it (mode 0666 less the
+ * umask) when missing; never blocks (a FIFO is refused). */
+int detfeed__own_lock(const char *path, int *err, char *why, size_t wn);
+
+/* Creates `path` new and empty for reading and writing (O_EXCL): a regular
+ * file already there is left by an interrupted write and is unlinked first
+ * (the caller holds the writer's lock), never truncated or written
+ * through, so a hard link to another file leaves that file as it was. */
+int detfeed__own_create(const char *path, int *err, char *why, size_t wn);
+
+/* Opens `path` for reading, with its stat in *st: ENOENT when missing. */
+int detfeed__own_read(const char *path, struct stat *st, int *err, char *why,
+                      size_t wn);
+
+/* Whether `path` holds what a file of detfeed's must not replace: a
+ * symbolic link, a folder or other non-regular file, or a non-empty file
+ * that does not start with `magic` (8 bytes; a stale or damaged file of
+ * detfeed's starts with it, an empty one holds nothing). When it does,
+ * what it is goes to `why` ("is a folder", "does not start with
+ * DFDCACHE"); a path that cannot be looked at is not foreign here (opening
+ * or writing it reports why). */
 bool detfeed__foreign_file(const char *path, const char magic[8], char *why, size_t wn);
 
 /* What decoding the images of a dataset gives, besides their bytes: the

@@ -30,6 +30,12 @@ const char *detfeed__file_kind(mode_t mode);
 int detfeed__read_file(const char *path, uint64_t max_bytes, uint8_t **data,
                        size_t *size, detfeed__msg *msg);
 
+/* detfeed__read_file's reading of `path`, opened as fd with its stat st;
+ * closes fd. */
+int detfeed__read_opened(const char *path, int fd, const struct stat *st,
+                         uint64_t max_bytes, uint8_t **data, size_t *size,
+                         detfeed__msg *msg);
+
 /* The limits a codec applies to untrusted input (detfeed_codec_limit). */
 typedef struct detfeed__limits {
     uint64_t max_width, max_height, max_pixels, max_file, max_image_bytes;

@@ -323,17 +323,18 @@ static bool check_file(detfeed_disk_cache *dc, const uint8_t *base, size_t size,
 static int try_reuse(detfeed_disk_cache *dc, const char *path, int k, char *why,
                      size_t wn)
 {
-    char e[128];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return snprintf(why, wn, errno == ENOENT ? "no file" : "cannot read it: %s",
-                        errtext(errno, e, sizeof e)),
-               1;
+    char e[128], refused[160];
     struct stat st;
+    int err, fd = detfeed__own_read(path, &st, &err, refused, sizeof refused);
+    if (fd < 0)
+        return snprintf(why, wn,
+                        err == ENOENT                   ? "no file"
+                        : err == ELOOP || err == EINVAL ? "%s"
+                                                        : "cannot read it: %s",
+                        refused),
+               1;
     void *base = MAP_FAILED;
-    if (fstat(fd, &st) != 0)
-        snprintf(why, wn, "cannot read it: %s", errtext(errno, e, sizeof e));
-    else if (st.st_size < DC_HEADER)
+    if (st.st_size < DC_HEADER)
         snprintf(why, wn, "truncated: %lld bytes, less than a header",
                  (long long)st.st_size);
     else if ((base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0)) ==
@@ -501,10 +502,11 @@ static int become_writer(detfeed_disk_cache *dc)
     if ((dc->part = detfeed__strdup_printf("%s.part", dc->path)) == NULL ||
         (dc->state = calloc(dc->n ? dc->n : 1, sizeof *dc->state)) == NULL)
         return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
-    dc->fd = open(dc->part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (dc->fd < 0)
+    char why[160];
+    int err;
+    if ((dc->fd = detfeed__own_create(dc->part, &err, why, sizeof why)) < 0)
         return detfeed__fail(&dc->msg, DETFEED_EIO, "%s: cannot create it: %s",
-                             dc->part, errtext(errno, e, sizeof e));
+                             dc->part, why);
     int rc = reserve(dc);
     if (rc != DETFEED_OK)
         return rc;
@@ -570,27 +572,31 @@ static int open_at(detfeed_disk_cache *dc, bool may_fall_back, int *unwritable)
         return detfeed__fail(&dc->msg,
                              strcmp(why, "no file") ? DETFEED_ECORRUPT : DETFEED_EIO,
                              "%s: %s", dc->path, why);
-    char what[64];
+    char what[128];
     if (detfeed__foreign_file(dc->path, DC_MAGIC, what, sizeof what))
         return detfeed__fail(
             &dc->msg, DETFEED_EIO,
-            "%s %s: it is not a detfeed disk cache, and detfeed does not "
-            "write over it; remove it or give another cache path",
+            "%s %s; detfeed does not write over it (remove it or give another "
+            "cache path)",
             dc->path, what);
     char *lock = detfeed__strdup_printf("%s.lock", dc->path);
     if (lock == NULL)
         return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
-    dc->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    int err = errno;
+    char refused[160];
+    int err;
+    dc->lock_fd = detfeed__own_lock(lock, &err, refused, sizeof refused);
     free(lock);
     if (dc->lock_fd < 0 && may_fall_back &&
         (err == EACCES || err == EROFS || err == EPERM || err == ENOENT))
         return *unwritable = err, OPEN_UNWRITABLE;
+    if (dc->lock_fd < 0 && (err == ELOOP || err == EINVAL))
+        return detfeed__fail(&dc->msg, DETFEED_EIO, "%s.lock %s; remove it", dc->path,
+                             refused);
     if (dc->lock_fd < 0)
         return detfeed__fail(
             &dc->msg, DETFEED_EIO,
             "%s: %s, and its folder cannot be written to build it (%s)", dc->path, why,
-            errtext(err, e, sizeof e));
+            refused);
     if (flock(dc->lock_fd, LOCK_EX | LOCK_NB) == 0)
         return open_locked(dc, why, sizeof why);
     if (errno != EWOULDBLOCK)

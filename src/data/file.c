@@ -82,24 +82,21 @@ int detfeed__open_regular(const char *path, int *fd, struct stat *st, detfeed__m
     return DETFEED_OK;
 }
 
-int detfeed__read_file(const char *path, uint64_t max_bytes, uint8_t **data,
-                       size_t *size, detfeed__msg *msg)
+int detfeed__read_opened(const char *path, int fd, const struct stat *st,
+                         uint64_t max_bytes, uint8_t **data, size_t *size,
+                         detfeed__msg *msg)
 {
     *data = NULL;
     *size = 0;
-    int fd;
-    struct stat st;
-    int rc = detfeed__open_regular(path, &fd, &st, msg);
-    if (rc != DETFEED_OK)
-        return rc;
-    if ((uint64_t)st.st_size > max_bytes)
+    int rc = DETFEED_OK;
+    if ((uint64_t)st->st_size > max_bytes)
         rc = detfeed__fail(msg, DETFEED_ELIMIT,
                            "%s: %lld bytes exceeds the file size limit %llu", path,
-                           (long long)st.st_size, (unsigned long long)max_bytes);
-    else if (st.st_size == 0)
+                           (long long)st->st_size, (unsigned long long)max_bytes);
+    else if (st->st_size == 0)
         rc = detfeed__fail(msg, DETFEED_ECORRUPT, "%s: empty file", path);
     uint8_t *buf = NULL;
-    size_t n = rc == DETFEED_OK ? (size_t)st.st_size : 0, got = 0;
+    size_t n = rc == DETFEED_OK ? (size_t)st->st_size : 0, got = 0;
     if (rc == DETFEED_OK && (buf = malloc(n)) == NULL)
         rc = detfeed__fail(msg, DETFEED_ENOMEM, "%s: out of memory for %zu bytes", path,
                            n);
@@ -121,4 +118,17 @@ int detfeed__read_file(const char *path, uint64_t max_bytes, uint8_t **data,
     *data = buf;
     *size = n;
     return DETFEED_OK;
+}
+
+int detfeed__read_file(const char *path, uint64_t max_bytes, uint8_t **data,
+                       size_t *size, detfeed__msg *msg)
+{
+    *data = NULL;
+    *size = 0;
+    int fd;
+    struct stat st;
+    int rc = detfeed__open_regular(path, &fd, &st, msg);
+    if (rc != DETFEED_OK)
+        return rc;
+    return detfeed__read_opened(path, fd, &st, max_bytes, data, size, msg);
 }

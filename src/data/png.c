@@ -21,10 +21,12 @@
 #include "decode_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <spng.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 /* RGB <-> BGR in place, n pixels of 3 bytes. */
@@ -410,8 +412,19 @@ int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
         return detfeed__fail(&codec->msg, DETFEED_ENOMEM,
                              "%s: out of memory for a %dx%d image", path, width,
                              height);
-    FILE *fp = fopen(path, "wb");
+    char tmp[4200];
+    FILE *fp = NULL;
+    int n = snprintf(tmp, sizeof tmp, "%s.%ld.%llx.tmp", path, (long)getpid(),
+                     (unsigned long long)(detfeed__now_ns() ^ (uintptr_t)rgb));
+    int fd = n > 0 && (size_t)n < sizeof tmp
+                 ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666)
+                 : (errno = ENAMETOOLONG, -1);
     int open_errno = errno;
+    if (fd >= 0 && (fp = fdopen(fd, "wb")) == NULL) {
+        open_errno = errno;
+        close(fd);
+        unlink(tmp);
+    }
     spng_ctx *ctx = fp ? spng_ctx_new(SPNG_CTX_ENCODER) : NULL;
     struct spng_ihdr ihdr = {.width = (uint32_t)width,
                              .height = (uint32_t)height,
@@ -428,8 +441,14 @@ int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
     if (fp == NULL)
         return detfeed__fail(&codec->msg, DETFEED_EIO, "%s: cannot create: %s", path,
                              strerror(open_errno));
-    if (e || closed != 0)
+    if (!e && closed == 0 && rename(tmp, path) != 0)
+        closed = errno;
+    else if (e || closed != 0)
+        closed = EIO;
+    if (e || closed != 0) {
+        unlink(tmp);
         return detfeed__fail(&codec->msg, DETFEED_EIO, "%s: PNG write failed: %s", path,
-                             e ? spng_strerror(e) : "close failed");
+                             e ? spng_strerror(e) : strerror(closed));
+    }
     return DETFEED_OK;
 }

@@ -74,9 +74,10 @@ struct detfeed__vrec {
     size_t ne, matched;
     size_t *match; /* [n]: image i's entry, or SIZE_MAX */
     const char *read_from;
-    char why[400]; /* why it was not used, or what it lacked */
-    int lock_fd;
-    bool waited; /* another process held the lock */
+    char why[400];         /* why it was not used, or what it lacked */
+    int lock_fd, lock_err; /* lock_err: why no lock was taken (an errno) */
+    char lock_why[160];    /* ... in words */
+    bool waited;           /* another process held the lock */
     char note[DETFEED__MSG_SIZE];
 };
 
@@ -186,14 +187,19 @@ static bool parse_entries(detfeed__vrec *r, const uint8_t *body, uint64_t bytes,
 static bool load(detfeed__vrec *r, const char *path, char *why, size_t wn)
 {
     struct stat st;
-    char e[128];
-    if (stat(path, &st) != 0)
-        return snprintf(why, wn, errno == ENOENT ? "no record" : "cannot read it: %s",
-                        errtext(errno, e, sizeof e)),
+    char refused[160];
+    int err, fd = detfeed__own_read(path, &st, &err, refused, sizeof refused);
+    if (fd < 0)
+        return snprintf(why, wn,
+                        err == ENOENT                   ? "no record"
+                        : err == ELOOP || err == EINVAL ? "%s"
+                                                        : "cannot read it: %s",
+                        refused),
                false;
     size_t size;
     detfeed__msg msg;
-    if (detfeed__read_file(path, VR_MAX_BYTES, &r->data, &size, &msg) != DETFEED_OK)
+    if (detfeed__read_opened(path, fd, &st, VR_MAX_BYTES, &r->data, &size, &msg) !=
+        DETFEED_OK)
         return snprintf(why, wn, "%.380s", msg.text), false;
     vr_header h;
     if (size >= 8 && memcmp(r->data, VR_MAGIC, 8) != 0)
@@ -369,11 +375,12 @@ detfeed__verdict detfeed__vrec_verdict(const detfeed__vrec *r, size_t i, char **
 
 /* ---- locking ------------------------------------------------------------- */
 
-static int open_lock(const char *path, int *err)
+static int open_lock(detfeed__vrec *r, const char *path, int *err)
 {
     char *lock = detfeed__strdup_printf("%s.lock", path);
-    int fd = lock ? open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666) : -1;
-    *err = lock ? errno : ENOMEM;
+    int fd = lock ? detfeed__own_lock(lock, err, r->lock_why, sizeof r->lock_why) : -1;
+    if (lock == NULL)
+        *err = ENOMEM;
     free(lock);
     return fd;
 }
@@ -405,11 +412,13 @@ void detfeed__vrec_lock(detfeed__vrec *r)
         return;
     int err;
     make_folder(r);
-    r->lock_fd = open_lock(r->target, &err);
+    r->lock_fd = open_lock(r, r->target, &err);
     if (r->lock_fd < 0 && unwritable(err) && move_to_fallback(r))
-        r->lock_fd = open_lock(r->target, &err);
-    if (r->lock_fd < 0)
-        return; /* nothing can be written there: the note says so later */
+        r->lock_fd = open_lock(r, r->target, &err);
+    if (r->lock_fd < 0) {
+        r->lock_err = err; /* nothing can be written there: the note says so */
+        return;
+    }
     int rc = flock(r->lock_fd, LOCK_EX | LOCK_NB);
     if (rc != 0 && errno == EWOULDBLOCK) {
         r->waited = true;
@@ -505,7 +514,7 @@ static int write_file(const char *path, const uint8_t *buf, size_t size)
         (unsigned long long)(detfeed__now_ns() ^ (uintptr_t)buf));
     if (tmp == NULL)
         return ENOMEM;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     int err = fd < 0 ? errno : detfeed__write_all(fd, buf, size, 0);
     if (!err && fsync(fd) != 0)
         err = errno;
@@ -543,15 +552,21 @@ int detfeed__vrec_finish(detfeed__vrec *r, char *const *why, const int64_t count
                  r->waited ? " (recorded by another process meanwhile)" : "");
         return DETFEED__VREC_REUSED;
     }
-    char what[64];
+    if (r->lock_err == ELOOP || r->lock_err == EINVAL) {
+        snprintf(r->note, sizeof r->note,
+                 "not recorded: %s.lock %s; remove it. Every image was verified, the "
+                 "next open verifies again",
+                 r->target, r->lock_why);
+        return DETFEED__VREC_UNWRITTEN;
+    }
+    char what[128];
     if (detfeed__foreign_file(r->target, VR_MAGIC, what, sizeof what)) {
         unlock(r);
-        snprintf(
-            r->note, sizeof r->note,
-            "not recorded: %s %s: it is not a verification record, and detfeed "
-            "does not write over it (remove it or give another record path); every "
-            "image was verified, the next open verifies again",
-            r->target, what);
+        snprintf(r->note, sizeof r->note,
+                 "not recorded: %s %s; detfeed does not write over it (remove it or "
+                 "give another record path); every "
+                 "image was verified, the next open verifies again",
+                 r->target, what);
         return DETFEED__VREC_UNWRITTEN;
     }
     size_t size = 0;

@@ -13,7 +13,8 @@
  *   a third waits for it (DETFEED_DISK_WAIT);
  * - what is at the path and is not a cache (a file of the user's, a folder)
  *   is refused by name and left alone; an empty or truncated file is built
- *   over;
+ *   over; links planted at the file, its .part and its .lock are refused by
+ *   name and never followed;
  * - a folder that cannot be written: an explicit path is refused with the
  *   reason, the default place falls back to the user's cache folder, and a
  *   valid file there is still read;
@@ -347,6 +348,74 @@ static void test_foreign(const detfeed_dataset *ds)
     write_bytes(file, "DFDC", 4);
     CHECK_INT(build(ds, S, file), DETFEED_DISK_BUILT);
     unlink(file);
+}
+
+/* Whether `file` holds exactly `text`. */
+static bool holds(const char *file, const char *text)
+{
+    char back[256];
+    FILE *f = fopen(file, "rb");
+    size_t n = f ? fread(back, 1, sizeof back, f) : 0;
+    if (f)
+        fclose(f);
+    return n == strlen(text) && memcmp(back, text, n) == 0;
+}
+
+/* An open of `file` (flags) fails with DETFEED_EIO and a message that
+ * names `named` and contains `want`. */
+static void expect_refused(const detfeed_dataset *ds, const char *file, uint32_t flags,
+                           const char *named, const char *want)
+{
+    int rc;
+    detfeed_disk_cache *dc = open_disk(ds, S, file, flags, &rc);
+    CHECK(rc == DETFEED_EIO || rc == DETFEED_ECORRUPT);
+    const char *msg = detfeed_disk_cache_last_error(dc);
+    if (!CHECK(strstr(msg, named) != NULL && strstr(msg, want) != NULL))
+        fprintf(stderr, "  the message: %s\n", msg);
+    detfeed_disk_cache_destroy(dc);
+}
+
+/* Links planted where detfeed's own files go are refused by name and
+ * never followed: a symbolic link at PATH.part (to a file of the user's),
+ * a dangling one at PATH.lock (its target is not created), one at PATH
+ * itself (to the user's file, or to a valid cache: not read either). A
+ * hard link at a stale PATH.part is unlinked, never written through. */
+static void test_links(const detfeed_dataset *ds)
+{
+    char file[256], part[300], lock[300], victim[256], absent[256], valid[256];
+    path_of(file, sizeof file, "linked.cache");
+    snprintf(part, sizeof part, "%s.part", file);
+    snprintf(lock, sizeof lock, "%s.lock", file);
+    path_of(victim, sizeof victim, "victim.txt");
+    path_of(absent, sizeof absent, "made-through-a-link");
+    path_of(valid, sizeof valid, "valid.cache");
+    const char text[] = "a file of the user's";
+    write_bytes(victim, text, sizeof text - 1);
+    CHECK(symlink(victim, part) == 0);
+    expect_refused(ds, file, 0, part, "is a symbolic link");
+    CHECK(holds(victim, text));
+    unlink(part);
+    unlink(lock);
+    CHECK(symlink(absent, lock) == 0);
+    expect_refused(ds, file, 0, lock, "is a symbolic link");
+    CHECK(access(absent, F_OK) != 0);
+    unlink(lock);
+    CHECK(symlink(victim, file) == 0);
+    expect_refused(ds, file, 0, file, "is a symbolic link");
+    expect_refused(ds, file, DETFEED_DISK_NO_BUILD, file, "is a symbolic link");
+    CHECK(holds(victim, text));
+    unlink(file);
+    CHECK_INT(build(ds, S, valid), DETFEED_DISK_BUILT);
+    CHECK(symlink(valid, file) == 0);
+    expect_refused(ds, file, DETFEED_DISK_NO_BUILD, file, "is a symbolic link");
+    unlink(file);
+    CHECK(link(victim, part) == 0);
+    CHECK_INT(build(ds, S, file), DETFEED_DISK_BUILT);
+    CHECK(holds(victim, text));
+    CHECK(access(part, F_OK) != 0);
+    unlink(file);
+    unlink(valid);
+    unlink(victim);
 }
 
 /* NO_BUILD refuses `file` with a message containing `want`; then an open
@@ -694,6 +763,7 @@ int main(void)
     test_reuse_exact(ds);
     test_refusals(ds);
     test_foreign(ds);
+    test_links(ds);
     test_interrupted(ds);
     test_processes(ds);
     detfeed_dataset_destroy(ds);

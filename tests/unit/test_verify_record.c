@@ -13,7 +13,8 @@
  *   and time) still fails where the RAM cache's fill decodes it;
  * - a truncated, bit-flipped or empty record is not used and is rewritten;
  *   a file there that is not a record (no magic) is not written over: the
- *   open verifies every image and records nothing, saying why;
+ *   open verifies every image and records nothing, saying why; so is a
+ *   symbolic link planted at the record or its lock (never followed);
  * - verify_record none decodes every image and reads and writes nothing;
  *   an explicit path is used;
  * - a dataset folder that cannot be written: the record goes to the user's
@@ -484,6 +485,51 @@ static void test_damaged_record(const char *src)
     run(src, NULL, NIMG, DETFEED_RECORD_WRITTEN, NULL, "the user's file removed");
 }
 
+/* Links planted where the record and its lock go are refused by name and
+ * never followed: a symbolic link at the record (to a file of the user's)
+ * is neither read nor replaced, a dangling one at its lock is not created;
+ * the open still verifies every image and records nothing, saying why. */
+static void test_links(const char *src)
+{
+    char path[512], lock[600], victim[512], absent[512], hex[65], ref[65];
+    detfeed_loader *l = open_ok(src, NULL);
+    snprintf(path, sizeof path, "%s", detfeed_loader_verify_path(l));
+    digest(l, ref);
+    detfeed_loader_destroy(l);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    snprintf(victim, sizeof victim, "%s/victim.txt", root);
+    snprintf(absent, sizeof absent, "%s/made-through-a-link", root);
+    const char text[] = "a file of the user's";
+    tu_write_text(victim, text);
+    const char *planted[] = {path, lock};
+    const char *target[] = {victim, absent};
+    for (int k = 0; k < 2; k++) {
+        unlink(planted[k]);
+        CHECK(symlink(target[k], planted[k]) == 0);
+        l = open_ok(src, NULL);
+        bool ok = CHECK_INT(vstat(l, DETFEED_VERIFY_STAT_DECODED), NIMG);
+        ok &= CHECK_INT(vstat(l, DETFEED_VERIFY_STAT_RECORD), DETFEED_RECORD_UNWRITTEN);
+        const char *note = detfeed_loader_verify_note(l);
+        ok &= CHECK(strstr(note, planted[k]) != NULL &&
+                    strstr(note, "is a symbolic link") != NULL);
+        if (!ok)
+            fprintf(stderr, "  (a link at %s: %s)\n", planted[k], note);
+        digest(l, hex);
+        CHECK_STR(hex, ref);
+        detfeed_loader_destroy(l);
+        unlink(planted[k]);
+    }
+    char back[64] = {0};
+    FILE *f = fopen(victim, "rb");
+    CHECK(f != NULL && fread(back, 1, sizeof back, f) == sizeof text - 1);
+    if (f)
+        fclose(f);
+    CHECK_STR(back, text);
+    CHECK(access(absent, F_OK) != 0);
+    unlink(victim);
+    run(src, NULL, NIMG, DETFEED_RECORD_WRITTEN, NULL, "the links removed");
+}
+
 /* ---- none and a path ----------------------------------------------------- */
 
 static bool same_file(const char *path, const uint8_t *bytes, long size,
@@ -780,6 +826,7 @@ int main(void)
     test_relative(dir);
     test_changes(dir);
     test_damaged_record(tu_at(dir, "images"));
+    test_links(tu_at(dir, "images"));
     test_none_and_path(dir);
     test_processes(dir);
     test_readonly(dir);
