@@ -656,9 +656,11 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
 /*
  * A detfeed_disk_cache keeps the images of a dataset decoded and resized to
  * their load size (exactly the bytes the RAM cache holds) in one file, for
- * datasets larger than memory (COCO train2017 at 640 is about 100 GB). The
- * file is memory-mapped: reads are page-cache hits shared by every process
- * of a node, and no image is decoded twice.
+ * datasets larger than memory (COCO train2017 at 640 is about 100 GB).
+ * Images are read from it with pread: reads are page-cache hits shared by
+ * every process of a node, and no image is decoded twice. The file is
+ * never mapped, so another program that cuts it short or writes into it
+ * while it is read cannot kill the process (no SIGBUS): see "Integrity".
  *
  * Building. The file is written by one process at a time, the one that
  * holds an advisory lock (flock) on PATH.lock. That process writes PATH.part
@@ -704,15 +706,33 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * DETFEED_EIO naming it.
  * Images must not change while the file is built.
  *
- * File format (version 1, host byte order, recorded): a 4096-byte header
+ * Integrity. Every image's pixels carry a checksum in the index (XXH3-64,
+ * seed 0), checked each time the image is read from the file. An image
+ * that does not match, or that cannot be read whole (the file was cut
+ * short or changed by another program, the disk is damaged), is decoded
+ * from its own file instead, so no damaged pixel reaches a sample; it is
+ * counted (DETFEED_DISK_DAMAGED) with a line naming the file and the image
+ * (detfeed_disk_cache_damage), and this process does not read it from the
+ * file again. A process that is writing the file writes the image again
+ * once decoded (before the file is committed). A complete file is never
+ * written into: DETFEED_DISK_VERIFY (what `detfeed cache` opens with)
+ * checks every image first and rebuilds a damaged file by rename, and
+ * with DETFEED_DISK_NO_BUILD (`detfeed cache --check`) refuses it with
+ * DETFEED_ECORRUPT, naming the first damaged image. A file replaced by
+ * rename while it is read is not seen: the reader keeps the file it
+ * opened.
+ *
+ * File format (version 2, host byte order, recorded): a 4096-byte header
  * (magic "DFDCACHE", version, byte-order mark 0x01020304, completion mark,
  * imgsz, image count, images held, index offset and bytes, data offset,
  * file bytes, the index's SHA-256, the pixel provenance text and the
- * header's SHA-256); the index at 4096: one 56-byte record per image in
+ * header's SHA-256); the index at 4096: one 64-byte record per image in
  * dataset order (pixel offset, 0 when not held; file size; mtime in ns;
  * load width and height; decoded width and height; path offset and bytes
- * in the path table) and the path table; then the pixels, page-aligned
- * at the start and each image 64-byte aligned, w * h * 3 bytes BGR HWC.
+ * in the path table; the pixels' XXH3-64) and the path table; then the
+ * pixels, page-aligned at the start and each image 64-byte aligned, in
+ * index order, w * h * 3 bytes BGR HWC. A file of version 1 (no
+ * checksums) is rebuilt.
  * Images of unknown size (DETFEED_VERIFY_NONE) and images that fail to
  * decode are not held: they are decoded each time (failing again with
  * their message).
@@ -733,17 +753,20 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  */
 typedef struct detfeed_disk_cache detfeed_disk_cache;
 
-/* Flags of detfeed_disk_cache_open. */
+/* Flags of detfeed_disk_cache_open. VERIFY reads every image of a file it
+ * finds and checks its pixels' checksums first: a damaged file is rebuilt
+ * (with NO_BUILD: refused). */
 #define DETFEED_DISK_NO_BUILD 1u /* use a valid file, or fail saying why */
 #define DETFEED_DISK_WAIT     2u /* while another process writes it, wait */
+#define DETFEED_DISK_VERIFY   4u /* check every image's pixels when opening */
 
 /* What a disk cache is doing (DETFEED_DISK_STATE). */
 typedef enum detfeed_disk_state {
-    DETFEED_DISK_REUSED = 0,  /* a valid file was there and is mapped */
+    DETFEED_DISK_REUSED = 0,  /* a valid file was there and is read */
     DETFEED_DISK_WRITING = 1, /* this process writes the file as images come */
     DETFEED_DISK_BUILT = 2,   /* this process wrote the file; complete and in place */
     DETFEED_DISK_WAITING = 3, /* another process writes it; images decoded here */
-    DETFEED_DISK_ADOPTED = 4, /* ... and its complete file was since mapped */
+    DETFEED_DISK_ADOPTED = 4, /* ... and its complete file is read since */
     DETFEED_DISK_FAILED = 5   /* writing failed (the note says why): images are
                                  decoded on demand, the partial file removed */
 } detfeed_disk_state;
@@ -756,13 +779,15 @@ typedef enum detfeed_disk_stat {
     DETFEED_DISK_HITS = 4,       /* images this process read from the file */
     DETFEED_DISK_DECODED = 5,    /* images this process decoded (not in the file) */
     DETFEED_DISK_WRITTEN = 6,    /* images this process wrote into the file */
-    DETFEED_DISK_EXPECTED = 7    /* images a complete file holds (known sizes) */
+    DETFEED_DISK_EXPECTED = 7,   /* images a complete file holds (known sizes) */
+    DETFEED_DISK_DAMAGED = 8     /* images this process found damaged in the file
+                                    (see detfeed_disk_cache_damage) */
 } detfeed_disk_stat;
 
 /* Creates an unopened disk cache; flags must be 0. */
 DETFEED_API int detfeed_disk_cache_create(detfeed_disk_cache **out, uint32_t flags);
 /* Commits a file that is complete but not yet in place, removes an
- * incomplete PATH.part, releases the lock and the mapping. NULL: no-op.
+ * incomplete PATH.part, releases the lock and the files. NULL: no-op.
  * Pixels it returned are invalid afterwards. */
 DETFEED_API void detfeed_disk_cache_destroy(detfeed_disk_cache *dc);
 /* The message of the last failure ("" after a success). */
@@ -771,13 +796,12 @@ DETFEED_API const char *detfeed_disk_cache_last_error(const detfeed_disk_cache *
 /*
  * Opens the cache of `ds` (which must outlive it) at imgsz (32..16384) in
  * file `path` (NULL: the default place, above), with flags
- * DETFEED_DISK_NO_BUILD and DETFEED_DISK_WAIT or 0: maps a valid file, or
- * becomes the writer, or (another process writing) decodes until its file
- * appears. Once per handle. Errors with the message naming the file:
- * DETFEED_EIO (a folder that cannot be written, a file that cannot be
- * created, mapped or reserved: the disk is too small), DETFEED_ECORRUPT
- * (NO_BUILD: the file is missing, stale, incomplete or damaged: which, and
- * why), DETFEED_ENOMEM.
+ * DETFEED_DISK_NO_BUILD, DETFEED_DISK_WAIT and DETFEED_DISK_VERIFY or 0:
+ * opens a valid file, or becomes the writer, or (another process writing)
+ * decodes until its file appears. Once per handle. Errors with the message naming the
+ * file: DETFEED_EIO (a folder that cannot be written, a file that cannot be created or
+ * reserved: the disk is too small), DETFEED_ECORRUPT (NO_BUILD: the file is missing,
+ * stale, incomplete or damaged: which, and why), DETFEED_ENOMEM.
  */
 DETFEED_API int detfeed_disk_cache_open(detfeed_disk_cache *dc,
                                         const detfeed_dataset *ds, int imgsz,
@@ -790,12 +814,12 @@ DETFEED_API int detfeed_disk_cache_open(detfeed_disk_cache *dc,
  * (as in the RAM cache) and counted in the note. */
 DETFEED_API int detfeed_disk_cache_fill(detfeed_disk_cache *dc, int threads);
 
-/* Image i at its load size: from the file (*pixels into the mapping, valid
- * until destroy; *owned NULL) or decoded and resized now with `codec`
- * (*pixels == *owned, released with detfeed_free; offered to the file when
- * this process writes it). As detfeed_cache_get otherwise: many threads may
- * call it at once, each with its own codec, and its message goes to the
- * codec (DETFEED_EINVAL without one). */
+/* Image i at its load size, in a new buffer (*pixels == *owned, released
+ * with detfeed_free): read from the file and checked (a hit), or decoded
+ * and resized now with `codec` (offered to the file when this process
+ * writes it). As detfeed_cache_get otherwise: many threads may call it at
+ * once, each with its own codec, and its message goes to the codec
+ * (DETFEED_EINVAL without one). */
 DETFEED_API int detfeed_disk_cache_get(detfeed_disk_cache *dc, size_t i,
                                        detfeed_codec *codec, const uint8_t **pixels,
                                        int *width, int *height, int *orig_width,
@@ -814,6 +838,15 @@ DETFEED_API const char *detfeed_disk_cache_path(const detfeed_disk_cache *dc);
  * that failed. Valid until destroy; may change once (WRITING to BUILT,
  * WAITING to ADOPTED, FAILED). */
 DETFEED_API const char *detfeed_disk_cache_note(const detfeed_disk_cache *dc);
+
+/* The k-th damaged image this process found (k below DETFEED_DISK_DAMAGED;
+ * lines are kept for the first 100), as one line naming the file, the
+ * image's index and path and what was wrong ("its pixels do not match
+ * their checksum", "the file ends before its pixels"), copied into buf
+ * (size bytes, NUL-terminated). DETFEED_EINVAL (buf "") for a k without a
+ * line or a NULL argument. Any thread, any time. */
+DETFEED_API int detfeed_disk_cache_damage(const detfeed_disk_cache *dc, size_t k,
+                                          char *buf, size_t size);
 
 /* Puts a disk cache behind a RAM cache (before detfeed_cache_fill; both
  * for the same dataset and imgsz, else DETFEED_EINVAL): images the RAM
@@ -1018,7 +1051,7 @@ typedef enum detfeed_loader_param {
  *         are decoded each time they are used.
  *   disk  Ultralytics' cache="disk", as one file: the disk cache (see "Disk
  *         cache of decoded images") holds every image. A valid file is
- *         mapped when the loader opens; else this process writes it
+ *         opened when the loader opens; else this process writes it
  *         while it opens: the decode that verifies each image (see
  *         detfeed_loader_open) puts it in the file, which is committed once
  *         every image is in (before the first epoch, or while it runs:

@@ -38,7 +38,8 @@ NEEDS = (("cmake", ["cmake", "--version"], "cmake"),
          ("pkg-config", ["pkg-config", "--version"], "pkg-config"),
          ("libspng", ["pkg-config", "--exists", "spng"], "libspng-dev"),
          ("libturbojpeg", ["pkg-config", "--exists", "libturbojpeg"], "libturbojpeg0-dev"),
-         ("zlib", ["pkg-config", "--exists", "zlib"], "zlib1g-dev"))
+         ("zlib", ["pkg-config", "--exists", "zlib"], "zlib1g-dev"),
+         ("xxhash", ["pkg-config", "--exists", "libxxhash"], "libxxhash-dev"))
 
 
 def missing_tools():

@@ -64,9 +64,9 @@ cmake --build build-asan -j"$jobs" >/dev/null
 echo "== TSan build (threaded tests)"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_WERROR=ON \
   -DDETFEED_SANITIZE=thread -DDETFEED_CUDA=OFF -DDETFEED_BUILD_TESTS=ON >/dev/null
-cmake --build build-tsan -j"$jobs" --target test_cache test_determinism test_ring test_batches test_route test_partners test_verify_record >/dev/null
+cmake --build build-tsan -j"$jobs" --target test_cache test_disk_cache test_determinism test_ring test_batches test_route test_partners test_verify_record >/dev/null
 (cd build-tsan && ctest --no-tests=error --output-on-failure \
-  -R 'test_cache|test_determinism|test_ring|test_batches|test_route|test_partners|test_verify_record')
+  -R 'test_cache|test_disk_cache|test_determinism|test_ring|test_batches|test_route|test_partners|test_verify_record')
 
 echo "== libFuzzer targets (clang, ASan+UBSan)"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_FUZZ=ON -DDETFEED_BUILD_TESTS=ON \
@@ -92,7 +92,7 @@ hide=$(mktemp -d)
 printf '#!/bin/sh\nexit 127\n' >"$hide/pkg-config" && chmod +x "$hide/pkg-config"
 out=$(PATH="$hide:$PATH" build-wheel/tools/bin/pip wheel --no-deps -w "$hide" ./python 2>&1 || true)
 rm -rf "$hide"
-echo "$out" | grep -E '^ *detfeed: building from source needs pkg-config, libspng, libturbojpeg, zlib: install with `sudo apt-get install pkg-config libspng-dev libturbojpeg0-dev zlib1g-dev`' ||
+echo "$out" | grep -E '^ *detfeed: building from source needs pkg-config, libspng, libturbojpeg, zlib, xxhash: install with `sudo apt-get install pkg-config libspng-dev libturbojpeg0-dev zlib1g-dev libxxhash-dev`' ||
   { echo "$out"; echo "no such line"; exit 1; }
 echo "== the wheel in a fresh venv without compilers (scripts/wheel_check.sh)"
 scripts/wheel_check.sh "$wheel" | grep -v '^\s*$' | tail -8

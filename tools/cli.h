@@ -178,12 +178,15 @@ void cli_skips_note(const cli_skips *k);
  * What the loader's check did when it opened (detfeed_loader_verify_stat,
  * _path and _note): cli_verify_note a line on stderr with the note (and,
  * with cache disk, a line with what opening the disk cache found and did:
- * reused, built and why),
+ * reused, built and why, and cli_damage_note's lines),
  * cli_verify_json the fields "verify_decoded", "verify_reused",
  * "verify_record" (none, reused, written, unwritten) and "verify_path" (a
  * string or null) of a JSON object.
  */
 void cli_verify_note(const detfeed_loader *l);
+/* A line on stderr for each image the loader's disk cache found damaged
+ * (decoded from its file instead), after a run. */
+void cli_damage_note(const detfeed_loader *l);
 void cli_verify_json(FILE *out, const detfeed_loader *l);
 
 /* Subcommands. */

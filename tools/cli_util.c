@@ -482,12 +482,30 @@ static void note_line(const char *what, const char *note)
     fputc('\n', stderr);
 }
 
+void cli_damage_note(const detfeed_loader *l)
+{
+    const detfeed_disk_cache *dc = detfeed_loader_disk_cache(l);
+    int64_t n = dc ? detfeed_disk_cache_stat_get(dc, DETFEED_DISK_DAMAGED) : 0;
+    char line[1024];
+    for (int64_t k = 0; k < n; k++) {
+        if (detfeed_disk_cache_damage(dc, (size_t)k, line, sizeof line) != DETFEED_OK) {
+            fprintf(stderr,
+                    "detfeed: disk cache: %lld more images found damaged (decoded from "
+                    "their files instead)\n",
+                    (long long)(n - k));
+            break;
+        }
+        note_line("disk cache", line);
+    }
+}
+
 void cli_verify_note(const detfeed_loader *l)
 {
     note_line("verification", detfeed_loader_verify_note(l));
     const detfeed_disk_cache *dc = detfeed_loader_disk_cache(l);
     if (dc)
         note_line("disk cache", detfeed_disk_cache_note(dc));
+    cli_damage_note(l);
 }
 
 void cli_verify_json(FILE *out, const detfeed_loader *l)

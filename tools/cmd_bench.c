@@ -265,6 +265,7 @@ static int bench_loader(const char *data, const loader_bench *o)
         print_stages(l, images * o->epochs);
         cli_skips k = cli_skips_of(l);
         cli_skips_note(&k);
+        cli_damage_note(l);
         printf("  ");
         cli_skips_text(stdout, &k);
         printf("\n");

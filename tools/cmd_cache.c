@@ -83,9 +83,9 @@ static int run(const char *data, const cache_opts *o)
         detfeed_dataset_destroy(ds);
         return cli_error("out of memory");
     }
-    uint32_t flags = o->check     ? DETFEED_DISK_NO_BUILD
-                     : o->no_wait ? 0
-                                  : DETFEED_DISK_WAIT;
+    uint32_t flags = DETFEED_DISK_VERIFY | (o->check     ? DETFEED_DISK_NO_BUILD
+                                            : o->no_wait ? 0
+                                                         : DETFEED_DISK_WAIT);
     double t0 = cli_now();
     rc = detfeed_disk_cache_open(dc, ds, (int)o->imgsz, o->out, flags);
     if (rc == DETFEED_OK && !o->check)
@@ -115,8 +115,9 @@ int cmd_cache(int argc, char **argv)
          "Ultralytics' fraction: a count or a ratio (default all)", 0, 0},
         {"workers", CLI_INT, &o.workers, "N", "threads (default: every CPU)", 1, 1024},
         {"check", CLI_FLAG, &o.check, NULL,
-         "only check the file: exit 1 with the reason when it is missing or stale", 0,
-         0},
+         "only check the file, every image's pixels too: exit 1 with the reason when "
+         "it is missing, stale or damaged",
+         0, 0},
         {"no-wait", CLI_FLAG, &o.no_wait, NULL,
          "when another process writes the file, do not wait for it", 0, 0},
         {0}};
@@ -125,8 +126,9 @@ int cmd_cache(int argc, char **argv)
         "Decodes every image of DATA's split, resized to its load size at --imgsz,\n"
         "into one disk cache file, which the loader with cache=disk (and the same\n"
         "data, split, fraction and imgsz, the settings that decide the image list\n"
-        "and the load size) then maps instead of decoding. A valid file is reused;\n"
-        "a stale one is rebuilt, and the last line says why. While another process\n"
+        "and the load size) then reads instead of decoding. A valid file is reused\n"
+        "(every image's pixels checked against their checksums first); a stale or\n"
+        "damaged one is rebuilt, and the last line says why. While another process\n"
         "writes the file this waits for it (unless --no-wait).";
     char *pos[1];
     int rc = cli_parse_exact(argc, argv, opts, usage, about, pos, 1);

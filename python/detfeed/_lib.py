@@ -141,6 +141,7 @@ DISK_STATS = (
     "decoded",            # DETFEED_DISK_DECODED
     "written",            # DETFEED_DISK_WRITTEN
     "expected",           # DETFEED_DISK_EXPECTED = 7
+    "damaged",            # DETFEED_DISK_DAMAGED = 8
 )
 # detfeed_disk_state, the value of the "state" stat.
 DISK_STATES = (
@@ -302,6 +303,7 @@ _SIGNATURES = {
     "detfeed_disk_cache_stat_get": (_i64, [_p, _i]),
     "detfeed_disk_cache_path": (_s, [_p]),
     "detfeed_disk_cache_note": (_s, [_p]),
+    "detfeed_disk_cache_damage": (_i, [_p, _sz, _p, _sz]),
     "detfeed_loader_verify_stat": (_i64, [_p, _i]),
     "detfeed_loader_verify_path": (_s, [_p]),
     "detfeed_loader_verify_note": (_s, [_p]),

@@ -28,6 +28,14 @@ _TYPESTR = {"u8": "|u1", "f32": "<f4", "f16": "<f2", "bf16": "<u2"}
 _SLICE_MS = 20
 
 
+def _damage_line(disk, k):
+    """Line k on the images the disk cache found damaged, or None."""
+    buf = ctypes.create_string_buffer(4096)
+    if lib.detfeed_disk_cache_damage(disk, k, buf, len(buf)) != 0:
+        return None
+    return buf.value.decode(errors="replace")
+
+
 class _Handle:
     """The C loader. Everything that points into its memory holds this: the
     Loader until close(), a live iterator, and each batch's image array or
@@ -647,7 +655,28 @@ class Loader:
         batch = self._batch(b, handle)
         self._held = b
         out.value = None
+        self._warn_damage(h)
         return batch
+
+    def _warn_damage(self, h):
+        """A warning for each image found damaged in the disk cache since the
+        last batch (its pixels were decoded from the image instead)."""
+        disk = lib.detfeed_loader_disk_cache(h)
+        if not disk:
+            return
+        count = lib.detfeed_disk_cache_stat_get(disk, _lib.DISK_STATS.index("damaged"))
+        seen = self.__dict__.get("_damage_seen", 0)
+        if count <= seen:
+            return
+        import warnings
+        for k in range(seen, count):
+            line = _damage_line(disk, k)
+            if line is None:
+                warnings.warn("detfeed: %d more images found damaged in the disk cache "
+                              "(decoded from their files instead)" % (count - k), stacklevel=4)
+                break
+            warnings.warn("detfeed: " + line, stacklevel=4)
+        self._damage_seen = count
 
     def _end_epoch(self, epoch):
         if not self._epoch_set:
@@ -698,7 +727,10 @@ class Loader:
         cache="disk", "disk": its file (path), state ("reused", "writing",
         "built", "waiting", "adopted", "failed"), images and bytes it holds,
         file_bytes, expected (images a complete file holds), this process's
-        hits, decoded and written, and a note on what opening found."""
+        hits, decoded and written, damaged (images whose pixels in the file
+        were found damaged: decoded from their files instead, each with a
+        warning) and "damage" (a line on each of the first 100), and a note
+        on what opening found."""
         handle = self._live()  # held: the memory stays while it is read
         h = handle.ptr
         cache = lib.detfeed_loader_cache(h)
@@ -712,6 +744,8 @@ class Loader:
             d["state"] = _lib.DISK_STATES[d["state"]]
             d["path"] = os.fsdecode(lib.detfeed_disk_cache_path(disk))
             d["note"] = lib.detfeed_disk_cache_note(disk).decode(errors="replace")
+            d["damage"] = [line for line in (_damage_line(disk, k)
+                                             for k in range(d["damaged"])) if line]
             stats["disk"] = d
         del handle
         return stats

@@ -682,3 +682,46 @@ def test_a_file_that_is_not_detfeeds_is_not_written_over(tmp_path):
         v = loader.verify_stats()
         assert v["record"] == "unwritten" and "does not start with DFVERIFY" in v["note"]
     assert notes.read_text() == "the user's notes"
+
+
+def test_a_disk_cache_cut_short_under_a_running_loader(tmp_path):
+    """Another program truncates the disk cache while a Loader reads it (the
+    file used to be mapped: SIGBUS killed the process). The process lives,
+    the batches are the clean run's bytes, and a warning names the file and
+    each image found damaged."""
+    import hashlib
+    import warnings
+    path = str(tmp_path / "coco8.cache")
+
+    def digest(loader, change=None):
+        h = hashlib.sha256()
+        for epoch in range(2):
+            for k, b in enumerate(loader):
+                if change and epoch == 0 and k == 0:
+                    change()
+                for key in ("img", "cls", "bboxes", "batch_idx"):
+                    h.update(np.ascontiguousarray(b[key]).tobytes())
+        return h.hexdigest()
+
+    with small(cache="none") as loader:
+        ref = digest(loader)
+    with small(cache="disk", cache_path=path) as loader:
+        assert digest(loader) == ref  # built while it opens
+
+    def cut_short():
+        os.truncate(path, os.path.getsize(path) // 2)
+
+    def child():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with small(cache="disk", cache_path=path) as loader:
+                got = digest(loader, cut_short)
+                disk = loader.cache_stats()["disk"]
+        said = [str(w.message) for w in caught if "the file ends before" in str(w.message)]
+        ok = got == ref and disk["damaged"] >= 1 and len(disk["damage"]) == disk["damaged"]
+        ok = ok and len(said) == disk["damaged"] and all(path in s for s in said)
+        if not ok:
+            sys.stderr.write("damaged %r, warnings %r\n" % (disk, said))
+        return ok
+
+    assert run_in_child(child) == 0

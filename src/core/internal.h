@@ -114,6 +114,11 @@ bool detfeed__cpu_runs(detfeed_isa isa);
  * SHA extensions (with SSSE3 and SSE4.1), which core/sha256.c then uses. */
 bool detfeed__cpu_has_sha(void);
 
+/* The checksum of cached pixels (the disk cache's, per image): XXH3-64,
+ * seed 0, of `bytes` bytes, with the variant `isa` picks (every variant
+ * gives the same value). checksum.c. */
+uint64_t detfeed__checksum(const void *data, size_t bytes, detfeed_isa isa);
+
 /* The variant a kernel with `variants` (a DETFEED__ISA_BIT mask) runs for
  * `isa`: AUTO, the best of them this CPU runs (PORTABLE at least); PORTABLE,
  * itself; AVX2 or AVX512, itself when among `variants` and this CPU runs it.

@@ -198,11 +198,9 @@ typedef struct filler {
 static int fill_one(detfeed_cache *c, detfeed_codec *codec, size_t i, const slot *s)
 {
     int w, h, ow, oh;
-    const uint8_t *px;
-    if (c->disk && detfeed__disk_lookup(c->disk, i, &px, &w, &h, &ow, &oh)) {
-        memcpy(c->arena + s->offset, px, (size_t)w * (size_t)h * 3);
+    if (c->disk && detfeed__disk_read(c->disk, i, c->arena + s->offset, s->width,
+                                      s->height, &ow, &oh))
         return DETFEED_OK;
-    }
     uint8_t *unused = NULL;
     int rc = detfeed__load_image(codec, c->ds, i, c->imgsz, c->arena + s->offset,
                                  s->width, s->height, &unused, &w, &h, &ow, &oh, NULL);
@@ -330,8 +328,8 @@ int detfeed__cache_get(const detfeed_cache *cache, size_t i, detfeed_codec *code
         ow = s->orig_width;
         oh = s->orig_height;
     } else if (cache->disk &&
-               detfeed__disk_lookup(cache->disk, i, pixels, width, height, &ow, &oh)) {
-        /* from the file */
+               detfeed__disk_lookup(cache->disk, i, owned, width, height, &ow, &oh)) {
+        *pixels = *owned; /* read from the file */
     } else {
         int rc = detfeed__load_image(codec, cache->ds, i, cache->imgsz, NULL, 0, 0,
                                      owned, width, height, &ow, &oh, clock);

@@ -1,15 +1,22 @@
 /*
- * disk_cache.c - the disk cache: decoded load-size images in one
- * memory-mapped file, validated against the dataset, written by one
- * process at a time (flock on PATH.lock) into PATH.part and renamed into
- * place once complete. The format and the rules are in detfeed.h.
+ * disk_cache.c - the disk cache: decoded load-size images in one file,
+ * validated against the dataset, written by one process at a time (flock
+ * on PATH.lock) into PATH.part and renamed into place once complete. The
+ * format and the rules are in detfeed.h.
+ *
+ * Reading never maps the file: the header and the index are read and
+ * checked when it is opened (what is kept of them is a copy), and each
+ * image is read with pread into the caller's memory and checked against
+ * its checksum, so a file cut short or rewritten by another program gives
+ * a short read or a mismatch (the image is decoded instead, with a
+ * warning), never a SIGBUS.
  *
  * Within the writing process every image has an atomic state (absent,
  * being written, present, left out); the thread that moves an image from
  * absent to being written is the only one that writes its bytes (pwrite),
- * and readers use the mapping only for images in the present state. When
- * the last image is present or left out, the commit thread writes the
- * index and the header, fsyncs and renames.
+ * and readers read only images in the present state. When the last image
+ * is present or left out, the commit thread writes the index and the
+ * header, fsyncs and renames.
  */
 #define _GNU_SOURCE
 #include "disk_cache.h"
@@ -27,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -37,7 +43,9 @@
 #define DC_COMPLETE 0x454e4f44u /* "DONE" */
 /* Bumped whenever the load step (decode, resize) changes a byte. */
 #define DC_LOAD_STEP 1
-enum { DC_VERSION = 1, DC_HEADER = 4096, DC_PAGE = 4096, DC_ALIGN = 64 };
+enum { DC_VERSION = 2, DC_HEADER = 4096, DC_PAGE = 4096, DC_ALIGN = 64 };
+/* Damaged images this process keeps a line on (the count goes on). */
+enum { DC_DAMAGE_LINES = 100 };
 enum { ST_ABSENT = 0, ST_WRITING = 1, ST_PRESENT = 2, ST_LEFT_OUT = 3 };
 
 typedef struct dc_header {
@@ -56,18 +64,11 @@ typedef struct dc_record {
     int64_t mtime_ns;
     int32_t width, height, orig_width, orig_height; /* load size, decoded size */
     uint64_t path_offset, path_bytes;               /* in the path table */
+    uint64_t sum; /* the pixels' checksum (detfeed__checksum); 0: not held */
 } dc_record;
 
 _Static_assert(sizeof(dc_header) == 328, "the header's layout is the format");
-_Static_assert(sizeof(dc_record) == 56, "the record's layout is the format");
-
-/* A mapped file and its records. */
-typedef struct dc_view {
-    const uint8_t *base;
-    size_t size;
-    const dc_record *recs;
-    bool writing; /* presence by the state array, not by the records */
-} dc_view;
+_Static_assert(sizeof(dc_record) == 64, "the record's layout is the format");
 
 /* Which file a path named when last looked at. */
 typedef struct file_id {
@@ -76,6 +77,22 @@ typedef struct file_id {
     off_t size;
     int64_t mtime_ns;
 } file_id;
+
+/* Where an image's pixels are in a file, and their checksum. */
+typedef struct dc_place {
+    uint64_t offset, sum; /* offset 0: not held */
+} dc_place;
+
+/* An open file: a complete one (its places, from its index) or the part
+ * this process writes (presence by the state array, places by the
+ * index this process made and the sums it wrote). */
+typedef struct dc_view {
+    int fd; /* -1 while writing: the part's is dc->fd */
+    uint64_t size;
+    dc_place *at;
+    file_id id;
+    bool writing;
+} dc_view;
 
 struct detfeed_disk_cache {
     detfeed__msg msg;
@@ -91,11 +108,21 @@ struct detfeed_disk_cache {
     uint8_t *index;
     uint64_t index_bytes, data_offset, file_bytes, expected;
     char pixels[192];
-    int fd, lock_fd, map_fd[2];
+    int fd, lock_fd;
     dc_view views[2]; /* [0] from open (a valid file or the part), [1] adopted */
     _Atomic(dc_view *) view;
     atomic_uchar *state; /* writer: each image's ST_ */
-    atomic_size_t done;  /* writer: images present or left out */
+    uint64_t *sums;      /* writer: each image's checksum, set before PRESENT */
+    atomic_uchar *bad;   /* each image: found damaged here (decoded instead) */
+    /* the damaged images found: their count and the first lines on them */
+    pthread_mutex_t damage_mu;
+    char (*damage)[DETFEED__MSG_SIZE];
+    atomic_llong damaged;
+    /* the file DETFEED_DISK_VERIFY found damaged (not checked again) */
+    file_id refused;
+    bool has_refused;
+    char refused_why[384];
+    atomic_size_t done; /* writer: images present or left out */
     atomic_llong hits, decoded, written, left_out, held, held_bytes;
     atomic_int st; /* detfeed_disk_state */
     /* notes, each written once before the state that shows it */
@@ -207,6 +234,8 @@ static bool same_image(const detfeed_disk_cache *dc, size_t i, const dc_record *
          (r->offset > size || r->width <= 0 || r->height <= 0 ||
           (uint64_t)r->width * (uint64_t)r->height * 3 > size - r->offset)))
         return snprintf(why, wn, "damaged: image %zu lies outside the file", i), false;
+    if (r->offset && r->offset != w->offset)
+        return snprintf(why, wn, "damaged: image %zu is not in its place", i), false;
     if (r->path_bytes != w->path_bytes ||
         memcmp(table + r->path_offset, mine + w->path_offset, w->path_bytes) != 0)
         return snprintf(
@@ -284,46 +313,92 @@ static bool check_header(const detfeed_disk_cache *dc, const dc_header *h, size_
     return true;
 }
 
-/* Whether the mapped file is complete, intact and made for this dataset and
- * imgsz; when it is, its records and counts go to *v. */
-static bool check_file(detfeed_disk_cache *dc, const uint8_t *base, size_t size,
-                       dc_view *v, char *why, size_t wn)
+/* Reads `bytes` at `offset` of fd into dst (pread, restarted after EINTR
+ * and short reads): 0, the errno that stopped it, or -1 when the file ends
+ * first. */
+static int read_at(int fd, void *dst, size_t bytes, uint64_t offset)
 {
-    dc_header h;
-    if (size < DC_HEADER)
-        return snprintf(why, wn, "truncated: %zu bytes, less than a header", size),
-               false;
-    memcpy(&h, base, sizeof h);
-    if (!check_header(dc, &h, size, why, wn))
-        return false;
-    uint8_t sha[32];
-    detfeed_sha256_of(base + DC_HEADER, h.index_bytes, sha);
-    if (memcmp(sha, h.index_sha, 32) != 0)
-        return snprintf(why, wn, "damaged: the index's checksum does not match"), false;
-    const dc_record *r = (const dc_record *)(base + DC_HEADER);
-    const char *table = (const char *)(r + h.count);
-    uint64_t table_bytes = h.index_bytes - h.count * sizeof(dc_record);
+    uint8_t *p = dst;
+    while (bytes > 0) {
+        ssize_t k = pread(fd, p, bytes, (off_t)offset);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? errno : -1;
+        p += k, bytes -= (size_t)k, offset += (uint64_t)k;
+    }
+    return 0;
+}
+
+/* The records of a checked index against the dataset's: each image's place
+ * into v->at, the counts into dc. */
+static bool check_records(detfeed_disk_cache *dc, const uint8_t *index,
+                          const dc_header *h, dc_view *v, char *why, size_t wn)
+{
+    const dc_record *r = (const dc_record *)index;
+    const char *table = (const char *)(r + h->count);
+    uint64_t table_bytes = h->index_bytes - h->count * sizeof(dc_record);
     long long held = 0, bytes = 0;
     for (size_t i = 0; i < dc->n; i++) {
-        if (!same_image(dc, i, &r[i], table, table_bytes, size, why, wn))
+        if (!same_image(dc, i, &r[i], table, table_bytes, v->size, why, wn))
             return false;
+        v->at[i] = (dc_place){.offset = r[i].offset, .sum = r[i].sum};
         if (r[i].offset) {
             held++;
             bytes += (long long)r[i].width * r[i].height * 3;
         }
     }
-    *v = (dc_view){.base = base, .size = size, .recs = r};
     atomic_store(&dc->held, held);
     atomic_store(&dc->held_bytes, bytes);
     return true;
 }
 
-/* Maps `path` and checks it: DETFEED_OK with *v (and map_fd[k]) set, or 1
- * with the reason in `why` ("no file" when there is none). */
+/* Whether the file open as v->fd (v->size bytes) is complete, intact and
+ * made for this dataset and imgsz; when it is, v->at holds its places. */
+static bool check_file(detfeed_disk_cache *dc, dc_view *v, char *why, size_t wn)
+{
+    dc_header h;
+    char e[128];
+    if (v->size < DC_HEADER)
+        return snprintf(why, wn, "truncated: %llu bytes, less than a header",
+                        (unsigned long long)v->size),
+               false;
+    int err = read_at(v->fd, &h, sizeof h, 0);
+    if (err)
+        return snprintf(why, wn, "cannot read it: %s",
+                        err < 0 ? "it shrank" : errtext(err, e, sizeof e)),
+               false;
+    if (!check_header(dc, &h, (size_t)v->size, why, wn))
+        return false;
+    uint8_t *index = malloc(h.index_bytes ? h.index_bytes : 1);
+    if (index == NULL || (v->at = calloc(dc->n ? dc->n : 1, sizeof *v->at)) == NULL) {
+        free(index);
+        return snprintf(why, wn, "out of memory for its index (%llu bytes)",
+                        (unsigned long long)h.index_bytes),
+               false;
+    }
+    bool ok = false;
+    uint8_t sha[32];
+    if ((err = read_at(v->fd, index, h.index_bytes, DC_HEADER)) != 0) {
+        snprintf(why, wn, "cannot read it: %s",
+                 err < 0 ? "it shrank" : errtext(err, e, sizeof e));
+    } else {
+        detfeed_sha256_of(index, h.index_bytes, sha);
+        if (memcmp(sha, h.index_sha, 32) != 0)
+            snprintf(why, wn, "damaged: the index's checksum does not match");
+        else
+            ok = check_records(dc, index, &h, v, why, wn);
+    }
+    free(index);
+    return ok;
+}
+
+/* Opens `path` and checks it: DETFEED_OK with views[k] set, or 1 with the
+ * reason in `why` ("no file" when there is none). */
 static int try_reuse(detfeed_disk_cache *dc, const char *path, int k, char *why,
                      size_t wn)
 {
-    char e[128], refused[160];
+    char refused[160];
     struct stat st;
     int err, fd = detfeed__own_read(path, &st, &err, refused, sizeof refused);
     if (fd < 0)
@@ -333,24 +408,84 @@ static int try_reuse(detfeed_disk_cache *dc, const char *path, int k, char *why,
                                                         : "cannot read it: %s",
                         refused),
                1;
-    void *base = MAP_FAILED;
-    if (st.st_size < DC_HEADER)
-        snprintf(why, wn, "truncated: %lld bytes, less than a header",
-                 (long long)st.st_size);
-    else if ((base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0)) ==
-             MAP_FAILED)
-        snprintf(why, wn, "cannot map it: %s", errtext(errno, e, sizeof e));
-    if (base == MAP_FAILED) {
+    dc_view *v = &dc->views[k];
+    *v = (dc_view){.fd = fd,
+                   .size = (uint64_t)st.st_size,
+                   .id = {st.st_dev, st.st_ino, st.st_size, detfeed__mtime_ns(&st)}};
+    if (dc->has_refused && memcmp(&v->id, &dc->refused, sizeof v->id) == 0) {
+        snprintf(why, wn, "%s", dc->refused_why); /* found when opening */
         close(fd);
+        *v = (dc_view){.fd = -1};
         return 1;
     }
-    if (!check_file(dc, base, (size_t)st.st_size, &dc->views[k], why, wn)) {
-        munmap(base, (size_t)st.st_size);
+    if (!check_file(dc, v, why, wn)) {
         close(fd);
+        free(v->at);
+        *v = (dc_view){.fd = -1};
         return 1;
     }
-    dc->map_fd[k] = fd;
     return DETFEED_OK;
+}
+
+/* The path of record r, for messages. */
+static const char *record_path(const detfeed_disk_cache *dc, size_t r, int *len)
+{
+    const dc_record *rec = &records(dc)[r];
+    *len = rec->path_bytes < 1000 ? (int)rec->path_bytes : 1000;
+    return (const char *)dc->index + dc->n * sizeof(dc_record) + rec->path_offset;
+}
+
+/* DETFEED_DISK_VERIFY: every image view k holds, read and checked against
+ * its checksum; false with the reason in `why` when one is not intact. */
+static bool verify_pixels(detfeed_disk_cache *dc, const dc_view *v, char *why,
+                          size_t wn)
+{
+    size_t most = 0, bad = 0, first = 0, held = 0;
+    for (size_t i = 0; i < dc->n; i++) {
+        size_t b = (size_t)records(dc)[i].width * (size_t)records(dc)[i].height * 3;
+        most = v->at[i].offset && b > most ? b : most;
+    }
+    uint8_t *buf = malloc(most ? most : 1);
+    if (buf == NULL)
+        return snprintf(why, wn, "out of memory to check its pixels (%zu bytes)", most),
+               false;
+    for (size_t i = 0; i < dc->n; i++) {
+        if (v->at[i].offset == 0)
+            continue;
+        size_t b = (size_t)records(dc)[i].width * (size_t)records(dc)[i].height * 3;
+        held++;
+        if (read_at(v->fd, buf, b, v->at[i].offset) != 0 ||
+            detfeed__checksum(buf, b, DETFEED_ISA_AUTO) != v->at[i].sum)
+            first = bad++ ? first : i;
+    }
+    free(buf);
+    if (bad == 0)
+        return true;
+    int pn;
+    const char *p = record_path(dc, first, &pn);
+    return snprintf(why, wn,
+                    "damaged: the pixels of %zu of its %zu images do not match their "
+                    "checksums or cannot be read (the first: image %zu, %.*s)",
+                    bad, held, first, pn, p),
+           false;
+}
+
+/* try_reuse, and with DETFEED_DISK_VERIFY the check of every image's
+ * pixels: a damaged file is remembered, not checked again. */
+static int reuse(detfeed_disk_cache *dc, const char *path, int k, char *why, size_t wn)
+{
+    if (try_reuse(dc, path, k, why, wn) != DETFEED_OK)
+        return 1;
+    dc_view *v = &dc->views[k];
+    if (!(dc->flags & DETFEED_DISK_VERIFY) || verify_pixels(dc, v, why, wn))
+        return DETFEED_OK;
+    dc->refused = v->id;
+    dc->has_refused = true;
+    snprintf(dc->refused_why, sizeof dc->refused_why, "%s", why);
+    close(v->fd);
+    free(v->at);
+    *v = (dc_view){.fd = -1};
+    return 1;
 }
 
 /* ---- writing ------------------------------------------------------------- */
@@ -392,11 +527,14 @@ static uint8_t *final_index(detfeed_disk_cache *dc, dc_header *h)
     dc_record *r = (dc_record *)index;
     uint64_t held = 0;
     for (size_t i = 0; i < dc->n; i++) {
-        if (atomic_load(&dc->state[i]) == ST_PRESENT)
+        if (atomic_load(&dc->state[i]) == ST_PRESENT && !atomic_load(&dc->bad[i])) {
             held++;
-        else
+            r[i].sum = dc->sums[i];
+        } else {
             r[i].offset = 0;
+        }
     }
+    atomic_store(&dc->held, (long long)held);
     *h = (dc_header){.version = DC_VERSION,
                      .byte_order = DC_ORDER,
                      .complete = DC_COMPLETE,
@@ -498,9 +636,9 @@ static int reserve(detfeed_disk_cache *dc)
  * thread. */
 static int become_writer(detfeed_disk_cache *dc)
 {
-    char e[128];
     if ((dc->part = detfeed__strdup_printf("%s.part", dc->path)) == NULL ||
-        (dc->state = calloc(dc->n ? dc->n : 1, sizeof *dc->state)) == NULL)
+        (dc->state = calloc(dc->n ? dc->n : 1, sizeof *dc->state)) == NULL ||
+        (dc->sums = calloc(dc->n ? dc->n : 1, sizeof *dc->sums)) == NULL)
         return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
     char why[160];
     int err;
@@ -510,14 +648,7 @@ static int become_writer(detfeed_disk_cache *dc)
     int rc = reserve(dc);
     if (rc != DETFEED_OK)
         return rc;
-    void *base = mmap(NULL, (size_t)dc->file_bytes, PROT_READ, MAP_SHARED, dc->fd, 0);
-    if (base == MAP_FAILED)
-        return detfeed__fail(&dc->msg, DETFEED_EIO, "%s: cannot map it: %s", dc->part,
-                             errtext(errno, e, sizeof e));
-    dc->views[0] = (dc_view){.base = base,
-                             .size = (size_t)dc->file_bytes,
-                             .recs = records(dc),
-                             .writing = true};
+    dc->views[0] = (dc_view){.fd = -1, .size = dc->file_bytes, .writing = true};
     size_t left = 0;
     for (size_t i = 0; i < dc->n; i++)
         if (records(dc)[i].offset == 0) {
@@ -549,7 +680,7 @@ static void note_reused(detfeed_disk_cache *dc, const char *how)
 /* With the lock taken: a file written meanwhile, or this process builds. */
 static int open_locked(detfeed_disk_cache *dc, char *why, size_t wn)
 {
-    if (try_reuse(dc, dc->path, 0, why, wn) == DETFEED_OK) {
+    if (reuse(dc, dc->path, 0, why, wn) == DETFEED_OK) {
         close(dc->lock_fd);
         dc->lock_fd = -1;
         note_reused(dc, " (written by another process meanwhile)");
@@ -566,7 +697,7 @@ static int open_locked(detfeed_disk_cache *dc, char *why, size_t wn)
 static int open_at(detfeed_disk_cache *dc, bool may_fall_back, int *unwritable)
 {
     char why[384], e[128];
-    if (try_reuse(dc, dc->path, 0, why, sizeof why) == DETFEED_OK)
+    if (reuse(dc, dc->path, 0, why, sizeof why) == DETFEED_OK)
         return note_reused(dc, ""), DETFEED_OK;
     if (dc->flags & DETFEED_DISK_NO_BUILD)
         return detfeed__fail(&dc->msg,
@@ -634,9 +765,9 @@ static char *default_path(const detfeed_disk_cache *dc)
 static bool reuse_default(detfeed_disk_cache *dc, char **fallback)
 {
     char why[384];
-    if (try_reuse(dc, dc->path, 0, why, sizeof why) == DETFEED_OK)
+    if (reuse(dc, dc->path, 0, why, sizeof why) == DETFEED_OK)
         return note_reused(dc, ""), true;
-    if (*fallback == NULL || try_reuse(dc, *fallback, 0, why, sizeof why) != DETFEED_OK)
+    if (*fallback == NULL || reuse(dc, *fallback, 0, why, sizeof why) != DETFEED_OK)
         return false;
     free(dc->path);
     dc->path = *fallback;
@@ -696,8 +827,9 @@ int detfeed_disk_cache_create(detfeed_disk_cache **out, uint32_t flags)
     detfeed_disk_cache *dc = calloc(1, sizeof *dc);
     if (dc == NULL)
         return DETFEED_ENOMEM;
-    dc->fd = dc->lock_fd = dc->map_fd[0] = dc->map_fd[1] = -1;
+    dc->fd = dc->lock_fd = dc->views[0].fd = dc->views[1].fd = -1;
     pthread_mutex_init(&dc->mu, NULL);
+    pthread_mutex_init(&dc->damage_mu, NULL);
     pthread_mutex_init(&dc->adopt_mu, NULL);
     pthread_cond_init(&dc->cv, NULL);
     *out = dc;
@@ -713,7 +845,7 @@ int detfeed_disk_cache_open(detfeed_disk_cache *dc, const detfeed_dataset *ds,
         return detfeed__fail(&dc->msg, DETFEED_EBADSTATE,
                              "open: the disk cache is open already (once per handle)");
     if (ds == NULL || imgsz < 32 || imgsz > 16384 ||
-        (flags & ~(DETFEED_DISK_NO_BUILD | DETFEED_DISK_WAIT)) ||
+        (flags & ~(DETFEED_DISK_NO_BUILD | DETFEED_DISK_WAIT | DETFEED_DISK_VERIFY)) ||
         detfeed_dataset_size(ds) == 0 || (path && path[0] == '\0'))
         return detfeed__fail(
             &dc->msg, DETFEED_EINVAL,
@@ -732,6 +864,8 @@ int detfeed_disk_cache_open(detfeed_disk_cache *dc, const detfeed_dataset *ds,
     int rc = build_index(dc);
     if (rc != DETFEED_OK)
         return rc;
+    if ((dc->bad = calloc(dc->n, sizeof *dc->bad)) == NULL)
+        return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
     if (path == NULL)
         return open_default(dc);
     if ((dc->path = detfeed__strdup_printf("%s", path)) == NULL)
@@ -788,42 +922,131 @@ static bool record_of(const detfeed_disk_cache *dc, size_t *i)
     return true;
 }
 
-bool detfeed__disk_lookup(detfeed_disk_cache *dc, size_t i, const uint8_t **pixels,
-                          int *w, int *h, int *ow, int *oh)
+/* The view to read, after adopting the writer's file where this process
+ * waits for it; NULL when there is none yet. */
+static const dc_view *current_view(detfeed_disk_cache *dc)
 {
-    if (!record_of(dc, &i))
-        return false;
-    dc_view *v = atomic_load_explicit(&dc->view, memory_order_acquire);
+    const dc_view *v = atomic_load_explicit(&dc->view, memory_order_acquire);
     if (v == NULL) {
         maybe_adopt(dc);
-        if ((v = atomic_load_explicit(&dc->view, memory_order_acquire)) == NULL)
-            return false;
+        v = atomic_load_explicit(&dc->view, memory_order_acquire);
     }
-    const dc_record *r = &v->recs[i];
-    bool held = v->writing ? atomic_load_explicit(&dc->state[i],
-                                                  memory_order_acquire) == ST_PRESENT
-                           : r->offset != 0;
-    if (!held)
+    return v;
+}
+
+/* Where record r's pixels are in v: false when v does not hold them or
+ * this process found them damaged. */
+static bool place_of(const detfeed_disk_cache *dc, const dc_view *v, size_t r,
+                     dc_place *p)
+{
+    if (atomic_load_explicit(&dc->bad[r], memory_order_acquire))
         return false;
-    *pixels = v->base + r->offset;
-    *w = r->width, *h = r->height, *ow = r->orig_width, *oh = r->orig_height;
-    atomic_fetch_add_explicit(&dc->hits, 1, memory_order_relaxed);
+    if (!v->writing) {
+        *p = v->at[r];
+        return p->offset != 0;
+    }
+    if (atomic_load_explicit(&dc->state[r], memory_order_acquire) != ST_PRESENT)
+        return false;
+    *p = (dc_place){.offset = records(dc)[r].offset, .sum = dc->sums[r]};
+    return true;
+}
+
+static bool writing(const detfeed_disk_cache *dc)
+{
+    return atomic_load_explicit(&dc->st, memory_order_acquire) == DETFEED_DISK_WRITING;
+}
+
+/* Why record r could not be used (read_at's err: 0 for a checksum that
+ * does not match), as a line kept for detfeed_disk_cache_damage; r is not
+ * read from the file again (unless written again, see rewrite). Once per
+ * record. */
+static void damaged(detfeed_disk_cache *dc, size_t i, size_t r, int err)
+{
+    unsigned char no = 0;
+    if (!atomic_compare_exchange_strong(&dc->bad[r], &no, 1))
+        return;
+    char e[128];
+    const char *what =
+        err == 0  ? "its pixels do not match their checksum (the file was damaged or "
+                    "changed after it was written)"
+        : err < 0 ? "the file ends before its pixels (it was cut short after it was "
+                    "opened)"
+                  : errtext(err, e, sizeof e);
+    int pn;
+    const char *path = record_path(dc, r, &pn);
+    pthread_mutex_lock(&dc->damage_mu);
+    long long k = atomic_load(&dc->damaged);
+    if (k < DC_DAMAGE_LINES && dc->damage == NULL)
+        dc->damage = calloc(DC_DAMAGE_LINES, sizeof *dc->damage);
+    if (k < DC_DAMAGE_LINES && dc->damage)
+        snprintf(dc->damage[k], sizeof dc->damage[k],
+                 "%s: image %zu (%.*s): %s; decoded from the image instead%s", dc->path,
+                 i, pn, path, what,
+                 writing(dc)
+                     ? " (this process writes the file: it writes the image again "
+                       "once decoded)"
+                     : "");
+    atomic_store(&dc->damaged, k + 1);
+    pthread_mutex_unlock(&dc->damage_mu);
+}
+
+/* Record r (dataset image i) from v into dst, whole and checked: true with
+ * a hit counted, else false (not held, or damaged: see damaged). */
+static bool read_pixels(detfeed_disk_cache *dc, const dc_view *v, size_t i, size_t r,
+                        uint8_t *dst)
+{
+    dc_place p;
+    if (!place_of(dc, v, r, &p))
+        return false;
+    const dc_record *rec = &records(dc)[r];
+    size_t bytes = (size_t)rec->width * (size_t)rec->height * 3;
+    int err = read_at(v->writing ? dc->fd : v->fd, dst, bytes, p.offset);
+    if (err == 0 && detfeed__checksum(dst, bytes, DETFEED_ISA_AUTO) == p.sum) {
+        atomic_fetch_add_explicit(&dc->hits, 1, memory_order_relaxed);
+        return true;
+    }
+    damaged(dc, i, r, err);
+    return false;
+}
+
+bool detfeed__disk_read(detfeed_disk_cache *dc, size_t i, uint8_t *dst, int width,
+                        int height, int *ow, int *oh)
+{
+    size_t r = i;
+    const dc_view *v;
+    if (!record_of(dc, &r) || (v = current_view(dc)) == NULL)
+        return false;
+    const dc_record *rec = &records(dc)[r];
+    if (rec->width != width || rec->height != height || !read_pixels(dc, v, i, r, dst))
+        return false;
+    *ow = rec->orig_width, *oh = rec->orig_height;
+    return true;
+}
+
+bool detfeed__disk_lookup(detfeed_disk_cache *dc, size_t i, uint8_t **pixels, int *w,
+                          int *h, int *ow, int *oh)
+{
+    size_t r = i;
+    const dc_view *v;
+    dc_place p;
+    if (!record_of(dc, &r) || (v = current_view(dc)) == NULL || !place_of(dc, v, r, &p))
+        return false;
+    const dc_record *rec = &records(dc)[r];
+    uint8_t *px = malloc((size_t)rec->width * (size_t)rec->height * 3);
+    if (px == NULL || !read_pixels(dc, v, i, r, px)) {
+        free(px);
+        return false;
+    }
+    *pixels = px;
+    *w = rec->width, *h = rec->height, *ow = rec->orig_width, *oh = rec->orig_height;
     return true;
 }
 
 bool detfeed__disk_holds(const detfeed_disk_cache *dc, size_t i)
 {
     const dc_view *v = atomic_load_explicit(&dc->view, memory_order_acquire);
-    if (v == NULL || !record_of(dc, &i))
-        return false;
-    return v->writing
-               ? atomic_load_explicit(&dc->state[i], memory_order_acquire) == ST_PRESENT
-               : v->recs[i].offset != 0;
-}
-
-static bool writing(const detfeed_disk_cache *dc)
-{
-    return atomic_load_explicit(&dc->st, memory_order_acquire) == DETFEED_DISK_WRITING;
+    dc_place p;
+    return v && record_of(dc, &i) && place_of(dc, v, i, &p);
 }
 
 static void leave_out(detfeed_disk_cache *dc, size_t i)
@@ -835,6 +1058,23 @@ static void leave_out(detfeed_disk_cache *dc, size_t i)
     }
 }
 
+/* Record i, found damaged in the part this process writes and decoded
+ * again: written again while the part takes writes (before the commit),
+ * when the decode gives the checksum first written (the image has not
+ * changed); then it is read from the file again. */
+static void rewrite(detfeed_disk_cache *dc, size_t i, const uint8_t *pixels,
+                    size_t bytes)
+{
+    if (atomic_load_explicit(&dc->state[i], memory_order_acquire) != ST_PRESENT ||
+        detfeed__checksum(pixels, bytes, DETFEED_ISA_AUTO) != dc->sums[i])
+        return;
+    pthread_mutex_lock(&dc->mu);
+    if (!dc->ended &&
+        detfeed__write_all(dc->fd, pixels, bytes, records(dc)[i].offset) == 0)
+        atomic_store_explicit(&dc->bad[i], 0, memory_order_release);
+    pthread_mutex_unlock(&dc->mu);
+}
+
 void detfeed__disk_offer(detfeed_disk_cache *dc, size_t i, const uint8_t *pixels, int w,
                          int h, int ow, int oh)
 {
@@ -844,10 +1084,13 @@ void detfeed__disk_offer(detfeed_disk_cache *dc, size_t i, const uint8_t *pixels
     const dc_record *r = &records(dc)[i];
     if (r->width != w || r->height != h || r->orig_width != ow || r->orig_height != oh)
         return leave_out(dc, i); /* changed since indexed: the next open rebuilds */
+    size_t bytes = (size_t)w * (size_t)h * 3;
+    if (atomic_load_explicit(&dc->bad[i], memory_order_acquire))
+        return rewrite(dc, i, pixels, bytes);
     unsigned char absent = ST_ABSENT;
     if (!atomic_compare_exchange_strong(&dc->state[i], &absent, ST_WRITING))
         return; /* another thread has it */
-    size_t bytes = (size_t)w * (size_t)h * 3;
+    dc->sums[i] = detfeed__checksum(pixels, bytes, DETFEED_ISA_AUTO);
     int err = detfeed__write_all(dc->fd, pixels, bytes, r->offset);
     if (err) {
         char e[128];
@@ -942,16 +1185,16 @@ int detfeed_disk_cache_get(detfeed_disk_cache *dc, size_t i, detfeed_codec *code
         return rc;
     *owned = NULL;
     int ow, oh;
-    if (!detfeed__disk_lookup(dc, i, pixels, width, height, &ow, &oh)) {
+    if (!detfeed__disk_lookup(dc, i, owned, width, height, &ow, &oh)) {
         rc = detfeed__load_image(codec, dc->ds, i, dc->imgsz, NULL, 0, 0, owned, width,
                                  height, &ow, &oh, NULL);
         if (rc != DETFEED_OK) {
             detfeed__disk_failed(dc, i, rc);
             return rc;
         }
-        *pixels = *owned;
         detfeed__disk_offer(dc, i, *owned, *width, *height, ow, oh);
     }
+    *pixels = *owned;
     if (orig_width)
         *orig_width = ow;
     if (orig_height)
@@ -1037,6 +1280,8 @@ int64_t detfeed_disk_cache_stat_get(const detfeed_disk_cache *dc,
         return v ? atomic_load(&dc->held_bytes) : 0;
     case DETFEED_DISK_FILE_BYTES:
         return v ? (int64_t)v->size : 0;
+    case DETFEED_DISK_DAMAGED:
+        return atomic_load(&dc->damaged);
     case DETFEED_DISK_HITS:
         return atomic_load(&dc->hits);
     case DETFEED_DISK_DECODED:
@@ -1064,6 +1309,25 @@ const char *detfeed_disk_cache_note(const detfeed_disk_cache *dc)
     return end ? dc->note_end : dc->note_open;
 }
 
+int detfeed_disk_cache_damage(const detfeed_disk_cache *dc, size_t k, char *buf,
+                              size_t size)
+{
+    if (dc == NULL || buf == NULL || size == 0)
+        return DETFEED_EINVAL;
+    buf[0] = '\0';
+    /* The lines are written under the lock, before the count that shows
+     * them; the lock is the handle's, taken by a reader too. */
+    pthread_mutex_t *mu = (pthread_mutex_t *)&dc->damage_mu;
+    pthread_mutex_lock(mu);
+    int rc = k < (size_t)atomic_load(&dc->damaged) && k < DC_DAMAGE_LINES && dc->damage
+                 ? DETFEED_OK
+                 : DETFEED_EINVAL;
+    if (rc == DETFEED_OK)
+        snprintf(buf, size, "%s", dc->damage[k]);
+    pthread_mutex_unlock(mu);
+    return rc;
+}
+
 const char *detfeed_disk_cache_last_error(const detfeed_disk_cache *dc)
 {
     return dc ? dc->msg.text : "no disk cache";
@@ -1082,12 +1346,11 @@ void detfeed_disk_cache_destroy(detfeed_disk_cache *dc)
     }
     if (dc->part && atomic_load(&dc->st) != DETFEED_DISK_BUILT && dc->fd >= 0)
         unlink(dc->part); /* incomplete: never used, so not kept */
-    for (int k = 0; k < 2; k++)
-        if (dc->views[k].base)
-            munmap((void *)dc->views[k].base, dc->views[k].size);
-    for (int k = 0; k < 2; k++)
-        if (dc->map_fd[k] >= 0)
-            close(dc->map_fd[k]);
+    for (int k = 0; k < 2; k++) {
+        if (dc->views[k].fd >= 0)
+            close(dc->views[k].fd);
+        free(dc->views[k].at);
+    }
     if (dc->fd >= 0)
         close(dc->fd);
     if (dc->lock_fd >= 0)
@@ -1095,6 +1358,10 @@ void detfeed_disk_cache_destroy(detfeed_disk_cache *dc)
     pthread_cond_destroy(&dc->cv);
     pthread_mutex_destroy(&dc->mu);
     pthread_mutex_destroy(&dc->adopt_mu);
+    pthread_mutex_destroy(&dc->damage_mu);
+    free(dc->damage);
+    free(dc->bad);
+    free(dc->sums);
     free(dc->state);
     free(dc->remap);
     free(dc->index);

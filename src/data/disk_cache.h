@@ -11,13 +11,23 @@
 /* The dataset and imgsz a disk cache was opened for. */
 const detfeed_dataset *detfeed__disk_dataset(const detfeed_disk_cache *dc, int *imgsz);
 
-/* Image i from the file: true with *pixels into the mapping and its sizes
- * (counted as a hit); false when the file does not hold it (yet). */
-bool detfeed__disk_lookup(detfeed_disk_cache *dc, size_t i, const uint8_t **pixels,
-                          int *w, int *h, int *ow, int *oh);
+/* Image i from the file into dst, which holds width * height * 3 bytes
+ * (its load size): true when the file holds it at that size and it was
+ * read whole with its checksum matching (counted as a hit). False when the
+ * file does not hold it (yet), or when it was found damaged now: cut
+ * short, changed or unreadable (counted, with a line for
+ * detfeed_disk_cache_damage; this process then decodes it instead). */
+bool detfeed__disk_read(detfeed_disk_cache *dc, size_t i, uint8_t *dst, int width,
+                        int height, int *ow, int *oh);
 
-/* Whether the file holds image i (not counted as a hit): it decoded under
- * the dataset's limits when written, and has not changed since. */
+/* Image i from the file as detfeed__disk_read reads it, into a new buffer
+ * *pixels (released with free) with its sizes. */
+bool detfeed__disk_lookup(detfeed_disk_cache *dc, size_t i, uint8_t **pixels, int *w,
+                          int *h, int *ow, int *oh);
+
+/* Whether the file holds image i (not counted as a hit, nothing read): it
+ * decoded under the dataset's limits when written, its record has not
+ * changed since, and this process has not found its pixels damaged. */
 bool detfeed__disk_holds(const detfeed_disk_cache *dc, size_t i);
 
 /* Image i as this process decoded it (counted as decoded): written into the

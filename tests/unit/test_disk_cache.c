@@ -93,6 +93,120 @@ static int64_t disk_stat(const detfeed_loader *l, detfeed_disk_stat s)
     return detfeed_disk_cache_stat_get(detfeed_loader_disk_cache(l), s);
 }
 
+/* Copies `from` into a new file renamed to `to`. */
+static void copy_file(const char *from, const char *to)
+{
+    char tmp[300];
+    snprintf(tmp, sizeof tmp, "%s.copy", to);
+    FILE *in = fopen(from, "rb"), *out = fopen(tmp, "wb");
+    char buf[65536];
+    size_t n;
+    while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        CHECK(fwrite(buf, 1, n, out) == n);
+    if (in)
+        fclose(in);
+    if (out)
+        fclose(out);
+    CHECK(in && out && rename(tmp, to) == 0);
+}
+
+/* What another program does to a cache file while it is read. */
+enum { CUT_SHORT, FLIP_4K, ZEROED, REPLACED, NCHANGES };
+static const char *const change_names[] = {"cut to half its size", "4 KB flipped",
+                                           "its second half zeroed in place",
+                                           "replaced by rename"};
+
+static void change_file(const char *file, int how)
+{
+    struct stat st;
+    CHECK_INT(stat(file, &st), 0);
+    long size = (long)st.st_size, at = size / 2, n = how == FLIP_4K ? 4096 : size - at;
+    if (how == CUT_SHORT) {
+        CHECK_INT(truncate(file, at), 0);
+    } else if (how == REPLACED) {
+        copy_file(file, file); /* a new file of the same bytes, by rename */
+    } else {
+        uint8_t *b = malloc((size_t)n);
+        int fd = open(file, O_RDWR);
+        CHECK(b && fd >= 0 && pread(fd, b, (size_t)n, at) == n);
+        for (long k = 0; k < n; k++)
+            b[k] = how == FLIP_4K ? (uint8_t)~b[k] : 0;
+        CHECK(pwrite(fd, b, (size_t)n, at) == n);
+        close(fd);
+        free(b);
+    }
+}
+
+/* The digest of two epochs (as tu_digest_hex), with `file` changed by
+ * `how` once the first batch is taken: the workers are running. */
+static void digest_changed(detfeed_loader *l, const char *file, int how, char hex[65])
+{
+    detfeed_sha256 ctx;
+    detfeed_sha256_init(&ctx);
+    for (uint32_t e = 0; e < 2; e++) {
+        CHECK_INT(detfeed_loader_start(l, e), 0);
+        const detfeed_batch *b;
+        int rc, k = 0;
+        while ((rc = detfeed_loader_next(l, &b)) == DETFEED_OK) {
+            if (e == 0 && k++ == 0)
+                change_file(file, how);
+            size_t bytes;
+            const void *img = detfeed_batch_images(b, &bytes);
+            int n = detfeed_batch_instances(b);
+            detfeed_sha256_update(&ctx, img, bytes);
+            detfeed_sha256_update(&ctx, &n, sizeof n);
+            if (n) {
+                detfeed_sha256_update(&ctx, detfeed_batch_cls(b), (size_t)n * 4);
+                detfeed_sha256_update(&ctx, detfeed_batch_bboxes(b), (size_t)n * 16);
+                detfeed_sha256_update(&ctx, detfeed_batch_batch_idx(b), (size_t)n * 4);
+            }
+            detfeed_loader_release(l, b);
+        }
+        CHECK_INT(rc, DETFEED_NEXT_END);
+    }
+    detfeed_sha256_hex(&ctx, hex);
+}
+
+/* A loader reading the disk cache while another program cuts it short,
+ * flips 4 KB of it, zeroes half of it in place or replaces it by rename:
+ * the process lives, every batch is the clean run's (`ref`), and each
+ * image found damaged is counted with a line naming the file; a file
+ * replaced by rename is not seen (the reader keeps its own). */
+static void test_changed_under_loader(const char *data, int imgsz, const char *file,
+                                      const char *ref)
+{
+    char pristine[300], hex[65], line[1024];
+    snprintf(pristine, sizeof pristine, "%s.pristine", file);
+    copy_file(file, pristine);
+    for (int how = 0; how < NCHANGES; how++) {
+        copy_file(pristine, file);
+        detfeed_loader *l = make_loader(data, imgsz, 2, "disk", "0", file);
+        CHECK_INT(disk_stat(l, DETFEED_DISK_STATE), DETFEED_DISK_REUSED);
+        digest_changed(l, file, how, hex);
+        bool ok = CHECK_STR(hex, ref);
+        int64_t damaged = disk_stat(l, DETFEED_DISK_DAMAGED);
+        const detfeed_disk_cache *dc = detfeed_loader_disk_cache(l);
+        if (how == REPLACED) {
+            ok &= CHECK_INT(damaged, 0);
+        } else {
+            ok &= CHECK(damaged >= 1);
+            ok &= CHECK_INT(detfeed_disk_cache_damage(dc, 0, line, sizeof line), 0);
+            ok &= CHECK(strstr(line, file) == line &&
+                        (strstr(line, "do not match their checksum") ||
+                         strstr(line, "the file ends before its pixels")));
+            ok &= CHECK(strstr(line, "decoded from the image instead") != NULL);
+        }
+        CHECK_INT(detfeed_disk_cache_damage(dc, (size_t)damaged, line, sizeof line),
+                  DETFEED_EINVAL);
+        if (!ok)
+            fprintf(stderr, "  %s, imgsz %d: %lld damaged; %s\n", change_names[how],
+                    imgsz, (long long)damaged, line);
+        detfeed_loader_destroy(l);
+    }
+    copy_file(pristine, file);
+    unlink(pristine);
+}
+
 /* Batches with cache disk (built in the first epoch, then reused) equal
  * cache ram and cache none, for 1 and 8 workers; the reuse decodes
  * nothing. */
@@ -146,6 +260,7 @@ static void test_loader_exact(const char *data, int imgsz, const char *tag)
         CHECK_INT(disk_stat(l, DETFEED_DISK_DECODED), 0);
         detfeed_loader_destroy(l);
     }
+    test_changed_under_loader(data, imgsz, file, ref);
 }
 
 /* ---- the disk cache on its own ------------------------------------------- */
@@ -196,9 +311,11 @@ static void check_images(detfeed_disk_cache *dc, const detfeed_dataset *ds, int 
         const uint8_t *px;
         uint8_t *owned, *dec;
         int w, h, ow, oh, rw, rh;
+        int64_t before = detfeed_disk_cache_stat_get(dc, DETFEED_DISK_HITS);
         CHECK_INT(detfeed_disk_cache_get(dc, i, codec, &px, &w, &h, &ow, &oh, &owned),
                   0);
-        CHECK(owned == NULL);
+        CHECK(owned != NULL && px == owned); /* a copy, read from the file */
+        CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_HITS), before + 1);
         CHECK_INT(detfeed_codec_decode_file(codec, detfeed_dataset_image_path(ds, i),
                                             &dec, &rw, &rh),
                   0);
@@ -211,6 +328,7 @@ static void check_images(detfeed_disk_cache *dc, const detfeed_dataset *ds, int 
         CHECK(w == lw && h == lh && memcmp(px, ref, (size_t)lw * lh * 3) == 0);
         free(ref);
         detfeed_free(dec);
+        detfeed_free(owned);
     }
     CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_HITS) - hits,
               (int64_t)detfeed_dataset_size(ds));
@@ -249,8 +367,11 @@ static void test_reuse_exact(const detfeed_dataset *ds)
     const uint8_t *px;
     uint8_t *owned;
     int w, h;
+    int64_t hits = detfeed_disk_cache_stat_get(dc, DETFEED_DISK_HITS);
     CHECK_INT(detfeed_cache_get(ram, 3, codec, &px, &w, &h, NULL, NULL, &owned), 0);
-    CHECK(owned == NULL);
+    CHECK(owned != NULL && px == owned);
+    detfeed_free(owned);
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_HITS), hits + 1);
     CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_DECODED), 0);
     detfeed_codec_destroy(codec);
     detfeed_cache_destroy(ram);
@@ -552,6 +673,109 @@ static void test_interrupted(const detfeed_dataset *ds)
     unlink(file);
 }
 
+/* Where the pixels of image 0 start in a file of `ds` (version 2): the
+ * first page after the header and the index (64-byte records, then the
+ * paths, absolute here). */
+static long first_pixels(const detfeed_dataset *ds)
+{
+    size_t n = detfeed_dataset_size(ds), bytes = n * 64;
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(detfeed_dataset_image_path(ds, i));
+    return (long)((4096 + bytes + 4095) / 4096 * 4096);
+}
+
+/* Gets image i through the disk cache; true when it equals decoding it. */
+static bool get_exact(detfeed_disk_cache *dc, const detfeed_dataset *ds, size_t i)
+{
+    detfeed_codec *codec;
+    detfeed_codec_create(&codec, 0);
+    const uint8_t *px;
+    uint8_t *owned, *dec, *ref = NULL;
+    int w, h, rw, rh, lw, lh;
+    bool ok =
+        detfeed_disk_cache_get(dc, i, codec, &px, &w, &h, NULL, NULL, &owned) == 0 &&
+        detfeed_codec_decode_file(codec, detfeed_dataset_image_path(ds, i), &dec, &rw,
+                                  &rh) == 0;
+    if (ok) {
+        detfeed_load_size(rw, rh, S, &lw, &lh);
+        ref = malloc((size_t)lw * lh * 3);
+        detfeed_resize_linear(dec, (size_t)rw * 3, rw, rh, ref, (size_t)lw * 3, lw, lh,
+                              3);
+        ok = w == lw && h == lh && memcmp(px, ref, (size_t)lw * lh * 3) == 0;
+        detfeed_free(dec);
+        detfeed_free(owned);
+    }
+    free(ref);
+    detfeed_codec_destroy(codec);
+    return ok;
+}
+
+/* Damaged pixels: a reader gets every image exact (the damaged one
+ * decoded, counted and named); VERIFY with NO_BUILD refuses the file,
+ * naming the image; VERIFY alone rebuilds it. A writer that finds an image
+ * of its own part damaged writes it again, and the file it commits is
+ * intact. */
+static void test_damage(const detfeed_dataset *ds)
+{
+    char file[256], part[300], line[1024];
+    path_of(file, sizeof file, "damaged.cache");
+    snprintf(part, sizeof part, "%s.part", file);
+    CHECK_INT(build(ds, S, file), DETFEED_DISK_BUILT);
+    long at = first_pixels(ds);
+    uint8_t junk[64];
+    memset(junk, 0xa5, sizeof junk);
+    poke(file, at + 100, junk, sizeof junk); /* inside image 0 */
+    int rc;
+    detfeed_disk_cache *dc = open_disk(ds, S, file, 0, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(state_of(dc), DETFEED_DISK_REUSED);
+    for (size_t i = 0; i < NIMG; i++)
+        CHECK(get_exact(dc, ds, i));
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_DAMAGED), 1);
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_DECODED), 1);
+    CHECK_INT(detfeed_disk_cache_damage(dc, 0, line, sizeof line), 0);
+    CHECK(strstr(line, "image 0 (") &&
+          strstr(line, detfeed_dataset_image_path(ds, 0)) &&
+          strstr(line, "do not match their checksum"));
+    CHECK(get_exact(dc, ds, 0)); /* decoded again, not read nor counted again */
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_DAMAGED), 1);
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_HITS), NIMG - 1);
+    detfeed_disk_cache_destroy(dc);
+    expect_refused(ds, file, DETFEED_DISK_NO_BUILD | DETFEED_DISK_VERIFY, file,
+                   "damaged: the pixels of 1 of its 21 images");
+    dc = open_disk(ds, S, file, DETFEED_DISK_VERIFY, &rc);
+    CHECK_INT(rc, 0);
+    CHECK_INT(state_of(dc), DETFEED_DISK_WRITING);
+    CHECK(strstr(detfeed_disk_cache_note(dc), "damaged") != NULL);
+    CHECK_INT(detfeed_disk_cache_fill(dc, 2), 0);
+    detfeed_disk_cache_destroy(dc);
+    dc = open_disk(ds, S, file, DETFEED_DISK_NO_BUILD | DETFEED_DISK_VERIFY, &rc);
+    CHECK_INT(rc, 0);
+    detfeed_disk_cache_destroy(dc);
+    /* the writer: image 0 damaged in its part before the commit */
+    unlink(file);
+    dc = open_disk(ds, S, file, 0, &rc);
+    CHECK_INT(state_of(dc), DETFEED_DISK_WRITING);
+    for (size_t i = 0; i + 1 < NIMG; i++)
+        CHECK(get_exact(dc, ds, i));
+    poke(part, at + 100, junk, sizeof junk);
+    CHECK(get_exact(dc, ds, 0)); /* damaged: decoded, written again */
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_DAMAGED), 1);
+    CHECK_INT(detfeed_disk_cache_damage(dc, 0, line, sizeof line), 0);
+    CHECK(strstr(line, "writes the image again") != NULL);
+    int64_t hits = detfeed_disk_cache_stat_get(dc, DETFEED_DISK_HITS);
+    CHECK(get_exact(dc, ds, 0)); /* read from the part again */
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_HITS), hits + 1);
+    CHECK(get_exact(dc, ds, NIMG - 1)); /* the last one: committed */
+    detfeed_disk_cache_destroy(dc);
+    dc = open_disk(ds, S, file, DETFEED_DISK_NO_BUILD | DETFEED_DISK_VERIFY, &rc);
+    if (!CHECK_INT(rc, 0))
+        fprintf(stderr, "  %s\n", detfeed_disk_cache_last_error(dc));
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_IMAGES), NIMG);
+    detfeed_disk_cache_destroy(dc);
+    unlink(file);
+}
+
 /* ---- processes ------------------------------------------------------------ */
 
 static void test_processes(const detfeed_dataset *ds)
@@ -610,7 +834,7 @@ static void test_processes(const detfeed_dataset *ds)
     /* The writer's file is adopted at the next look (at most a second). */
     nanosleep(&(struct timespec){.tv_sec = 1, .tv_nsec = 200000000}, NULL);
     CHECK_INT(detfeed_disk_cache_get(dc, 1, codec, &px, &w, &h, NULL, NULL, &owned), 0);
-    CHECK(owned == NULL);
+    CHECK_INT(detfeed_disk_cache_stat_get(dc, DETFEED_DISK_HITS), 1);
     detfeed_free(owned);
     CHECK_INT(state_of(dc), DETFEED_DISK_ADOPTED);
     CHECK(strstr(detfeed_disk_cache_note(dc), "adopted") != NULL);
@@ -765,6 +989,7 @@ int main(void)
     test_foreign(ds);
     test_links(ds);
     test_interrupted(ds);
+    test_damage(ds);
     test_processes(ds);
     detfeed_dataset_destroy(ds);
     test_stale();
