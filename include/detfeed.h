@@ -85,7 +85,7 @@ DETFEED_API const char *detfeed_version_string(void);
  * value or a function's signature changed, or a function was removed. Adding
  * a function, an enum value at the end or a status code does not change it.
  * It is independent of the release version above. */
-#define DETFEED_ABI_VERSION 1
+#define DETFEED_ABI_VERSION 2
 
 /* The ABI version of the library actually linked. A program (or a binding
  * such as the Python package) compares it with the DETFEED_ABI_VERSION it was
@@ -707,7 +707,10 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * Images must not change while the file is built.
  *
  * Integrity. Every image's pixels carry a checksum in the index (XXH3-64,
- * seed 0), checked each time the image is read from the file. An image
+ * seed 0), checked the first time a process reads the image from the
+ * file, and again once the file has changed: after every read the file's
+ * change time and size are looked at (fstat), and a change, by whoever
+ * made it, has every image checked again at its next read. An image
  * that does not match, or that cannot be read whole (the file was cut
  * short or changed by another program, the disk is damaged), is decoded
  * from its own file instead, so no damaged pixel reaches a sample; it is
@@ -1627,7 +1630,9 @@ typedef enum detfeed_stage {
     DETFEED_STAGE_CONVERT = 5,  /* to the consumer's NCHW RGB dtype */
     DETFEED_STAGE_PACK = 6,     /* labels (and masks) into the batch */
     DETFEED_STAGE_WAIT = 7,     /* the consumer waiting in detfeed_loader_next */
-    DETFEED_STAGE_COUNT = 8
+    DETFEED_STAGE_READ = 8,     /* reading images from the disk cache (pread) */
+    DETFEED_STAGE_CHECK = 9,    /* checking their checksums (first reads, changes) */
+    DETFEED_STAGE_COUNT = 10
 } detfeed_stage;
 
 /* Seconds spent in `stage` so far (worker stages summed over threads); the

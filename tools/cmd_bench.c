@@ -194,7 +194,8 @@ static int run_epochs(detfeed_loader *l, long epochs, const atomic_int *stop,
 }
 
 static const char *const stage_names[DETFEED_STAGE_COUNT] = {
-    "decode", "resize", "geometry", "colour", "flip", "convert", "pack", "wait"};
+    "decode",  "resize", "geometry", "colour", "flip",
+    "convert", "pack",   "wait",     "read",   "check"};
 
 /* The stage table: seconds, ms per image and share of the worker stages
  * (wait is the consumer's and is shown apart). */

@@ -30,7 +30,7 @@ import threading
 from ._version import __version__
 
 # The DETFEED_ABI_VERSION (detfeed.h) these declarations are written for.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 

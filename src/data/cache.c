@@ -327,8 +327,8 @@ int detfeed__cache_get(const detfeed_cache *cache, size_t i, detfeed_codec *code
         *height = s->height;
         ow = s->orig_width;
         oh = s->orig_height;
-    } else if (cache->disk &&
-               detfeed__disk_lookup(cache->disk, i, owned, width, height, &ow, &oh)) {
+    } else if (cache->disk && detfeed__disk_lookup(cache->disk, i, owned, width, height,
+                                                   &ow, &oh, clock)) {
         *pixels = *owned; /* read from the file */
     } else {
         int rc = detfeed__load_image(codec, cache->ds, i, cache->imgsz, NULL, 0, 0,

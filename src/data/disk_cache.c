@@ -92,6 +92,11 @@ typedef struct dc_view {
     dc_place *at;
     file_id id;
     bool writing;
+    /* The file's change time and size as last seen (a stamp) and a count of
+     * the changes seen (gen): an image checked at the current gen is not
+     * checked again while the stamp stays, see read_pixels. */
+    _Atomic uint64_t stamp;
+    atomic_uint gen;
 } dc_view;
 
 struct detfeed_disk_cache {
@@ -111,9 +116,10 @@ struct detfeed_disk_cache {
     int fd, lock_fd;
     dc_view views[2]; /* [0] from open (a valid file or the part), [1] adopted */
     _Atomic(dc_view *) view;
-    atomic_uchar *state; /* writer: each image's ST_ */
-    uint64_t *sums;      /* writer: each image's checksum, set before PRESENT */
-    atomic_uchar *bad;   /* each image: found damaged here (decoded instead) */
+    atomic_uchar *state;  /* writer: each image's ST_ */
+    uint64_t *sums;       /* writer: each image's checksum, set before PRESENT */
+    atomic_uchar *bad;    /* each image: found damaged here (decoded instead) */
+    atomic_uint *checked; /* each image: 1 + the view's gen it was checked at */
     /* the damaged images found: their count and the first lines on them */
     pthread_mutex_t damage_mu;
     char (*damage)[DETFEED__MSG_SIZE];
@@ -330,6 +336,18 @@ static int read_at(int fd, void *dst, size_t bytes, uint64_t offset)
     return 0;
 }
 
+/* What changes when a file is written, truncated or renamed: its change
+ * time (ns) and size, in one value; 0 when it cannot be looked at. */
+static uint64_t stamp_of(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return 0;
+    uint64_t ctime =
+        (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec;
+    return ctime * 0x9e3779b97f4a7c15u ^ (uint64_t)st.st_size;
+}
+
 /* The records of a checked index against the dataset's: each image's place
  * into v->at, the counts into dc. */
 static bool check_records(detfeed_disk_cache *dc, const uint8_t *index,
@@ -412,6 +430,7 @@ static int try_reuse(detfeed_disk_cache *dc, const char *path, int k, char *why,
     *v = (dc_view){.fd = fd,
                    .size = (uint64_t)st.st_size,
                    .id = {st.st_dev, st.st_ino, st.st_size, detfeed__mtime_ns(&st)}};
+    atomic_init(&v->stamp, stamp_of(fd));
     if (dc->has_refused && memcmp(&v->id, &dc->refused, sizeof v->id) == 0) {
         snprintf(why, wn, "%s", dc->refused_why); /* found when opening */
         close(fd);
@@ -649,6 +668,7 @@ static int become_writer(detfeed_disk_cache *dc)
     if (rc != DETFEED_OK)
         return rc;
     dc->views[0] = (dc_view){.fd = -1, .size = dc->file_bytes, .writing = true};
+    atomic_init(&dc->views[0].stamp, stamp_of(dc->fd));
     size_t left = 0;
     for (size_t i = 0; i < dc->n; i++)
         if (records(dc)[i].offset == 0) {
@@ -864,7 +884,8 @@ int detfeed_disk_cache_open(detfeed_disk_cache *dc, const detfeed_dataset *ds,
     int rc = build_index(dc);
     if (rc != DETFEED_OK)
         return rc;
-    if ((dc->bad = calloc(dc->n, sizeof *dc->bad)) == NULL)
+    if ((dc->bad = calloc(dc->n, sizeof *dc->bad)) == NULL ||
+        (dc->checked = calloc(dc->n, sizeof *dc->checked)) == NULL)
         return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
     if (path == NULL)
         return open_default(dc);
@@ -924,9 +945,9 @@ static bool record_of(const detfeed_disk_cache *dc, size_t *i)
 
 /* The view to read, after adopting the writer's file where this process
  * waits for it; NULL when there is none yet. */
-static const dc_view *current_view(detfeed_disk_cache *dc)
+static dc_view *current_view(detfeed_disk_cache *dc)
 {
-    const dc_view *v = atomic_load_explicit(&dc->view, memory_order_acquire);
+    dc_view *v = atomic_load_explicit(&dc->view, memory_order_acquire);
     if (v == NULL) {
         maybe_adopt(dc);
         v = atomic_load_explicit(&dc->view, memory_order_acquire);
@@ -990,18 +1011,49 @@ static void damaged(detfeed_disk_cache *dc, size_t i, size_t r, int err)
     pthread_mutex_unlock(&dc->damage_mu);
 }
 
+/* Whether the file of v has changed since its stamp was taken (a write, a
+ * truncation, a rename: its change time or size moved); a change moves
+ * the view's gen and then the stamp, so that every image is checked
+ * again, and a reader that finds the stamp moved finds gen moved too. */
+static bool file_changed(dc_view *v, int fd)
+{
+    uint64_t now = stamp_of(fd);
+    if (now == atomic_load(&v->stamp))
+        return false;
+    atomic_fetch_add(&v->gen, 1); /* before the stamp: see read_pixels */
+    atomic_store(&v->stamp, now);
+    return true;
+}
+
 /* Record r (dataset image i) from v into dst, whole and checked: true with
- * a hit counted, else false (not held, or damaged: see damaged). */
-static bool read_pixels(detfeed_disk_cache *dc, const dc_view *v, size_t i, size_t r,
-                        uint8_t *dst)
+ * a hit counted, else false (not held, or damaged: see damaged). Its
+ * checksum is checked the first time this process reads it, and again
+ * after the file changed (file_changed, looked at after each read, so
+ * that a read a change may have reached is checked): an image read whole
+ * from a file that has not changed since its check is the bytes checked. */
+static bool read_pixels(detfeed_disk_cache *dc, dc_view *v, size_t i, size_t r,
+                        uint8_t *dst, detfeed__clock *clock)
 {
     dc_place p;
     if (!place_of(dc, v, r, &p))
         return false;
     const dc_record *rec = &records(dc)[r];
     size_t bytes = (size_t)rec->width * (size_t)rec->height * 3;
-    int err = read_at(v->writing ? dc->fd : v->fd, dst, bytes, p.offset);
-    if (err == 0 && detfeed__checksum(dst, bytes, DETFEED_ISA_AUTO) == p.sum) {
+    int fd = v->writing ? dc->fd : v->fd;
+    unsigned gen = atomic_load(&v->gen);
+    bool known = atomic_load_explicit(&dc->checked[r], memory_order_relaxed) == gen + 1;
+    int was = detfeed__clock_enter(clock, DETFEED_STAGE_READ);
+    int err = read_at(fd, dst, bytes, p.offset);
+    /* a change seen here or by another thread since gen was read */
+    if (err == 0 && (file_changed(v, fd) || atomic_load(&v->gen) != gen))
+        known = false;
+    if (err == 0 && !known) {
+        detfeed__clock_enter(clock, DETFEED_STAGE_CHECK);
+        known = detfeed__checksum(dst, bytes, DETFEED_ISA_AUTO) == p.sum;
+    }
+    detfeed__clock_enter(clock, was);
+    if (err == 0 && known) {
+        atomic_store_explicit(&dc->checked[r], gen + 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&dc->hits, 1, memory_order_relaxed);
         return true;
     }
@@ -1013,27 +1065,31 @@ bool detfeed__disk_read(detfeed_disk_cache *dc, size_t i, uint8_t *dst, int widt
                         int height, int *ow, int *oh)
 {
     size_t r = i;
-    const dc_view *v;
+    dc_view *v;
     if (!record_of(dc, &r) || (v = current_view(dc)) == NULL)
         return false;
     const dc_record *rec = &records(dc)[r];
-    if (rec->width != width || rec->height != height || !read_pixels(dc, v, i, r, dst))
+    if (rec->width != width || rec->height != height ||
+        !read_pixels(dc, v, i, r, dst, NULL))
         return false;
     *ow = rec->orig_width, *oh = rec->orig_height;
     return true;
 }
 
 bool detfeed__disk_lookup(detfeed_disk_cache *dc, size_t i, uint8_t **pixels, int *w,
-                          int *h, int *ow, int *oh)
+                          int *h, int *ow, int *oh, detfeed__clock *clock)
 {
     size_t r = i;
-    const dc_view *v;
+    dc_view *v;
     dc_place p;
     if (!record_of(dc, &r) || (v = current_view(dc)) == NULL || !place_of(dc, v, r, &p))
         return false;
     const dc_record *rec = &records(dc)[r];
-    uint8_t *px = malloc((size_t)rec->width * (size_t)rec->height * 3);
-    if (px == NULL || !read_pixels(dc, v, i, r, px)) {
+    /* aligned as the pixels in the file (64 bytes): the kernel copies
+     * mutually aligned memory several times faster */
+    size_t bytes = (size_t)rec->width * (size_t)rec->height * 3;
+    uint8_t *px = aligned_alloc(DC_ALIGN, round_up(bytes, DC_ALIGN));
+    if (px == NULL || !read_pixels(dc, v, i, r, px, clock)) {
         free(px);
         return false;
     }
@@ -1185,7 +1241,7 @@ int detfeed_disk_cache_get(detfeed_disk_cache *dc, size_t i, detfeed_codec *code
         return rc;
     *owned = NULL;
     int ow, oh;
-    if (!detfeed__disk_lookup(dc, i, owned, width, height, &ow, &oh)) {
+    if (!detfeed__disk_lookup(dc, i, owned, width, height, &ow, &oh, NULL)) {
         rc = detfeed__load_image(codec, dc->ds, i, dc->imgsz, NULL, 0, 0, owned, width,
                                  height, &ow, &oh, NULL);
         if (rc != DETFEED_OK) {
@@ -1361,6 +1417,7 @@ void detfeed_disk_cache_destroy(detfeed_disk_cache *dc)
     pthread_mutex_destroy(&dc->damage_mu);
     free(dc->damage);
     free(dc->bad);
+    free(dc->checked);
     free(dc->sums);
     free(dc->state);
     free(dc->remap);

@@ -8,6 +8,8 @@
 
 #include "dataset_internal.h"
 
+#include "core/clock.h"
+
 /* The dataset and imgsz a disk cache was opened for. */
 const detfeed_dataset *detfeed__disk_dataset(const detfeed_disk_cache *dc, int *imgsz);
 
@@ -21,9 +23,10 @@ bool detfeed__disk_read(detfeed_disk_cache *dc, size_t i, uint8_t *dst, int widt
                         int height, int *ow, int *oh);
 
 /* Image i from the file as detfeed__disk_read reads it, into a new buffer
- * *pixels (released with free) with its sizes. */
+ * *pixels (released with free) with its sizes; the read and the check are
+ * timed on `clock` (NULL: not timed). */
 bool detfeed__disk_lookup(detfeed_disk_cache *dc, size_t i, uint8_t **pixels, int *w,
-                          int *h, int *ow, int *oh);
+                          int *h, int *ow, int *oh, detfeed__clock *clock);
 
 /* Whether the file holds image i (not counted as a hit, nothing read): it
  * decoded under the dataset's limits when written, its record has not
