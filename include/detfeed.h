@@ -361,7 +361,9 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  *     too long); entries that are not folders are found whatever they are
  *     (dangling links and FIFOs included) and refused below;
  *   - a text file listing images, one per line (relative paths are taken
- *     from the list's folder).
+ *     from the list's folder), of any size: it is read a megabyte at a
+ *     time, so memory goes with the images it names (a line longer than
+ *     65536 bytes is a problem at its line, left out).
  * Nothing that is not a regular file (a FIFO, socket or device, a dangling
  * symbolic link or a link loop) is ever opened: opening a FIFO would wait
  * for a writer. Such an image, label file, list file or YAML entry is a
@@ -391,6 +393,9 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  * lines as Python's str.splitlines() splits them (\n, \r, \r\n, \v, \f,
  * \x1c, \x1d, \x1e, U+0085, U+2028, U+2029), and label values at what
  * str.split() takes for whitespace; a UTF-8 byte order mark is accepted.
+ * A label file holds at most DETFEED_DATASET_MAX_LABELS instances of at
+ * most DETFEED_DATASET_MAX_LABEL_LINE bytes each (one that cannot is
+ * refused before it is read); a dataset YAML at most 256 MiB.
  *
  * Segment datasets: an image may have any number of polygons. A sample
  * with more than 255 instances (one such image, or a mosaic of images with
@@ -471,7 +476,10 @@ typedef enum detfeed_dataset_param {
                                            (default): ids are checked to be in
                                            0 .. 999999 */
     DETFEED_DATASET_MAX_LABEL_LINE = 3, /* longest label line in bytes; 65536 */
-    DETFEED_DATASET_MAX_LABELS = 4,     /* most instances in one file; 10000 */
+    DETFEED_DATASET_MAX_LABELS = 4,     /* most instances in one file, 1 ..
+                                           10000000; 1000000 (Ultralytics has
+                                           no such limit: any real image is
+                                           kept) */
     DETFEED_DATASET_MAX_PROBLEMS = 5,   /* problems kept in detail; 10000 */
     DETFEED_DATASET_FRACTION = 6,       /* Ultralytics' fraction (above): an int
                                            count >= 1 or a float ratio in
@@ -987,6 +995,11 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_MAX_HEIGHT = 51,      /* int >= 1; default 32768 */
     DETFEED_LOADER_MAX_PIXELS = 52,      /* int >= 1; default 178956970 */
     DETFEED_LOADER_MAX_IMAGE_BYTES = 53, /* int >= 1; default 536870912 */
+    DETFEED_LOADER_MAX_LABELS = 54,      /* int 1 .. 10000000: instances in one label
+                                            file (DETFEED_DATASET_MAX_LABELS);
+                                            default 1000000 */
+    DETFEED_LOADER_MAX_LABEL_LINE = 55,  /* int 16 .. 2^30: bytes of a label line;
+                                            default 65536 */
     DETFEED_LOADER_HSV_H = 100,          /* float hyperparameters, Ultralytics names */
     DETFEED_LOADER_HSV_S = 101,          /* and defaults: 0.015, 0.7, 0.4, */
     DETFEED_LOADER_HSV_V = 102,
@@ -1165,7 +1178,8 @@ DETFEED_API int detfeed_loader_param_bounds_float(detfeed_loader_param param,
  * fraction an integer count ("4"; "1": all) or a ratio with a point or an
  * exponent ("0.5", "1.0"); classes ids separated by commas ("0,2,5"; spaces
  * allowed; "": all classes); single_cls "0", "1"; max_width, max_height,
- * max_pixels, max_image_bytes integers >= 1.
+ * max_pixels, max_image_bytes integers >= 1; max_labels, max_label_line
+ * integers in their ranges.
  * DETFEED_EINVAL, with the loader's message naming the setting and what
  * it accepts, for an unknown name or a value it does not accept;
  * DETFEED_EBADSTATE after detfeed_loader_open.

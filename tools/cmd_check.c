@@ -114,16 +114,29 @@ static bool pick(const char *value, const char *const *names, int n, int *out)
     return false;
 }
 
-/* check --set: the image limits by name, "max_pixels=100000000,...". */
+/* check --set's limits by name, "max_pixels=100000000,...": the image
+ * limits (detfeed_codec_limit) and the label limits (-1 - the
+ * detfeed_dataset_param). */
+static const struct {
+    const char *name;
+    int limit;
+} limit_names[] = {{"max_width", DETFEED_LIMIT_MAX_WIDTH},
+                   {"max_height", DETFEED_LIMIT_MAX_HEIGHT},
+                   {"max_pixels", DETFEED_LIMIT_MAX_PIXELS},
+                   {"max_image_bytes", DETFEED_LIMIT_MAX_IMAGE_BYTES},
+                   {"max_labels", -1 - DETFEED_DATASET_MAX_LABELS},
+                   {"max_label_line", -1 - DETFEED_DATASET_MAX_LABEL_LINE}};
+
+static int set_limit(detfeed_dataset *ds, int limit, long v)
+{
+    if (limit < 0)
+        return detfeed_dataset_set_int(ds, (detfeed_dataset_param)(-1 - limit), v);
+    return detfeed_dataset_set_limit(ds, (detfeed_codec_limit)limit, (uint64_t)v);
+}
+
 static int set_limits(detfeed_dataset *ds, const char *list)
 {
-    static const struct {
-        const char *name;
-        detfeed_codec_limit limit;
-    } names[] = {{"max_width", DETFEED_LIMIT_MAX_WIDTH},
-                 {"max_height", DETFEED_LIMIT_MAX_HEIGHT},
-                 {"max_pixels", DETFEED_LIMIT_MAX_PIXELS},
-                 {"max_image_bytes", DETFEED_LIMIT_MAX_IMAGE_BYTES}};
+#define names limit_names
     char buf[512], *save = NULL;
     unsigned given = 0; /* bit k: names[k] came before (a second is refused) */
     if (strlen(list) >= sizeof buf) {
@@ -141,8 +154,8 @@ static int set_limits(detfeed_dataset *ds, const char *list)
             k++;
         long v;
         if (eq == NULL || k == n) {
-            cli_error("--set: '%s' is not an image limit (max_width, max_height, "
-                      "max_pixels, max_image_bytes)=VALUE",
+            cli_error("--set: '%s' is not a limit (max_width, max_height, max_pixels, "
+                      "max_image_bytes, max_labels, max_label_line)=VALUE",
                       item);
             return CLI_USAGE;
         }
@@ -151,14 +164,20 @@ static int set_limits(detfeed_dataset *ds, const char *list)
             return CLI_USAGE;
         }
         given |= 1u << k;
-        if (!cli_parse_long(eq + 1, 1, LONG_MAX, &v) ||
-            detfeed_dataset_set_limit(ds, names[k].limit, (uint64_t)v) != DETFEED_OK) {
+        bool image = names[k].limit >= 0;
+        if (!cli_parse_long(eq + 1, image ? 1 : LONG_MIN, LONG_MAX, &v) ||
+            (set_limit(ds, names[k].limit, v) != DETFEED_OK && image)) {
             cli_error("--set: %s takes a whole number >= 1, not '%s'", names[k].name,
                       eq + 1);
             return CLI_USAGE;
         }
+        if (*detfeed_dataset_last_error(ds)) { /* a label limit out of its range */
+            cli_error("--set: %s", detfeed_dataset_last_error(ds));
+            return CLI_USAGE;
+        }
     }
     return CLI_OK;
+#undef names
 }
 
 int cmd_check(int argc, char **argv)
@@ -187,7 +206,8 @@ int cmd_check(int argc, char **argv)
          "print one JSON object with the counts and problems", 0, 0},
         {"set", CLI_STRING, &limits, "K=V,...",
          "image limits: max_width, max_height (32768), max_pixels (178956970), "
-         "max_image_bytes (536870912)",
+         "max_image_bytes (536870912); label limits: max_labels (instances in a "
+         "file, 1000000), max_label_line (bytes, 65536)",
          0, 0},
         {0}};
     const char *usage = "detfeed check DATA [options]";

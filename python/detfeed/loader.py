@@ -296,8 +296,8 @@ class Loader:
            recipe_cache="auto", verify_record="auto", rank=None, world_size=None, augment=True, epochs=100, close_mosaic=10,
            prefetch=4, drop_last=False, split=None, policy="skip",
            value_scale="quotient", tensors=None, pin_memory=True, nc=None, max_width=None,
-           max_height=None, max_pixels=None, max_image_bytes=None,
-           **hyperparameters)
+           max_height=None, max_pixels=None, max_image_bytes=None, max_labels=None,
+           max_label_line=None, **hyperparameters)
 
     data: a dataset YAML, an images/ + labels/ folder, or a text file of
     image paths. imgsz: one integer (training batches are imgsz x imgsz).
@@ -359,7 +359,11 @@ class Loader:
     (defaults 32768, 32768, 178956970 = what Ultralytics' PIL check accepts,
     536870912 decoded bytes): an image over one is left out when the loader
     opens, reported in dataset.problems() with the file and the limit,
-    before any pixel memory is taken (decompression bombs). Further
+    before any pixel memory is taken (decompression bombs). max_labels,
+    max_label_line: the label limits (defaults 1000000 instances in a file,
+    far above any real image's, so that every image Ultralytics keeps is
+    kept; 65536 bytes in a line): a label file over one is left out the
+    same way. Further
     keywords are Ultralytics hyperparameters
     (hsv_h, hsv_s, hsv_v, degrees, translate, scale, shear, perspective,
     flipud, fliplr, mosaic, mixup, bgr). Counts, sizes, seeds and ids are
@@ -417,7 +421,7 @@ class Loader:
                  policy="skip", value_scale="quotient", tensors=None, pin_memory=True, opencv=None,
                  opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None, nc=None,
                  max_width=None, max_height=None, max_pixels=None, max_image_bytes=None,
-                 **hyp):
+                 max_labels=None, max_label_line=None, **hyp):
         self._handle = None
         self._iterator = None  # a weak reference to the live iterator
         self._held = None  # the batch handed out last (released when the next is taken)
@@ -479,8 +483,9 @@ class Loader:
         if nc is not None:  # the number of classes where data gives none
             settings["nc"] = _integer("nc", nc)
         for name, value in (("max_width", max_width), ("max_height", max_height),
-                            ("max_pixels", max_pixels), ("max_image_bytes", max_image_bytes)):
-            if value is not None:  # image limits; the library checks the range
+                            ("max_pixels", max_pixels), ("max_image_bytes", max_image_bytes),
+                            ("max_labels", max_labels), ("max_label_line", max_label_line)):
+            if value is not None:  # image and label limits; the library checks the range
                 settings[name] = _integer(name, value)
         self._imgsz, self._augment = imgsz, augment
         self._ultralytics = str(settings.get("ultralytics", "8.4"))

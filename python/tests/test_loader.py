@@ -311,3 +311,30 @@ def test_numpy_matmul_is_measured_not_the_version():
         differing += not np.array_equal(rounded, fused)
     assert differing > 100  # the matrices do tell the two apart
     assert detfeed.stack.detect()["numpy"] == mode
+
+
+def test_an_image_with_20000_boxes_is_kept_with_them_all(tmp_path):
+    """Ultralytics keeps an image whatever its number of labels: so does the
+    Loader by default, and every box is in its batch; max_labels, a setting
+    here, leaves it out with the reason."""
+    src = os.path.join(os.path.dirname(data("detect")), "images", "train")
+    image = sorted(os.listdir(src))[0]
+    os.makedirs(tmp_path / "images")
+    os.makedirs(tmp_path / "labels")
+    os.symlink(os.path.join(src, image), tmp_path / "images" / image)
+    k = np.arange(20000)
+    rows = ["%d %.5f %.5f 0.004 0.004" % (c, 0.005 + (i % 141) * 0.007,
+                                          0.005 + (i // 141) * 0.007)
+            for i, c in zip(k, k % 80)]
+    (tmp_path / "labels" / (os.path.splitext(image)[0] + ".txt")).write_text("\n".join(rows))
+    with detfeed.Loader(str(tmp_path / "images"), imgsz=640, batch=1, workers=1,
+                        augment=False, tensors="numpy") as loader:
+        assert len(loader.dataset.labels[0]["cls"]) == 20000
+        batch = next(iter(loader))
+        assert batch["bboxes"].shape == (20000, 4) and batch["cls"].shape == (20000, 1)
+        assert sorted(batch["cls"].ravel().astype(int).tolist()) == sorted((k % 80).tolist())
+    with pytest.raises(detfeed.DetfeedError, match="more than 10000 labels in the file"):
+        detfeed.Loader(str(tmp_path / "images"), imgsz=640, batch=1, workers=1,
+                       augment=False, tensors="numpy", max_labels=10000)
+    with pytest.raises(ValueError, match="max_labels: '0' is not a value it accepts"):
+        detfeed.Loader(str(tmp_path / "images"), max_labels=0)

@@ -28,7 +28,7 @@ int detfeed_dataset_create(detfeed_dataset **out, uint32_t flags)
     ds->policy = DETFEED_POLICY_SKIP;
     ds->verify = DETFEED_VERIFY_HEADER;
     ds->max_line = 65536;
-    ds->max_labels = 10000;
+    ds->max_labels = 1000000;
     ds->max_problems = 10000;
     ds->fraction = (detfeed__fraction){.count = 0, .ratio = 1.0};
     ds->split = detfeed__str_dup("train");

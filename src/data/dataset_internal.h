@@ -12,8 +12,9 @@
 #include "labels.h"
 #include "path.h"
 
-/* The largest text file read: a dataset YAML, an image list, a label file. */
-#define DETFEED__MAX_TEXT_FILE (16u << 20)
+/* The largest dataset YAML read (image lists are streamed whatever their
+ * size; a label file may hold max_labels lines of max_label_line bytes). */
+#define DETFEED__MAX_YAML_FILE (256u << 20)
 
 enum { DETFEED__LABEL_MISSING = 0, DETFEED__LABEL_EMPTY = 1, DETFEED__LABEL_FOUND = 2 };
 

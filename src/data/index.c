@@ -77,8 +77,10 @@ static int load_labels(detfeed_dataset *ds, detfeed__image *im, const char *labe
      * loop is refused (without opening it) with what it is. */
     char *text;
     size_t len;
-    int rc =
-        detfeed__read_text(label_path, DETFEED__MAX_TEXT_FILE, &text, &len, &ds->msg);
+    /* the largest file of max_labels lines within max_label_line */
+    uint64_t most = (uint64_t)ds->max_labels * ((uint64_t)ds->max_line + 1);
+    int rc = detfeed__read_text(label_path, most < SIZE_MAX ? (size_t)most : SIZE_MAX,
+                                &text, &len, &ds->msg);
     if (rc == DETFEED_ENOMEM)
         return rc;
     if (rc != DETFEED_OK) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* One line (number `line`) of list file `list` in folder `dir`, trimmed of
  * spaces and tabs, into out; a line that names no image file by its suffix
@@ -42,28 +43,94 @@ static int add_list_line(detfeed_dataset *ds, const char *list, int line,
     return DETFEED_OK;
 }
 
-/* A list file's lines, split as Python's str.splitlines() splits them. */
+enum { LIST_CHUNK = 1 << 20, LIST_LINE_MAX = 1 << 16 };
+
+/* A list file being read a chunk at a time: the bytes not yet split. */
+typedef struct list_reader {
+    int fd;
+    char *buf;
+    size_t have; /* bytes in buf, from a line's start */
+    bool eof, skipping;
+    int line;
+} list_reader;
+
+/* Reads the next chunk after the bytes kept: DETFEED_OK (eof set at the
+ * end), or a failure with its message. */
+static int list_fill(detfeed_dataset *ds, const char *list, list_reader *r)
+{
+    ssize_t k;
+    while ((k = read(r->fd, r->buf + r->have, LIST_CHUNK)) < 0 && errno == EINTR)
+        ;
+    if (k < 0)
+        return detfeed__fail(&ds->msg, DETFEED_EIO, "%s: read failed: %s", list,
+                             strerror(errno));
+    r->eof = k == 0;
+    r->have += (size_t)k;
+    return DETFEED_OK;
+}
+
+/* The whole lines of what was read (split as Python's str.splitlines()
+ * splits them: a break is taken only where the bytes after it are there,
+ * so that "\r\n" and the 3-byte breaks are never cut), into out; the
+ * rest is kept for the next chunk. A line longer than LIST_LINE_MAX is
+ * left out with a problem at its line. */
+static int list_lines(detfeed_dataset *ds, const char *list, const char *dir,
+                      list_reader *r, detfeed__strlist *out)
+{
+    char *ln = r->buf, *end = r->buf + r->have;
+    int rc = DETFEED_OK;
+    while (rc == DETFEED_OK && ln < end) {
+        size_t brk, n = detfeed__line_length(ln, end, &brk);
+        bool whole = r->eof || (brk > 0 && (size_t)(end - (ln + n)) >= 3);
+        if (!whole && n <= LIST_LINE_MAX)
+            break;
+        if (n > LIST_LINE_MAX && !r->skipping) {
+            char reason[96];
+            snprintf(reason, sizeof reason, "a line longer than %d bytes: left out",
+                     LIST_LINE_MAX);
+            rc = detfeed__problem_add(ds, list, r->line, reason, false);
+        } else if (!r->skipping) {
+            rc = add_list_line(ds, list, r->line, dir, ln, n, out);
+        }
+        if (!whole) { /* the rest of a long line: left out as it comes */
+            r->skipping = true;
+            ln += n;
+            break;
+        }
+        r->skipping = false;
+        r->line++;
+        ln += n + brk;
+    }
+    r->have = (size_t)(end - ln);
+    memmove(r->buf, ln, r->have);
+    return rc;
+}
+
+/* A list file's lines, read a chunk at a time whatever its size: memory
+ * for a chunk and the longest line, besides the paths it names. */
 static int add_list_file(detfeed_dataset *ds, const char *list, detfeed__strlist *out)
 {
-    char *text;
-    size_t len;
-    int rc = detfeed__read_text(list, DETFEED__MAX_TEXT_FILE, &text, &len, &ds->msg);
-    if (rc == DETFEED_ENOMEM)
-        return rc;
+    struct stat st;
+    list_reader r = {.fd = -1, .line = 1};
+    int rc = detfeed__open_regular(list, &r.fd, &st, &ds->msg);
     if (rc != DETFEED_OK)
         return detfeed__problem_add(ds, list, 0, detfeed__reason_of(ds->msg.text, list),
                                     false);
-    char *dir = detfeed__path_dir(list), *end = text + len;
-    if (dir == NULL)
+    char *dir = detfeed__path_dir(list);
+    r.buf = malloc(LIST_CHUNK + LIST_LINE_MAX + 4);
+    if (dir == NULL || r.buf == NULL)
         rc = detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
-    int line = 1;
-    for (char *ln = text; rc == DETFEED_OK && ln < end; line++) {
-        size_t brk, n = detfeed__line_length(ln, end, &brk);
-        rc = add_list_line(ds, list, line, dir, ln, n, out);
-        ln += n + brk;
+    while (rc == DETFEED_OK && !r.eof) {
+        rc = list_fill(ds, list, &r);
+        if (rc == DETFEED_EIO) /* as a list that cannot be read at all */
+            rc = detfeed__problem_add(ds, list, 0,
+                                      detfeed__reason_of(ds->msg.text, list), false);
+        else if (rc == DETFEED_OK)
+            rc = list_lines(ds, list, dir, &r, out);
     }
+    close(r.fd);
+    free(r.buf);
     free(dir);
-    free(text);
     return rc;
 }
 
@@ -353,7 +420,7 @@ static int open_yaml(detfeed_dataset *ds, const char *file, detfeed__strlist *ou
 {
     char *text, *base = NULL;
     size_t len;
-    int rc = detfeed__read_text(file, DETFEED__MAX_TEXT_FILE, &text, &len, &ds->msg);
+    int rc = detfeed__read_text(file, DETFEED__MAX_YAML_FILE, &text, &len, &ds->msg);
     if (rc != DETFEED_OK)
         return rc;
     detfeed__ynode *root = NULL;

@@ -263,6 +263,11 @@ static int dataset_args(detfeed_loader *l)
         rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_SINGLE_CLS, l->single_cls);
     if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_classes(ds, l->classes, l->nclasses);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_MAX_LABELS, l->max_labels);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_MAX_LABEL_LINE,
+                                     l->max_label_line);
     for (int k = 0; rc == DETFEED_OK && k <= DETFEED_LIMIT_MAX_IMAGE_BYTES; k++)
         if (l->limits[k])
             rc = detfeed_dataset_set_limit(ds, (detfeed_codec_limit)k, l->limits[k]);

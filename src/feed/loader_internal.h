@@ -36,6 +36,8 @@ struct detfeed_loader {
     size_t nclasses;
     int single_cls;
     int partner_window; /* 0: uniform partners; W: from a window (recipe.h) */
+    int max_labels;     /* DETFEED_DATASET_MAX_LABELS, _MAX_LABEL_LINE */
+    int max_label_line;
     /* image limits handed to the dataset, by detfeed_codec_limit (0: its
      * default) */
     uint64_t limits[DETFEED_LIMIT_MAX_IMAGE_BYTES + 1];

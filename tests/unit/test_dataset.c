@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char root[64];
@@ -182,6 +183,141 @@ static void test_other_sources(void)
     detfeed_dataset_destroy(ds);
 }
 
+/* The problems of the file whose name ends in `tail`. */
+static int problems_of(const detfeed_dataset *ds, const char *tail)
+{
+    int n = 0;
+    for (size_t i = 0; i < detfeed_dataset_problem_count(ds); i++) {
+        const char *file, *reason;
+        int line;
+        detfeed_dataset_problem(ds, i, &file, &line, &reason);
+        size_t a = strlen(file), b = strlen(tail);
+        if (a >= b && strcmp(file + a - b, tail) == 0) {
+            fprintf(stderr, "  %s:%d: %s\n", file, line, reason);
+            n++;
+        }
+    }
+    return n;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Writes `n` bytes of `text` repeated `times` times after `head` into `rel`. */
+static void write_repeated(const char *rel, const char *head, const char *text,
+                           size_t times)
+{
+    FILE *f = fopen(at(rel), "wb");
+    CHECK(f != NULL && fputs(head, f) >= 0);
+    for (size_t k = 0; f && k < times; k++)
+        fputs(text, f);
+    if (f)
+        fclose(f);
+}
+
+/* Image lists are read a chunk at a time whatever their size: a list of
+ * 1,000,000 lines opens (in seconds), a line break cut by a chunk's end
+ * (U+2028, 3 bytes, across the first 1 MiB) is one break, and a line
+ * longer than 64 KiB is left out as a problem at its line while the lines
+ * after it are read. */
+static void test_large_lists(void)
+{
+    FILE *f = fopen(at("million.txt"), "wb");
+    CHECK(f != NULL && fputs("images/train/a.png\n", f) >= 0);
+    for (int k = 1; f && k < 1000000; k++)
+        fprintf(f, "images/absent/%07d.png\n", k);
+    if (f)
+        fclose(f);
+    double t0 = now_s();
+    detfeed_dataset *ds = open_ds(at("million.txt"), DETFEED_POLICY_SKIP, NULL);
+    double secs = now_s() - t0;
+    CHECK_INT(STAT(ds, IMAGES), 1000000);
+    CHECK_INT(STAT(ds, USABLE), 1);
+    CHECK_INT(STAT(ds, CORRUPT), 999999);
+    fprintf(stderr, "  a list of 1,000,000 lines opened in %.2f s\n", secs);
+    CHECK(secs < 60);
+    detfeed_dataset_destroy(ds);
+    /* 21-byte lines after a first line padded with 6 (5) spaces, which are
+     * trimmed: a break's first (second) byte is the first chunk's last */
+    const char line[] = "images/train/b.png\xE2\x80\xA8";
+    const char *heads[] = {"images/train/b.png      \xE2\x80\xA8",
+                           "images/train/b.png     \xE2\x80\xA8"};
+    for (int k = 0; k < 2; k++) {
+        write_repeated("breaks.txt", heads[k], line, 99999);
+        ds = open_ds(at("breaks.txt"), DETFEED_POLICY_SKIP, NULL);
+        CHECK_INT(STAT(ds, IMAGES), 100000);
+        CHECK_INT(STAT(ds, USABLE), 100000);
+        CHECK_INT(problems_of(ds, "breaks.txt"), 0);
+        detfeed_dataset_destroy(ds);
+    }
+    char *longline = malloc(70002);
+    memset(longline, 'x', 70000);
+    memcpy(longline + 70000, "\n", 2);
+    write_repeated("long.txt", "images/train/a.png\n", longline, 1);
+    FILE *g = fopen(at("long.txt"), "ab");
+    CHECK(g && fputs("images/train/b.png\nimages/train/nothere.png\n", g) >= 0);
+    if (g)
+        fclose(g);
+    free(longline);
+    ds = open_ds(at("long.txt"), DETFEED_POLICY_SKIP, NULL);
+    CHECK_INT(STAT(ds, USABLE), 2);
+    CHECK(
+        tu_has_problem(ds, "long.txt", 2, "a line longer than 65536 bytes: left out"));
+    CHECK(tu_has_problem(ds, "images/train/nothere.png", 0, "cannot open"));
+    detfeed_dataset_destroy(ds);
+}
+
+/* An image with 20,000 boxes is kept (Ultralytics keeps it) with every box
+ * in its validation batch; max_labels, set lower, leaves it out with a
+ * problem saying why. */
+static void test_many_labels(void)
+{
+    detfeed_codec *c;
+    detfeed_codec_create(&c, 0);
+    mkdir(at("many"), 0755);
+    mkdir(at("many/images"), 0755);
+    mkdir(at("many/labels"), 0755);
+    write_image(c, "many/images/crowd.png", 400, 400);
+    detfeed_codec_destroy(c);
+    FILE *f = fopen(at("many/labels/crowd.txt"), "w");
+    for (int k = 0; f && k < 20000; k++)
+        fprintf(f, "%d %.5f %.5f 0.004 0.004\n", k % 80, 0.005 + (k % 141) * 0.007,
+                0.005 + (k / 141) * 0.007);
+    if (f)
+        fclose(f);
+    detfeed_dataset *ds = open_ds(at("many/images"), DETFEED_POLICY_SKIP, NULL);
+    CHECK_INT(STAT(ds, USABLE), 1);
+    CHECK_INT(STAT(ds, INSTANCES), 20000);
+    detfeed_dataset_destroy(ds);
+    detfeed_dataset_create(&ds, 0);
+    CHECK_INT(detfeed_dataset_set_int(ds, DETFEED_DATASET_MAX_LABELS, 10000), 0);
+    CHECK(detfeed_dataset_open(ds, at("many/images")) != DETFEED_OK); /* none usable */
+    CHECK(tu_has_problem(ds, "crowd.txt", 0, "more than 10000 labels in the file"));
+    detfeed_dataset_destroy(ds);
+    detfeed_loader *l;
+    detfeed_loader_create(&l, 0);
+    detfeed_loader_set_int(l, DETFEED_LOADER_AUGMENT, 0);
+    detfeed_loader_set_int(l, DETFEED_LOADER_BATCH, 1);
+    detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, 416);
+    CHECK_INT(detfeed_loader_set(l, "max_labels", "20000"), 0);
+    CHECK_INT(detfeed_loader_open(l, at("many/images")), 0);
+    CHECK_INT(detfeed_loader_start(l, 0), 0);
+    const detfeed_batch *b;
+    CHECK_INT(detfeed_loader_next(l, &b), 0);
+    CHECK_INT(detfeed_batch_instances(b), 20000);
+    detfeed_loader_release(l, b);
+    detfeed_loader_destroy(l);
+    detfeed_loader_create(&l, 0);
+    CHECK_INT(detfeed_loader_set(l, "max_labels", "19999"), 0);
+    CHECK(detfeed_loader_open(l, at("many/images")) != DETFEED_OK);
+    CHECK(strstr(detfeed_loader_last_error(l), "more than 19999 labels") != NULL);
+    detfeed_loader_destroy(l);
+}
+
 /* The shared COCO sets: counts computed independently from the files (and,
  * for coco128, stated in shared/data/README.md). */
 static void test_shared(void)
@@ -239,6 +375,8 @@ int main(void)
     test_yaml_train();
     test_fail_policy();
     test_other_sources();
+    test_large_lists();
+    test_many_labels();
     test_shared();
     CHECK(tu_remove_tree(root));
     return tu_finish("test_dataset");

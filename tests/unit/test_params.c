@@ -34,6 +34,7 @@ static const char *const names[] = {
     "verify_record", "partner_window",
     "max_width",     "max_height",
     "max_pixels",    "max_image_bytes",
+    "max_labels",    "max_label_line",
     "hsv_h",         "hsv_s",
     "hsv_v",         "degrees",
     "translate",     "scale",
@@ -212,6 +213,14 @@ static void check_documented(void)
                                               NULL, &def),
               0);
     CHECK(min == 803 && max == 804 && def == 804);
+    CHECK_INT(detfeed_loader_param_bounds_int(DETFEED_LOADER_MAX_LABELS, &min, &max,
+                                              NULL, &def),
+              0);
+    CHECK(min == 1 && max == 10000000 && def == 1000000);
+    CHECK_INT(detfeed_loader_param_bounds_int(DETFEED_LOADER_MAX_LABEL_LINE, &min, &max,
+                                              NULL, &def),
+              0);
+    CHECK(min == 16 && max == 1 << 30 && def == 65536);
     CHECK_INT(detfeed_loader_param_bounds_int(DETFEED_LOADER_MAX_PIXELS, &min, &max,
                                               NULL, &def),
               0);
