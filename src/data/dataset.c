@@ -279,6 +279,8 @@ int detfeed_dataset_open(detfeed_dataset *ds, const char *source)
     if (rc == DETFEED_OK)
         rc = detfeed__dataset_index(ds, &paths, source);
     detfeed__strlist_free(&paths);
+    if (rc == DETFEED_ENOMEM && ds->msg.text[0] == '\0') /* a bare allocation */
+        detfeed__fail(&ds->msg, rc, "%s: out of memory while indexing", source);
     return rc;
 }
 

@@ -31,6 +31,8 @@ const char *detfeed__file_kind(mode_t mode)
 static int stat_fail(const char *path, int err, detfeed__msg *msg)
 {
     struct stat lst;
+    if (err == ENOMEM) /* the kernel's memory, not the file */
+        return detfeed__fail(msg, DETFEED_ENOMEM, "%s: out of memory", path);
     if (err == ELOOP)
         return detfeed__fail(msg, DETFEED_EIO, "%s: cannot open: a symbolic link loop",
                              path);

@@ -31,7 +31,10 @@ static void label_problem(void *ctx, const char *file, int line, const char *rea
 static int check_file(detfeed_dataset *ds, const char *path, bool *skip)
 {
     struct stat st;
-    *skip = detfeed__stat_regular(path, &st, &ds->msg) != DETFEED_OK;
+    int rc = detfeed__stat_regular(path, &st, &ds->msg);
+    *skip = rc != DETFEED_OK;
+    if (rc == DETFEED_ENOMEM) /* not the file's fault: the open stops */
+        return rc;
     return *skip ? detfeed__problem_add(ds, path, 0,
                                         detfeed__reason_of(ds->msg.text, path), false)
                  : DETFEED_OK;

@@ -10,6 +10,7 @@
  */
 #include "decode_internal.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
@@ -84,11 +85,20 @@ static int tj_handle(detfeed_codec *c, const char *name, tjhandle *out)
     return DETFEED_OK;
 }
 
-/* A TurboJPEG failure: the message, and a fresh handle next time. */
+/* A TurboJPEG failure: the message, and a fresh handle next time. An
+ * allocation that failed inside libjpeg ("Insufficient memory") or
+ * TurboJPEG ("Memory allocation failure") is out of memory
+ * (DETFEED_ENOMEM), not damaged data. */
 static int tj_fail(detfeed_codec *c, const char *name, const char *what)
 {
-    int rc = detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: JPEG %s: %s", name, what,
-                           tjGetErrorStr2(c->tj));
+    const char *e = tjGetErrorStr2(c->tj);
+    bool memory = strstr(e, "Insufficient memory") || strstr(e, "emory allocation");
+    int rc = memory
+                 ? detfeed__fail(&c->msg, DETFEED_ENOMEM,
+                                 "%s: out of memory while decoding the JPEG (%s): %s",
+                                 name, what, e)
+                 : detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: JPEG %s: %s", name,
+                                 what, e);
     detfeed__jpeg_release(c);
     return rc;
 }

@@ -201,6 +201,9 @@ static int walk(const char *dir, const detfeed__walk_opts *o, detfeed__strlist *
                 detfeed__msg *msg, walk_dir *up, int depth)
 {
     DIR *d = opendir(dir);
+    if (d == NULL && errno == ENOMEM)
+        return detfeed__fail(msg, DETFEED_ENOMEM,
+                             "%s: out of memory opening the folder", dir);
     if (d == NULL)
         return detfeed__fail(msg, DETFEED_EIO, "%s: cannot open folder: %s", dir,
                              strerror(errno));
@@ -215,11 +218,16 @@ static int walk(const char *dir, const detfeed__walk_opts *o, detfeed__strlist *
             break;
         }
         struct stat st;
-        bool is_dir = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-        rc = walk_entry(p, is_dir, &st, o, out, msg, up, depth);
+        int got = stat(p, &st);
+        bool is_dir = got == 0 && S_ISDIR(st.st_mode);
+        rc = got != 0 && errno == ENOMEM
+                 ? detfeed__fail(msg, DETFEED_ENOMEM, "%s: out of memory", p)
+                 : walk_entry(p, is_dir, &st, o, out, msg, up, depth);
         free(p);
     }
     closedir(d);
+    if (rc == DETFEED_ENOMEM && msg->text[0] == '\0')
+        detfeed__fail(msg, rc, "%s: out of memory", dir);
     return rc;
 }
 

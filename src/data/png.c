@@ -195,20 +195,71 @@ fail:
 /* Decoding with cv2.imdecode's semantics                                   */
 /* ------------------------------------------------------------------------ */
 
+/* Whether an allocation failed in this thread's libspng context since it
+ * was made (png_ctx): libspng takes allocators without a context pointer
+ * (zlib's allocations go through them too), so a thread-local flag carries
+ * it; a codec is used by one thread at a time. Without it a failed
+ * allocation inside zlib would read as damaged data ("IDAT stream
+ * error"). */
+static _Thread_local bool png_alloc_failed;
+
+static void *png_malloc(size_t n)
+{
+    void *p = malloc(n);
+    png_alloc_failed |= p == NULL;
+    return p;
+}
+
+static void *png_realloc(void *ptr, size_t n)
+{
+    void *p = realloc(ptr, n);
+    png_alloc_failed |= p == NULL && n > 0;
+    return p;
+}
+
+static void *png_calloc(size_t count, size_t size)
+{
+    void *p = calloc(count, size);
+    png_alloc_failed |= p == NULL;
+    return p;
+}
+
+/* A libspng context whose allocation failures png_error reports. */
+static spng_ctx *png_ctx(int flags)
+{
+    struct spng_alloc alloc = {.malloc_fn = png_malloc,
+                               .realloc_fn = png_realloc,
+                               .calloc_fn = png_calloc,
+                               .free_fn = free};
+    png_alloc_failed = false;
+    spng_ctx *ctx = spng_ctx_new2(&alloc, flags);
+    png_alloc_failed |= ctx == NULL;
+    return ctx;
+}
+
+/* libspng's error e in `what` of `name`: out of memory (DETFEED_ENOMEM)
+ * when an allocation failed, else damaged data (DETFEED_ECORRUPT). */
+static int png_error(detfeed_codec *c, const char *name, const char *what, int e)
+{
+    if (e == SPNG_EMEM || png_alloc_failed)
+        return detfeed__fail(&c->msg, DETFEED_ENOMEM,
+                             "%s: out of memory while decoding the PNG (%s)", name,
+                             what);
+    return detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: %s: %s", name, what,
+                         spng_strerror(e));
+}
+
 /* A libspng context over data[0, n), its IHDR read and validated. */
 static int png_begin(detfeed_codec *c, const char *name, const uint8_t *data, size_t n,
                      spng_ctx **out, struct spng_ihdr *ihdr)
 {
-    spng_ctx *ctx = *out = spng_ctx_new(0);
+    spng_ctx *ctx = *out = png_ctx(0);
     if (ctx == NULL)
         return detfeed__fail(&c->msg, DETFEED_ENOMEM, "%s: out of memory", name);
     int e = spng_set_png_buffer(ctx, data, n);
     if (!e)
         e = spng_get_ihdr(ctx, ihdr);
-    if (e)
-        return detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: PNG header: %s", name,
-                             spng_strerror(e));
-    return DETFEED_OK;
+    return e ? png_error(c, name, "PNG header", e) : DETFEED_OK;
 }
 
 int detfeed__png_header(detfeed_codec *c, const char *name, const uint8_t *head,
@@ -245,8 +296,9 @@ int detfeed__png_decode(detfeed_codec *c, const char *name, const uint8_t *data,
     int e = 0;
     if (rc == DETFEED_OK &&
         ((e = spng_decoded_image_size(ctx, SPNG_FMT_RGB8, &need)) || need != bytes))
-        rc = detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: PNG: %s", name,
-                           e ? spng_strerror(e) : "unexpected decoded size");
+        rc = e ? png_error(c, name, "PNG", e)
+               : detfeed__fail(&c->msg, DETFEED_ECORRUPT,
+                               "%s: PNG: unexpected decoded size", name);
     if (rc == DETFEED_OK && (img = malloc(bytes)) == NULL)
         rc = detfeed__fail(&c->msg, DETFEED_ENOMEM,
                            "%s: out of memory for a %ux%u image", name, (unsigned)w,
@@ -257,8 +309,7 @@ int detfeed__png_decode(detfeed_codec *c, const char *name, const uint8_t *data,
     if (rc == DETFEED_OK &&
         ((e = spng_decode_image(ctx, img, bytes, SPNG_FMT_RGB8, 0)) ||
          (e = spng_decode_chunks(ctx))))
-        rc = detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: PNG data: %s", name,
-                           spng_strerror(e));
+        rc = png_error(c, name, "PNG data", e);
     spng_ctx_free(ctx);
     free(stream);
     if (rc != DETFEED_OK) {
@@ -305,8 +356,7 @@ static int png_open(detfeed_codec *c, spng_ctx *ctx, const char *path,
     if (e == SPNG_ESIGNATURE)
         return detfeed__fail(&c->msg, DETFEED_EFORMAT, "%s: not a PNG file", path);
     if (e)
-        return detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: PNG header: %s", path,
-                             spng_strerror(e));
+        return png_error(c, path, "PNG header", e);
     int rc = detfeed__check_dims(&c->limits, path, ihdr->width, ihdr->height, &c->msg);
     if (rc != DETFEED_OK)
         return rc;
@@ -325,8 +375,7 @@ static int png_decode(detfeed_codec *c, spng_ctx *ctx, const char *path,
     size_t need;
     int e = spng_decoded_image_size(ctx, SPNG_FMT_RGB8, &need);
     if (e)
-        return detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: PNG: %s", path,
-                             spng_strerror(e));
+        return png_error(c, path, "PNG", e);
     uint8_t *buf = malloc(need);
     if (buf == NULL)
         return detfeed__fail(&c->msg, DETFEED_ENOMEM, "%s: out of memory (%zu bytes)",
@@ -334,8 +383,7 @@ static int png_decode(detfeed_codec *c, spng_ctx *ctx, const char *path,
     e = spng_decode_image(ctx, buf, need, SPNG_FMT_RGB8, 0);
     if (e) {
         free(buf);
-        return detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: PNG data: %s", path,
-                             spng_strerror(e));
+        return png_error(c, path, "PNG data", e);
     }
     swap_rb(buf, (size_t)ihdr->width * ihdr->height);
     *pixels = buf;
@@ -360,7 +408,7 @@ int detfeed_codec_read_png(detfeed_codec *codec, const char *path, uint8_t **pix
         detfeed__read_file(path, codec->limits.max_file, &data, &size, &codec->msg);
     if (rc != DETFEED_OK)
         return rc;
-    spng_ctx *ctx = spng_ctx_new(0);
+    spng_ctx *ctx = png_ctx(0);
     struct spng_ihdr ihdr;
     if (ctx == NULL)
         rc = detfeed__fail(&codec->msg, DETFEED_ENOMEM, "%s: out of memory", path);

@@ -8,7 +8,9 @@
 - decompression bombs (a 782 KB PNG declaring 16384 x 16384, 768 MiB
   decoded): refused by default by check, replay and the Python Loader as a
   problem naming the file and the limit, without the memory (peak RSS);
-  the limits set through --set (check and the loader) and Loader keywords."""
+  the limits set through --set (check and the loader) and Loader keywords;
+- memory pressure (ulimit -v): a failed allocation is out of memory, never
+  a damaged image, and never a verdict in the verification record."""
 import glob
 import json
 import os
@@ -205,11 +207,72 @@ def check_bombs(t, d, src, tmp, ctypes_ok):
     t.check(p.returncode != 0 and "max_pixels" in p.stderr, f"Loader(max_pixels=0): {p.stderr}")
 
 
+def limited(kib, cmd):
+    """cmd run with its address space limited to kib KiB (ulimit -v)."""
+    return subprocess.run(["bash", "-c", 'ulimit -v %d; exec "$@"' % kib, "limited", *cmd],
+                          capture_output=True, text=True)
+
+
+def check_memory_pressure(t, d, tmp):
+    """Under `ulimit -v` limits that run out of memory while images are
+    decoded (found by raising the limit until a run succeeds), `check`
+    either succeeds with every image usable or fails saying "out of
+    memory": no good image is ever called damaged (a failed allocation in
+    zlib used to read as "PNG data: IDAT stream error"). The loader's runs
+    under such limits leave no verdict in the verification record: a run
+    without a limit afterwards finds every image usable."""
+    data = os.path.join(tmp, "many")
+    p = subprocess.run([d, "synth", data, "--n", "1000", "--imgsz", "64"],
+                       capture_output=True, text=True)
+    t.check(p.returncode == 0, f"synth: {p.stderr}")
+    start = next((k for k in range(4000, 400001, 4000)
+                  if limited(k, [d, "--help"]).returncode == 0), None)
+    if start is not None:  # the least limit the tool starts under, to 100 KiB
+        lo = start - 4000
+        while start - lo > 100:
+            mid = (lo + start) // 2
+            lo, start = (lo, mid) if limited(mid, [d, "--help"]).returncode == 0 else (
+                mid, start)
+    if start is None or limited(start + 131072, [d, "check", data, "--json"]).returncode:
+        print("note: the tool does not run under ulimit -v here (a sanitizer's "
+              "shadow memory?): memory pressure not checked")
+        return
+    check = [d, "check", data, "--json"]
+    replay = [d, "replay", data, "--epochs", "1", "--imgsz", "64", "--workers", "2",
+              "--json"]
+    for name, cmd in (("check", check), ("replay", replay)):
+        lo, hi = start, start + 131072  # fails (cannot start), succeeds
+        while hi - lo > 200:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if limited(mid, cmd).returncode == 0 else (mid, hi)
+        failed = 0
+        # the last limits that fail, from where the tool starts at all (below
+        # that, the CUDA runtime's static initializer, before main, may die)
+        for kib in range(max(start, hi - 1600), hi + 1, 100):
+            p = limited(kib, cmd)
+            said = p.stderr + p.stdout
+            if p.returncode == 0:
+                got = last_json(p)
+                t.check(got.get("corrupt") == 0 and got.get("images") == 1000,
+                        f"{name} under ulimit -v {kib}: {got}")
+                continue
+            failed += "out of memory" in said
+            t.check("IDAT" not in said and ("out of memory" in said or
+                                            "error while loading" in said),
+                    f"{name} under ulimit -v {kib}: exit {p.returncode}: {said[-400:]!r}")
+        t.check(failed > 0, f"{name}: no limit below {hi} KiB ran out of memory")
+        print(f"memory pressure: {name} needs {hi} KiB of address space here")
+    got = last_json(subprocess.run(replay, capture_output=True, text=True))
+    t.check(got.get("corrupt") == 0 and got.get("images") == 1000,
+            f"replay after the limited runs: {got}")
+
+
 def main():
     args = ou.parse_args()
     t = ou.Counter("test_faults")
     with tempfile.TemporaryDirectory() as tmp:
         check_bench_cleanup(t, args.detfeed, tmp)
+        check_memory_pressure(t, args.detfeed, tmp)
         if os.path.isdir(os.path.join(args.data, "coco8")):
             src = damaged_coco8(args.data, os.path.join(tmp, "damaged"))
             check_skip_counts(t, args.detfeed, src, tmp)
