@@ -226,6 +226,11 @@ class Dataset:
         self.im_files = [os.fsdecode(lib.detfeed_dataset_image_path(ds, i))
                          for i in range(self._n)]
 
+    def __reduce__(self):
+        raise TypeError("detfeed.Dataset cannot be pickled: it reads the index of the "
+                        "Loader that made it, in that process; pickle what you need of "
+                        "it (im_files, names, labels as arrays) instead")
+
     def _acquire(self):
         """The loader's handle (held while the caller reads), or the closed error."""
         if self._owner is None:

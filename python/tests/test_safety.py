@@ -316,6 +316,13 @@ def test_a_loader_cannot_be_pickled():
             pickle.dumps(loader)
 
 
+def test_a_dataset_cannot_be_pickled_and_says_why():
+    import pickle
+    with small() as loader:
+        with pytest.raises(TypeError, match="detfeed.Dataset cannot be pickled"):
+            pickle.dumps(loader.dataset)
+
+
 def test_errors_pickle_with_their_status():
     import pickle
     e = pickle.loads(pickle.dumps(detfeed.DetfeedError(-9, "detfeed: it")))

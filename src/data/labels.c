@@ -245,9 +245,14 @@ static const float *row(const rows *r, int i)
 }
 
 /* The shortest text that reads back as v (as NumPy prints a float32), so
- * that 1.0100001 is not shown as 1.01 beside the bound it exceeds. */
+ * that 1.0100001 is not shown as 1.01 beside the bound it exceeds; a whole
+ * number in plain digits. */
 static const char *fmt_float(char out[32], float v)
 {
+    if (v == floorf(v) && fabsf(v) < 1e15f) { /* a whole number as one: 80, not 8e+01 */
+        snprintf(out, 32, "%.0f", (double)v);
+        return out;
+    }
     for (int digits = 1; digits <= 9; digits++) {
         snprintf(out, 32, "%.*g", digits, (double)v);
         if (strtof(out, NULL) == v)

@@ -327,12 +327,16 @@ static int yaml_root(detfeed_dataset *ds, const char *file, const detfeed__ynode
             free(dir);
     } else {
         *out = detfeed__path_join(dir, p->str);
-        if (*out && detfeed__path_type(*out) != DETFEED__F_DIR) {
+        detfeed__ftype type = *out ? detfeed__path_type(*out) : DETFEED__F_DIR;
+        if (type != DETFEED__F_DIR) {
             char note[512];
             snprintf(note, sizeof note,
-                     "path '%s' does not exist here; using the YAML's "
-                     "folder as the dataset root",
-                     p->str);
+                     "path '%s' %s; using the YAML's folder as the dataset root",
+                     p->str,
+                     type == DETFEED__F_NONE ? "does not exist here"
+                     : type == DETFEED__F_FILE
+                         ? "is a file, not a folder"
+                         : "is not a folder (a dangling link, a FIFO or a device)");
             free(*out);
             *out = dir;
             return detfeed__problem_add(ds, file, p->line, note, true);

@@ -70,6 +70,8 @@ static void make_tree(void)
                             "val: [images/val, images/missing]\n"
                             "names:\n  0: cat\n  1: dog\n  2: bird\n");
     write_text("bad.yaml", "train: images/train\nnames: [a, b\n");
+    write_text("file-path.yaml",
+               "path: list.txt\ntrain: images/train\nnames: [a, b, c]\n");
     write_text("list.txt", "images/train/a.png\n./images/train/b.png\n\n"
                            "images/train/h.png\nimages/train/nothere.png\n");
     detfeed_codec_destroy(c);
@@ -165,6 +167,11 @@ static void test_other_sources(void)
 
     ds = open_ds(at("images/train"), DETFEED_POLICY_SKIP, NULL);
     CHECK_INT(STAT(ds, USABLE), 6);
+    detfeed_dataset_destroy(ds);
+
+    ds = open_ds(at("file-path.yaml"), DETFEED_POLICY_SKIP, NULL);
+    CHECK(tu_has_problem(ds, "file-path.yaml", 1,
+                         "path 'list.txt' is a file, not a folder; using the YAML's"));
     detfeed_dataset_destroy(ds);
 
     detfeed_dataset_create(&ds, 0);

@@ -213,7 +213,10 @@ static void test_ids_and_messages(void)
 {
     const detfeed__label_rules open_nc = {.nc = 0, .max_line = 4096, .max_lines = 100};
     bad("1e20 0.5 0.5 0.2 0.2\n", &open_nc, 1, "class id 1e+20 is above 999999");
-    bad("1000000 0.5 0.5 0.2 0.2\n", &open_nc, 1, "above 999999");
+    bad("1000000 0.5 0.5 0.2 0.2\n", &open_nc, 1, "class id 1000000 is above 999999");
+    /* whole numbers in plain digits, as the file has them (not 8e+01) */
+    bad("80 0.5 0.5 0.2 0.2\n", &detect, 1, "class id 80 is not below the 80 classes");
+    bad("-3 0.5 0.5 0.2 0.2\n", &detect, 1, "negative class id -3");
     detfeed__labels l;
     seen s;
     int dups;
