@@ -71,7 +71,7 @@ cmake --build build-tsan -j"$jobs" --target test_cache test_disk_cache test_dete
 echo "== libFuzzer targets (clang, ASan+UBSan)"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_FUZZ=ON -DDETFEED_BUILD_TESTS=ON \
   -DDETFEED_CUDA=OFF -DDETFEED_WERROR=ON -DDETFEED_FUZZ_SECONDS="${FUZZ_SECONDS:-20}" >/dev/null
-cmake --build build-fuzz -j"$jobs" --target fuzz_labels fuzz_yaml fuzz_decode >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz_labels fuzz_yaml fuzz_decode fuzz_disk_cache >/dev/null
 (cd build-fuzz && ctest -j"$jobs" --no-tests=error --output-on-failure -R '^fuzz_')
 
 echo "== the wheel (scripts/wheel.sh), the source tree unchanged by its build"
