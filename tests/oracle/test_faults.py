@@ -10,7 +10,9 @@
   problem naming the file and the limit, without the memory (peak RSS);
   the limits set through --set (check and the loader) and Loader keywords;
 - memory pressure (ulimit -v): a failed allocation is out of memory, never
-  a damaged image, and never a verdict in the verification record."""
+  a damaged image, and never a verdict in the verification record;
+- a disk cache with 4 KB flipped: the replay's digest unchanged, the image
+  named, `cache --check` refusing it and `cache` rebuilding it."""
 import glob
 import json
 import os
@@ -267,6 +269,38 @@ def check_memory_pressure(t, d, tmp):
             f"replay after the limited runs: {got}")
 
 
+def check_damaged_cache(t, d, data, tmp):
+    """The issue's case: coco128 replayed at 320 through the disk cache, then
+    4 KB flipped in the middle of the cache file: the replay's digest is the
+    clean one and the tool names the damaged image; `detfeed cache --check`
+    refuses the file and `detfeed cache` rebuilds it."""
+    src = os.path.join(data, "coco128", "coco128.yaml")
+    cache = os.path.join(tmp, "coco128-320.cache")
+    replay = [d, "replay", src, "--imgsz", "320", "--epochs", "1", "--json",
+              "--set", "cache=disk,cache_path=" + cache]
+    clean = last_json(subprocess.run(replay, capture_output=True, text=True))
+    size = os.path.getsize(cache)
+    with open(cache, "r+b") as f:
+        f.seek(size // 2)
+        block = f.read(4096)
+        f.seek(size // 2)
+        f.write(bytes(b ^ 0xff for b in block))
+    p = subprocess.run(replay, capture_output=True, text=True)
+    got = last_json(p)
+    t.check(got.get("sha256") and got.get("sha256") == clean.get("sha256"),
+            f"replay of a damaged cache: {got.get('sha256')} against {clean.get('sha256')}")
+    t.check(cache in p.stderr and "do not match their checksum" in p.stderr,
+            f"replay names the damaged image: {p.stderr[-400:]!r}")
+    check = [d, "cache", src, "--imgsz", "320", "--out", cache]
+    p = subprocess.run(check + ["--check"], capture_output=True, text=True)
+    t.check(p.returncode == 1 and "damaged: the pixels of" in p.stderr,
+            f"cache --check of a damaged file: {p.returncode} {p.stderr!r}")
+    p = subprocess.run(check, capture_output=True, text=True)
+    t.check(p.returncode == 0 and "damaged" in p.stdout, f"cache rebuilds it: {p.stdout!r}")
+    p = subprocess.run(check + ["--check"], capture_output=True, text=True)
+    t.check(p.returncode == 0, f"cache --check after the rebuild: {p.stderr!r}")
+
+
 def main():
     args = ou.parse_args()
     t = ou.Counter("test_faults")
@@ -277,6 +311,8 @@ def main():
             src = damaged_coco8(args.data, os.path.join(tmp, "damaged"))
             check_skip_counts(t, args.detfeed, src, tmp)
             check_bombs(t, args.detfeed, src, tmp, not args.no_ctypes)
+        if os.path.isdir(os.path.join(args.data, "coco128")):
+            check_damaged_cache(t, args.detfeed, args.data, tmp)
         else:
             print(f"note: {args.data} has no coco8; damaged copies not checked")
     t.finish()
