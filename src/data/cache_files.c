@@ -208,6 +208,22 @@ int detfeed__own_read(const char *path, struct stat *st, int *err, char *why, si
     return regular_or_refuse(path, fd, st, err, why, wn);
 }
 
+int detfeed__own_read_or(const char *path, struct stat *st, const char *none, char *why,
+                         size_t wn)
+{
+    char refused[160];
+    int err, fd = detfeed__own_read(path, st, &err, refused, sizeof refused);
+    if (fd >= 0)
+        return fd;
+    if (err == ENOENT)
+        snprintf(why, wn, "%s", none);
+    else if (err == ELOOP || err == EINVAL) /* a link, or not a file */
+        snprintf(why, wn, "%s", refused);
+    else
+        snprintf(why, wn, "cannot read it: %s", refused);
+    return -1;
+}
+
 bool detfeed__foreign_file(const char *path, const char magic[8], char *why, size_t wn)
 {
     struct stat st;

@@ -79,6 +79,12 @@ int detfeed__own_create(const char *path, int *err, char *why, size_t wn);
 int detfeed__own_read(const char *path, struct stat *st, int *err, char *why,
                       size_t wn);
 
+/* detfeed__own_read, with `why` for a reader's note: `none` ("no file")
+ * when missing, the refusal of a link or what is not a file, else "cannot
+ * read it: " and the error. */
+int detfeed__own_read_or(const char *path, struct stat *st, const char *none, char *why,
+                         size_t wn);
+
 /* Whether `path` holds what a file of detfeed's must not replace: a
  * symbolic link, a folder or other non-regular file, or a non-empty file
  * that does not start with `magic` (8 bytes; a stale or damaged file of

@@ -416,16 +416,10 @@ static bool check_file(detfeed_disk_cache *dc, dc_view *v, char *why, size_t wn)
 static int try_reuse(detfeed_disk_cache *dc, const char *path, int k, char *why,
                      size_t wn)
 {
-    char refused[160];
     struct stat st;
-    int err, fd = detfeed__own_read(path, &st, &err, refused, sizeof refused);
+    int fd = detfeed__own_read_or(path, &st, "no file", why, wn);
     if (fd < 0)
-        return snprintf(why, wn,
-                        err == ENOENT                   ? "no file"
-                        : err == ELOOP || err == EINVAL ? "%s"
-                                                        : "cannot read it: %s",
-                        refused),
-               1;
+        return 1;
     dc_view *v = &dc->views[k];
     *v = (dc_view){.fd = fd,
                    .size = (uint64_t)st.st_size,

@@ -187,15 +187,9 @@ static bool parse_entries(detfeed__vrec *r, const uint8_t *body, uint64_t bytes,
 static bool load(detfeed__vrec *r, const char *path, char *why, size_t wn)
 {
     struct stat st;
-    char refused[160];
-    int err, fd = detfeed__own_read(path, &st, &err, refused, sizeof refused);
+    int fd = detfeed__own_read_or(path, &st, "no record", why, wn);
     if (fd < 0)
-        return snprintf(why, wn,
-                        err == ENOENT                   ? "no record"
-                        : err == ELOOP || err == EINVAL ? "%s"
-                                                        : "cannot read it: %s",
-                        refused),
-               false;
+        return false;
     size_t size;
     detfeed__msg msg;
     if (detfeed__read_opened(path, fd, &st, VR_MAX_BYTES, &r->data, &size, &msg) !=

@@ -150,16 +150,7 @@ static void digest_changed(detfeed_loader *l, const char *file, int how, char he
         while ((rc = detfeed_loader_next(l, &b)) == DETFEED_OK) {
             if (e == 0 && k++ == 0)
                 change_file(file, how);
-            size_t bytes;
-            const void *img = detfeed_batch_images(b, &bytes);
-            int n = detfeed_batch_instances(b);
-            detfeed_sha256_update(&ctx, img, bytes);
-            detfeed_sha256_update(&ctx, &n, sizeof n);
-            if (n) {
-                detfeed_sha256_update(&ctx, detfeed_batch_cls(b), (size_t)n * 4);
-                detfeed_sha256_update(&ctx, detfeed_batch_bboxes(b), (size_t)n * 16);
-                detfeed_sha256_update(&ctx, detfeed_batch_batch_idx(b), (size_t)n * 4);
-            }
+            tu_digest_batch(&ctx, b);
             detfeed_loader_release(l, b);
         }
         CHECK_INT(rc, DETFEED_NEXT_END);

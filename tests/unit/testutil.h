@@ -147,6 +147,9 @@ void tu_sha256_hex(const void *data, size_t size, char hex[65]);
  * into ctx (images, instance count, cls, bboxes, batch_idx); checks that
  * each epoch starts and ends (DETFEED_NEXT_END). */
 void tu_digest_batches(detfeed_loader *l, uint32_t epochs, detfeed_sha256 *ctx);
+/* One batch into ctx as tu_digest_batches takes it: images, instance
+ * count, cls, bboxes, batch_idx. */
+void tu_digest_batch(detfeed_sha256 *ctx, const detfeed_batch *b);
 
 /* tu_digest_batches of epochs 0 .. epochs - 1 alone, as 64 hex characters. */
 void tu_digest_hex(detfeed_loader *l, uint32_t epochs, char hex[65]);

@@ -97,6 +97,20 @@ void tu_write_text(const char *path, const char *text)
     }
 }
 
+void tu_digest_batch(detfeed_sha256 *ctx, const detfeed_batch *b)
+{
+    size_t bytes;
+    const void *img = detfeed_batch_images(b, &bytes);
+    int n = detfeed_batch_instances(b);
+    detfeed_sha256_update(ctx, img, bytes);
+    detfeed_sha256_update(ctx, &n, sizeof n);
+    if (n) {
+        detfeed_sha256_update(ctx, detfeed_batch_cls(b), (size_t)n * 4);
+        detfeed_sha256_update(ctx, detfeed_batch_bboxes(b), (size_t)n * 16);
+        detfeed_sha256_update(ctx, detfeed_batch_batch_idx(b), (size_t)n * 4);
+    }
+}
+
 void tu_digest_batches(detfeed_loader *l, uint32_t epochs, detfeed_sha256 *ctx)
 {
     for (uint32_t e = 0; e < epochs; e++) {
@@ -104,16 +118,7 @@ void tu_digest_batches(detfeed_loader *l, uint32_t epochs, detfeed_sha256 *ctx)
         const detfeed_batch *b;
         int rc;
         while ((rc = detfeed_loader_next(l, &b)) == DETFEED_OK) {
-            size_t bytes;
-            const void *img = detfeed_batch_images(b, &bytes);
-            int n = detfeed_batch_instances(b);
-            detfeed_sha256_update(ctx, img, bytes);
-            detfeed_sha256_update(ctx, &n, sizeof n);
-            if (n) {
-                detfeed_sha256_update(ctx, detfeed_batch_cls(b), (size_t)n * 4);
-                detfeed_sha256_update(ctx, detfeed_batch_bboxes(b), (size_t)n * 16);
-                detfeed_sha256_update(ctx, detfeed_batch_batch_idx(b), (size_t)n * 4);
-            }
+            tu_digest_batch(ctx, b);
             detfeed_loader_release(l, b);
         }
         CHECK_INT(rc, DETFEED_NEXT_END);
