@@ -280,6 +280,14 @@ typedef enum detfeed_codec_limit {
 DETFEED_API int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limit limit,
                                         uint64_t value);
 
+/* Which OpenCV's bytes to give where OpenCV versions decode a file
+ * differently (default DETFEED_CV_5_1): a 32-bit BMP with bit fields and an
+ * info header of 56 bytes or more, whose masks OpenCV 4.6 ignores (bytes
+ * B, G, R) and later versions apply (each field scaled to 0..255 in float,
+ * truncated). DETFEED_EINVAL for a value that is not a detfeed_cv_version. */
+DETFEED_API int detfeed_codec_set_opencv(detfeed_codec *codec,
+                                         detfeed_cv_version version);
+
 /* ------------------------------------------------------------------------ */
 /* Randomness                                                               */
 /* ------------------------------------------------------------------------ */
@@ -484,8 +492,11 @@ typedef enum detfeed_dataset_param {
     DETFEED_DATASET_FRACTION = 6,       /* Ultralytics' fraction (above): an int
                                            count >= 1 or a float ratio in
                                            (0, 1]; default 1 (all) */
-    DETFEED_DATASET_SINGLE_CLS = 7      /* int 0/1: Ultralytics' single_cls
+    DETFEED_DATASET_SINGLE_CLS = 7,     /* int 0/1: Ultralytics' single_cls
                                            (above); default 0 */
+    DETFEED_DATASET_OPENCV = 8          /* detfeed_cv_version whose decoding the
+                                           images get (detfeed_codec_set_opencv);
+                                           default DETFEED_CV_5_1 */
 } detfeed_dataset_param;
 
 typedef enum detfeed_dataset_stat {

@@ -363,6 +363,7 @@ _SIGNATURES = {
     # detfeed_img.h: image files, resize, warps
     "detfeed_codec_decode": (_i, [_p, _s, _sz, _s, _pp, _pi, _pi]),
     "detfeed_codec_probe_file": (_i, [_p, _s, _pi, _pi]),
+    "detfeed_codec_set_opencv": (_i, [_p, _i]),
     "detfeed_resize_linear": (_i, [_p, _sz, _i, _i, _p, _sz, _i, _i, _i]),
     "detfeed_load_size": (None, [_i, _i, _i, _pi, _pi]),
     "detfeed_warp_affine": (_i, _WARP),

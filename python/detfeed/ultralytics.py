@@ -275,7 +275,7 @@ def check_loader(loader, task, name):
 
 def unsupported_images(loader):
     """What the loader left out as images of formats detfeed does not decode
-    (which Ultralytics reads: bmp, webp, tif, ...), or None."""
+    (which Ultralytics reads: webp, tif, jp2, ...), or None."""
     n = loader.dataset.stats()["unsupported"]
     if n == 0:
         return None

@@ -53,6 +53,19 @@ int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limit limit,
                          (unsigned long long)value);
 }
 
+int detfeed_codec_set_opencv(detfeed_codec *codec, detfeed_cv_version version)
+{
+    if (codec == NULL)
+        return DETFEED_EINVAL;
+    detfeed__msg_clear(&codec->msg);
+    if ((unsigned)version > DETFEED_CV_4_DEBIAN)
+        return detfeed__fail(&codec->msg, DETFEED_EINVAL,
+                             "opencv: %d is not a detfeed_cv_version (0 to 3)",
+                             (int)version);
+    codec->limits.opencv = (int)version;
+    return DETFEED_OK;
+}
+
 int detfeed__decode_file_limited(detfeed_codec *codec, const detfeed__limits *lim,
                                  const char *path, uint8_t **pixels, int *width,
                                  int *height)

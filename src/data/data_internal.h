@@ -39,6 +39,9 @@ int detfeed__read_opened(const char *path, int fd, const struct stat *st,
 /* The limits a codec applies to untrusted input (detfeed_codec_limit). */
 typedef struct detfeed__limits {
     uint64_t max_width, max_height, max_pixels, max_file, max_image_bytes;
+    /* which OpenCV's decoding where versions decode differently (a
+     * detfeed_cv_version): BMP's 32-bit bit fields */
+    int opencv;
 } detfeed__limits;
 
 /* The defaults documented with detfeed_codec_limit (limits.c). */

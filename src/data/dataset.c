@@ -75,7 +75,7 @@ static const char *param_name(detfeed_dataset_param param)
 {
     static const char *const names[] = {"policy",         "verify",     "nc",
                                         "max_label_line", "max_labels", "max_problems",
-                                        "fraction",       "single_cls"};
+                                        "fraction",       "single_cls", "opencv"};
     return (unsigned)param < sizeof names / sizeof names[0] ? names[param] : "setting";
 }
 
@@ -153,10 +153,14 @@ int detfeed_dataset_set_int(detfeed_dataset *ds, detfeed_dataset_param param,
                                  "single_cls: %lld is not 0 or 1", (long long)value);
         ds->single_cls = value == 1;
         return DETFEED_OK;
+    case DETFEED_DATASET_OPENCV:
+        if ((rc = in_range(ds, param, value, 0, DETFEED_CV_4_DEBIAN)) == DETFEED_OK)
+            detfeed_codec_set_opencv(ds->codec, (detfeed_cv_version)value);
+        return rc;
     }
     return detfeed__fail(&ds->msg, DETFEED_EINVAL,
                          "dataset parameter %d is not one detfeed_dataset_set_int "
-                         "takes (DETFEED_DATASET_POLICY .. DETFEED_DATASET_SINGLE_CLS)",
+                         "takes (DETFEED_DATASET_POLICY .. DETFEED_DATASET_OPENCV)",
                          (int)param);
 }
 

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef enum { FMT_NONE, FMT_JPEG, FMT_PNG } img_format;
+typedef enum { FMT_NONE, FMT_JPEG, FMT_PNG, FMT_BMP } img_format;
 
 static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
@@ -29,6 +29,8 @@ static img_format sniff(const uint8_t *p, uint64_t n)
         return FMT_JPEG;
     if (n >= 8 && memcmp(p, png_magic, 8) == 0)
         return FMT_PNG;
+    if (n >= 2 && p[0] == 'B' && p[1] == 'M')
+        return FMT_BMP;
     return FMT_NONE;
 }
 
@@ -103,6 +105,23 @@ static int decode_png(detfeed_codec *c, const char *name, const uint8_t *data,
     return finish(c, name, img, w, h, ph.orientation, pixels, width, height);
 }
 
+static int decode_bmp(detfeed_codec *c, const char *name, const uint8_t *data,
+                      size_t size, uint8_t **pixels, int *width, int *height)
+{
+    detfeed__src s = {.mem = data, .size = size, .fd = -1};
+    detfeed__bmp_head bh;
+    size_t bytes = 0;
+    uint8_t *img;
+    int rc = detfeed__bmp_header(c, name, &s, &bh);
+    if (rc == DETFEED_OK)
+        rc = check_size(c, name, bh.width, bh.height, &bytes);
+    if (rc == DETFEED_OK)
+        rc = detfeed__bmp_decode(c, name, data, size, &bh, bytes, &img);
+    if (rc != DETFEED_OK)
+        return rc;
+    return finish(c, name, img, bh.width, bh.height, 1, pixels, width, height);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Entry points                                                             */
 /* ------------------------------------------------------------------------ */
@@ -114,7 +133,8 @@ void detfeed__decode_release(detfeed_codec *c)
 
 static int not_image(detfeed_codec *c, const char *name)
 {
-    return detfeed__fail(&c->msg, DETFEED_EFORMAT, "%s: not a JPEG or PNG image", name);
+    return detfeed__fail(&c->msg, DETFEED_EFORMAT, "%s: not a JPEG, PNG or BMP image",
+                         name);
 }
 
 int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
@@ -141,6 +161,8 @@ int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
         return decode_jpeg(codec, name, data, size, pixels, width, height);
     case FMT_PNG:
         return decode_png(codec, name, data, size, pixels, width, height);
+    case FMT_BMP:
+        return decode_bmp(codec, name, data, size, pixels, width, height);
     default:
         return not_image(codec, name);
     }
@@ -224,6 +246,14 @@ static int probe_src(detfeed_codec *c, const char *path, detfeed__src *s, uint32
             rc = detfeed__png_scan(c, path, s, &ph);
         if (rc == DETFEED_OK)
             *o = ph.orientation;
+        return rc;
+    }
+    if (f == FMT_BMP) {
+        detfeed__bmp_head bh;
+        int rc = detfeed__bmp_header(c, path, s, &bh);
+        if (rc == DETFEED_OK)
+            rc = detfeed__bmp_check_size(c, path, s->size, &bh);
+        *w = bh.width, *h = bh.height;
         return rc;
     }
     return not_image(c, path);

@@ -114,4 +114,36 @@ int detfeed__png_decode(detfeed_codec *c, const char *name, const uint8_t *data,
                         const detfeed__png_head *ph, uint32_t w, uint32_t h,
                         size_t bytes, uint8_t **out);
 
+/* ---- BMP (bmp.c) --------------------------------------------------------- */
+
+/* A bitmap's header as OpenCV reads it. */
+typedef struct detfeed__bmp_head {
+    uint32_t width, height;
+    bool top_down;           /* rows stored top first (a negative height) */
+    uint32_t bits;           /* 1, 4, 8, 15 (5-5-5), 16 (5-6-5), 24, 32 */
+    uint32_t comp;           /* 0 uncompressed or bit fields, 1 RLE8, 2 RLE4 */
+    uint64_t offset;         /* of the pixel data */
+    uint8_t palette[256][3]; /* B, G, R; entries not in the file black */
+    /* 32 bits with bit fields, OpenCV 4.8 and later: each of B, G, R is
+     * (pixel & mask) >> shift, times scale (float), truncated */
+    bool masked;
+    uint32_t mask[3], shift[3];
+    float scale[3];
+} detfeed__bmp_head;
+
+/* The header (and palette) of the BMP behind s, which starts with "BM". */
+int detfeed__bmp_header(detfeed_codec *c, const char *name, detfeed__src *s,
+                        detfeed__bmp_head *h);
+
+/* Whether a file of `size` bytes holds the pixel rows h describes (RLE: its
+ * stream starts in the file); a refusal naming it otherwise. */
+int detfeed__bmp_check_size(detfeed_codec *c, const char *name, uint64_t size,
+                            const detfeed__bmp_head *h);
+
+/* Decodes the BMP data[0, size) (its header read into h) into a new
+ * malloc'd top-down BGR image of `bytes` bytes. */
+int detfeed__bmp_decode(detfeed_codec *c, const char *name, const uint8_t *data,
+                        size_t size, const detfeed__bmp_head *h, size_t bytes,
+                        uint8_t **out);
+
 #endif /* DETFEED_DECODE_INTERNAL_H */

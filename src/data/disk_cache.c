@@ -873,8 +873,10 @@ int detfeed_disk_cache_open(detfeed_disk_cache *dc, const detfeed_dataset *ds,
     dc->flags = flags;
     char decoded[176];
     detfeed__decode_provenance(detfeed__dataset_limits(ds), decoded, sizeof decoded);
-    snprintf(dc->pixels, sizeof dc->pixels, "detfeed load %d, %s", DC_LOAD_STEP,
-             decoded);
+    snprintf(dc->pixels, sizeof dc->pixels,
+             "detfeed load %d, %.150s, bmp bit fields %s", DC_LOAD_STEP, decoded,
+             detfeed__dataset_limits(ds)->opencv == DETFEED_CV_4_DEBIAN ? "ignored"
+                                                                        : "applied");
     int rc = build_index(dc);
     if (rc != DETFEED_OK)
         return rc;

@@ -11,7 +11,8 @@ void detfeed__limits_default(detfeed__limits *lim)
                              .max_height = DETFEED_DEFAULT_MAX_HEIGHT,
                              .max_pixels = DETFEED_DEFAULT_MAX_PIXELS,
                              .max_file = DETFEED_DEFAULT_MAX_FILE,
-                             .max_image_bytes = DETFEED_DEFAULT_MAX_IMAGE_BYTES};
+                             .max_image_bytes = DETFEED_DEFAULT_MAX_IMAGE_BYTES,
+                             .opencv = DETFEED_CV_5_1};
 }
 
 int detfeed__limits_set(detfeed__limits *lim, detfeed_codec_limit limit, uint64_t value)

@@ -266,6 +266,8 @@ static int dataset_args(detfeed_loader *l)
     if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_MAX_LABELS, l->max_labels);
     if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_OPENCV, l->opencv);
+    if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_MAX_LABEL_LINE,
                                      l->max_label_line);
     for (int k = 0; rc == DETFEED_OK && k <= DETFEED_LIMIT_MAX_IMAGE_BYTES; k++)

@@ -32,7 +32,7 @@ import tempfile
 
 import oracle_util as ou
 
-DECODED = (".jpg", ".jpeg", ".png")
+DECODED = (".jpg", ".jpeg", ".png", ".bmp")
 
 
 class Index:

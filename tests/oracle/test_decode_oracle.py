@@ -714,7 +714,7 @@ def check_refusals(t, cv2, np, lib):
                         ("gif.png", b"GIF89a\x01\x00\x01\x00"),
                         ("ff-d8-only.jpg", b"\xff\xd8\x00\x00")):
         t.check(tl.cv2_decode(data) is None, f"cv2 decodes {label}")
-        tl.refused(data, label, CAPI.EFORMAT, "not a JPEG or PNG image")
+        tl.refused(data, label, CAPI.EFORMAT, "not a JPEG, PNG or BMP image")
     tl.report()
 
 

@@ -446,10 +446,10 @@ static void test_bad_files(detfeed_codec *c)
     expect_probe_fail(c, "dangling.jpg", DETFEED_EIO, "cannot open");
 
     write_bytes("text.png", "hello, this is not an image\n", 28);
-    expect_fail(c, "text.png", DETFEED_EFORMAT, "not a JPEG or PNG image");
-    expect_probe_fail(c, "text.png", DETFEED_EFORMAT, "not a JPEG or PNG image");
+    expect_fail(c, "text.png", DETFEED_EFORMAT, "not a JPEG, PNG or BMP image");
+    expect_probe_fail(c, "text.png", DETFEED_EFORMAT, "not a JPEG, PNG or BMP image");
     write_bytes("soi.jpg", "\xff\xd8", 2);
-    expect_fail(c, "soi.jpg", DETFEED_EFORMAT, "not a JPEG or PNG image");
+    expect_fail(c, "soi.jpg", DETFEED_EFORMAT, "not a JPEG, PNG or BMP image");
 
     buf none = {(uint8_t *)"", 0};
     expect_mem_fail(c, &none, "nothing.jpg", DETFEED_ECORRUPT, "empty");
