@@ -380,7 +380,8 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  * accepts (its IMG_FORMATS: avif, bmp, dng, heic, heif, jp2, jpeg, jpg, mpo,
  * png, tif, tiff, webp), in byte-wise sorted order of their paths (Python's
  * sorted() on the same paths); names starting with '.' are skipped. detfeed
- * decodes jpg, jpeg and png; files of the other formats are counted as
+ * decodes jpg, jpeg, png and bmp (as the stack's OpenCV decodes them, see
+ * detfeed_codec_set_opencv); files of the other formats are counted as
  * unsupported and skipped. An image's label file is its path with the last
  * "/images/" replaced by "/labels/" and the suffix by ".txt" (Ultralytics'
  * rule). A missing or empty label file makes the image a background; a
@@ -713,11 +714,11 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * detfeed_disk_cache_note says which check failed (the file that changed,
  * the setting that differs): the magic, version and byte order; the
  * completion mark; the header's and the index's SHA-256; the file's size;
- * how pixels are made (this library's load step and its JPEG and PNG
- * decoders' versions); imgsz; the number of images; and for each image its
- * path (made absolute), its file size and modification time (ns), its size
- * and its load size. imgsz is the only setting that changes the load size
- * (the resize is OpenCV's INTER_LINEAR on every reference stack); the split,
+ * how pixels are made (this library's load step, its JPEG and PNG
+ * decoders' versions and the OpenCV whose BMP decoding it gives); imgsz; the number of
+ * images; and for each image its path (made absolute), its file size and modification
+ * time (ns), its size and its load size. imgsz is the only setting that changes the
+ * load size (the resize is OpenCV's INTER_LINEAR on every reference stack); the split,
  * fraction and the dataset source change the image list, which is checked.
  * What is at the path and is not a disk cache (a folder, a device, a file
  * that does not start with the magic "DFDCACHE"; an empty file is taken

@@ -227,7 +227,8 @@ DETFEED_API int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
  *
  * On success *pixels is height * width * 3 bytes (stride 3 * width), to be
  * released with detfeed_free(). Errors: DETFEED_EIO (cannot open or read),
- * DETFEED_EFORMAT (not a JPEG or PNG), DETFEED_ECORRUPT (damaged or
+ * DETFEED_EFORMAT (not a JPEG, PNG or BMP, or a kind of one OpenCV does
+ * not read), DETFEED_ECORRUPT (damaged or
  * truncated data), DETFEED_ELIMIT, DETFEED_ENOTSUPPORTED, DETFEED_ENOMEM;
  * the message names the file and the reason.
  */

@@ -266,7 +266,7 @@ def check_loader(loader, task, name):
                          "(a %s dataset)" % (name, loader.dataset.task))
     elif unsupported:
         why = TrainArgumentError(
-            "detfeed: %s: %s; Ultralytics would train on them: convert them to JPEG or PNG, "
+            "detfeed: %s: %s; Ultralytics would train on them: convert them to JPEG, PNG or BMP, "
             "or train with Ultralytics' loader" % (name, unsupported))
     if why is not None:
         loader.close()

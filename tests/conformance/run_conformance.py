@@ -28,6 +28,7 @@ import argparse
 import contextlib
 import copy
 import fnmatch
+import glob
 import io
 import os
 import shutil
@@ -60,7 +61,14 @@ DATASETS = {
                   ["images/train", "images/val"]),
     "coco8-pose": ("coco8-pose", "pose", ["images/train", "images/val"],
                    ["images/train", "images/val"]),
+    # coco8 with its images in the other formats (made by make_formats)
+    "coco8-formats": ("coco8", "detect", ["images/train", "images/val"],
+                      ["images/train", "images/val"]),
 }
+# How make_formats writes coco8's eight images, in sorted order: the BMPs
+# that cv2 and PIL write (24 bits; 8-bit palette, gray and 32-bit RGBA).
+FORMATS = ("bmp:cv2", "bmp:P", "bmp:L", "bmp:RGBA", "bmp:cv2", "bmp:P", "bmp:RGBA",
+           "bmp:cv2")
 GEOMETRY = {"degrees": 10.0, "shear": 5.0, "perspective": 0.0005, "flipud": 0.5,
             "translate": 0.2, "scale": 0.6}
 NO_HSV = {"hsv_h": 0.0, "hsv_s": 0.0, "hsv_v": 0.0}
@@ -105,6 +113,9 @@ def all_configs():
                                   batches=1))
             out.insert(-1, Config(ds, "geometry_nohsv", dict(GEOMETRY, **NO_HSV), samples=16,
                                   batch=b, batches=1, rotates=True))
+    out += [Config("coco8-formats", "mosaic", batch=4),
+            Config("coco8-formats", "geometry", GEOMETRY, batch=4, rotates=True),
+            Config("coco8-formats", "val", val=True, batch=4)]
     return out
 
 
@@ -274,6 +285,25 @@ def write_yaml(path, root, task, train, val, meta):
         f.write("\n".join(lines) + "\n")
 
 
+def make_formats(src, dst):
+    """coco8 (images and labels) with each image written in the format
+    FORMATS names for it; its YAML copied. Returns dst."""
+    import cv2
+    from PIL import Image
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.cache", "*.npy", "images"))
+    images = sorted(glob.glob(os.path.join(src, "images", "*", "*.jpg")))
+    for path, fmt in zip(images, FORMATS):
+        kind, how = fmt.split(":")
+        out = os.path.join(dst, os.path.relpath(path, src))[:-4] + "." + kind
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        if how == "cv2":
+            assert cv2.imwrite(out, cv2.imread(path)), out
+        else:
+            img = Image.open(path).convert("RGB")
+            (img.quantize(256) if how == "P" else img.convert(how)).save(out)
+    return dst
+
+
 class Side:
     """Paths and YAMLs of one dataset for both readers: Ultralytics reads a
     copy in the temporary folder (it writes labels/*.cache beside the
@@ -284,6 +314,8 @@ class Side:
         folder, self.task, self.train, self.val = DATASETS[name]
         self.name = name
         self.src = os.path.join(data_dir, folder)
+        if name == "coco8-formats":  # made here; detfeed reads it in place too
+            self.src = make_formats(self.src, os.path.join(tmp, "made", name))
         src_yaml = [f for f in os.listdir(self.src) if f.endswith(".yaml")][0]
         with open(os.path.join(self.src, src_yaml)) as f:
             meta = yaml.safe_load(f)
