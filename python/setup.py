@@ -39,7 +39,8 @@ NEEDS = (("cmake", ["cmake", "--version"], "cmake"),
          ("libspng", ["pkg-config", "--exists", "spng"], "libspng-dev"),
          ("libturbojpeg", ["pkg-config", "--exists", "libturbojpeg"], "libturbojpeg0-dev"),
          ("zlib", ["pkg-config", "--exists", "zlib"], "zlib1g-dev"),
-         ("xxhash", ["pkg-config", "--exists", "libxxhash"], "libxxhash-dev"))
+         ("xxhash", ["pkg-config", "--exists", "libxxhash"], "libxxhash-dev"),
+         ("libwebp", ["pkg-config", "--exists", "libwebpdemux"], "libwebp-dev"))
 
 
 def missing_tools():

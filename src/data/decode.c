@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef enum { FMT_NONE, FMT_JPEG, FMT_PNG, FMT_BMP } img_format;
+typedef enum { FMT_NONE, FMT_JPEG, FMT_PNG, FMT_BMP, FMT_WEBP } img_format;
 
 static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
@@ -31,6 +31,8 @@ static img_format sniff(const uint8_t *p, uint64_t n)
         return FMT_PNG;
     if (n >= 2 && p[0] == 'B' && p[1] == 'M')
         return FMT_BMP;
+    if (detfeed__webp_sniff(p, n))
+        return FMT_WEBP;
     return FMT_NONE;
 }
 
@@ -122,6 +124,23 @@ static int decode_bmp(detfeed_codec *c, const char *name, const uint8_t *data,
     return finish(c, name, img, bh.width, bh.height, 1, pixels, width, height);
 }
 
+static int decode_webp(detfeed_codec *c, const char *name, const uint8_t *data,
+                       size_t size, uint8_t **pixels, int *width, int *height)
+{
+    detfeed__webp_head wh;
+    size_t bytes = 0;
+    uint8_t *img;
+    int rc = detfeed__webp_header(c, name, data, size, &wh);
+    if (rc == DETFEED_OK)
+        rc = check_size(c, name, wh.width, wh.height, &bytes);
+    if (rc == DETFEED_OK)
+        rc = detfeed__webp_decode(c, name, data, size, &wh, bytes, &img);
+    if (rc != DETFEED_OK)
+        return rc;
+    return finish(c, name, img, wh.width, wh.height, wh.orientation, pixels, width,
+                  height);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Entry points                                                             */
 /* ------------------------------------------------------------------------ */
@@ -133,7 +152,9 @@ void detfeed__decode_release(detfeed_codec *c)
 
 static int not_image(detfeed_codec *c, const char *name)
 {
-    return detfeed__fail(&c->msg, DETFEED_EFORMAT, "%s: not a JPEG, PNG or BMP image",
+    return detfeed__fail(&c->msg, DETFEED_EFORMAT,
+                         "%s: not an image of a format detfeed reads (JPEG, PNG, BMP, "
+                         "WebP)",
                          name);
 }
 
@@ -163,6 +184,8 @@ int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
         return decode_png(codec, name, data, size, pixels, width, height);
     case FMT_BMP:
         return decode_bmp(codec, name, data, size, pixels, width, height);
+    case FMT_WEBP:
+        return decode_webp(codec, name, data, size, pixels, width, height);
     default:
         return not_image(codec, name);
     }
@@ -216,10 +239,11 @@ static int probe_open(detfeed_codec *c, const char *path, detfeed__src *s)
 static int probe_src(detfeed_codec *c, const char *path, detfeed__src *s, uint32_t *w,
                      uint32_t *h, int *o)
 {
-    const uint8_t *q = detfeed__src_at(s, 0, s->size < 8 ? s->size : 8);
+    uint64_t head = s->size < 32 ? s->size : 32;
+    const uint8_t *q = detfeed__src_at(s, 0, head);
     if (q == NULL)
         goto io;
-    img_format f = sniff(q, s->size < 8 ? s->size : 8);
+    img_format f = sniff(q, head);
     if (f == FMT_JPEG) {
         detfeed__jpeg_head jh;
         detfeed__jpeg_scan(s, &jh);
@@ -246,6 +270,14 @@ static int probe_src(detfeed_codec *c, const char *path, detfeed__src *s, uint32
             rc = detfeed__png_scan(c, path, s, &ph);
         if (rc == DETFEED_OK)
             *o = ph.orientation;
+        return rc;
+    }
+    if (f == FMT_WEBP) { /* the whole file: the EXIF chunk may be anywhere */
+        detfeed__webp_head wh;
+        if ((q = detfeed__src_at(s, 0, s->size)) == NULL)
+            goto io;
+        int rc = detfeed__webp_header(c, path, q, (size_t)s->size, &wh);
+        *w = wh.width, *h = wh.height, *o = wh.orientation;
         return rc;
     }
     if (f == FMT_BMP) {

@@ -146,4 +146,26 @@ int detfeed__bmp_decode(detfeed_codec *c, const char *name, const uint8_t *data,
                         size_t size, const detfeed__bmp_head *h, size_t bytes,
                         uint8_t **out);
 
+/* ---- WebP (webp.c, libwebp) ---------------------------------------------- */
+
+typedef struct detfeed__webp_head {
+    uint32_t width, height;
+    bool alpha, animation;
+    int orientation; /* EXIF, where the codec's OpenCV applies it; else 1 */
+} detfeed__webp_head;
+
+/* Whether p[0, n) starts a WebP OpenCV recognises (its features read from
+ * the first 32 bytes). */
+bool detfeed__webp_sniff(const uint8_t *p, uint64_t n);
+
+/* The header of the WebP data[0, size) as the codec's OpenCV reads it. */
+int detfeed__webp_header(detfeed_codec *c, const char *name, const uint8_t *data,
+                         size_t size, detfeed__webp_head *h);
+
+/* Decodes the WebP (its header read into h) into a new malloc'd BGR image
+ * of `bytes` bytes, as stored (not oriented). */
+int detfeed__webp_decode(detfeed_codec *c, const char *name, const uint8_t *data,
+                         size_t size, const detfeed__webp_head *h, size_t bytes,
+                         uint8_t **out);
+
 #endif /* DETFEED_DECODE_INTERNAL_H */

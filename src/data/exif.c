@@ -82,16 +82,18 @@ static bool tiff_entry_ok(const tiff *t, uint64_t e, uint32_t tag)
     return tiff_has(t, e + 8, 4) && tiff_has(t, tiff32(t, e + 8), 8ull * rationals);
 }
 
-/* The orientation (1..8) a TIFF block gives as OpenCV reads it: byte order
- * "II" or "MM", the magic 42, IFD0 at the offset the header names; the
- * first 0x0112 entry's 16-bit value (read as SHORT whatever the type says).
- * 1 when absent, unreadable or out of range. */
+/* The orientation (1..8) a TIFF block gives as OpenCV reads it: little
+ * endian for "II", big endian for anything else (OpenCV reads "MM", and
+ * also a byte order it does not know, "M?" or "XX", as big endian:
+ * measured on 4.6, 4.12 and 5.0), the magic 42, IFD0 at the offset the
+ * header names; the first 0x0112 entry's 16-bit value (read as SHORT
+ * whatever the type says). 1 when absent, unreadable or out of range. */
 int detfeed__exif_orientation(const uint8_t *p, uint64_t n)
 {
     tiff t = {p, n, true};
-    if (n < 8 || p[0] != p[1] || (p[0] != 'I' && p[0] != 'M'))
+    if (n < 8)
         return 1;
-    t.le = p[0] == 'I';
+    t.le = p[0] == 'I' && p[1] == 'I';
     if (tiff16(&t, 2) != 42)
         return 1;
     uint64_t ifd = tiff32(&t, 4);

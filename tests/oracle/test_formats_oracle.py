@@ -10,6 +10,8 @@ an opencv-python wheel by PYTHONPATH), detfeed's codec set to that OpenCV
   their bytes (header, palette and data): detfeed decodes exactly what cv2
   decodes and refuses what cv2 refuses (None, or cv2.error), the one
   difference by design being detfeed's image limits;
+- WebP: every file tests/oracle/webp_gen.py writes (lossy, lossless, alpha,
+  gray, tiny, animations, EXIF orientations), their cuts and mutations;
 - detfeed_codec_probe_file gives the size cv2 decodes, and refuses a file
   whose pixel rows are cut short.
 
@@ -24,6 +26,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(__file__))
 import bmp_gen  # noqa: E402
 import oracle_util as ou  # noqa: E402
+import webp_gen  # noqa: E402
 
 # cv2's major.minor -> detfeed_cv_version and the stack's name
 STACKS = {"4.6": (3, "4-debian"), "4.12": (0, "4"), "5.0": (1, "5.0"), "5.1": (2, "5.1")}
@@ -96,10 +99,31 @@ def check_bmp(t, cv2, np, codec):
     return len(cases)
 
 
-def check_probe(t, cv2, np, codec):
+def check_webp(t, cv2, np, codec, data_dir):
+    cases = webp_gen.cases(data_dir)
+    for name, data in cases:
+        same(t, cv2, np, codec, "webp " + name, data)
+    rng = random.Random(13)
+    for name, data in cases[::5]:
+        for n in sorted({1, 20, 31, 32, 40, len(data) // 2, len(data) - 1}):
+            if n < len(data):
+                same(t, cv2, np, codec, f"webp {name} cut to {n} bytes", data[:n])
+    for k in range(300):
+        name, data = cases[rng.randrange(len(cases))]
+        b = bytearray(data)
+        for _ in range(rng.randrange(1, 3)):
+            at = rng.randrange(min(len(b), 64)) if k % 2 else rng.randrange(len(b))
+            b[at] = rng.randrange(256)
+        same(t, cv2, np, codec, f"webp {name} mutation {k}", bytes(b))
+    return len(cases)
+
+
+def check_probe(t, cv2, np, codec, data_dir):
     with tempfile.TemporaryDirectory() as tmp:
-        for name, data in bmp_gen.cases()[::5]:
-            path = os.path.join(tmp, name + ".bmp")
+        files = [(n + ".bmp", d) for n, d in bmp_gen.cases()[::5]]
+        files += [(n + ".webp", d) for n, d in webp_gen.cases(data_dir)[::3]]
+        for name, data in files:
+            path = os.path.join(tmp, name)
             with open(path, "wb") as f:
                 f.write(data)
             want = oracle(cv2, np, data)
@@ -131,9 +155,10 @@ def main():
     ou.finish_if_no_ctypes(args, t, "the decoders")
     codec = Codec(ou.library(args.detfeed), opencv)
     n = check_bmp(t, cv2, np, codec)
-    check_probe(t, cv2, np, codec)
+    nw = check_webp(t, cv2, np, codec, args.data)
+    check_probe(t, cv2, np, codec, args.data)
     print(f"oracle: OpenCV {cv2.__version__} (detfeed opencv {stack}): {n} BMP files, "
-          "their cuts and 1500 mutations")
+          f"their cuts and 1500 mutations; {nw} WebP files, their cuts and 300 mutations")
     t.finish()
 
 
