@@ -66,9 +66,10 @@ DATASETS = {
                       ["images/train", "images/val"]),
 }
 # How make_formats writes coco8's eight images, in sorted order: the BMPs
-# that cv2 and PIL write (24 bits; 8-bit palette, gray and 32-bit RGBA).
-FORMATS = ("bmp:cv2", "bmp:P", "bmp:L", "bmp:RGBA", "bmp:cv2", "bmp:P", "bmp:RGBA",
-           "bmp:cv2")
+# that cv2 and PIL write (24 bits; 8-bit palette, gray and 32-bit RGBA), and
+# WebPs (cv2's lossy; PIL's lossy, lossless and with alpha).
+FORMATS = ("bmp:cv2", "webp:cv2", "bmp:P", "webp:lossy", "bmp:L", "webp:lossless",
+           "bmp:RGBA", "webp:RGBA")
 GEOMETRY = {"degrees": 10.0, "shear": 5.0, "perspective": 0.0005, "flipud": 0.5,
             "translate": 0.2, "scale": 0.6}
 NO_HSV = {"hsv_h": 0.0, "hsv_s": 0.0, "hsv_v": 0.0}
@@ -296,10 +297,16 @@ def make_formats(src, dst):
         kind, how = fmt.split(":")
         out = os.path.join(dst, os.path.relpath(path, src))[:-4] + "." + kind
         os.makedirs(os.path.dirname(out), exist_ok=True)
+        img = Image.open(path).convert("RGB")
         if how == "cv2":
             assert cv2.imwrite(out, cv2.imread(path)), out
+        elif how in ("lossy", "lossless"):
+            img.save(out, quality=80, lossless=how == "lossless")
+        elif how == "RGBA" and kind == "webp":
+            rgba = img.convert("RGBA")
+            rgba.putalpha(img.convert("L"))
+            rgba.save(out, quality=85)
         else:
-            img = Image.open(path).convert("RGB")
             (img.quantize(256) if how == "P" else img.convert(how)).save(out)
     return dst
 

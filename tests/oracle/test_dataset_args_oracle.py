@@ -32,7 +32,7 @@ import tempfile
 
 import oracle_util as ou
 
-DECODED = (".jpg", ".jpeg", ".png", ".bmp")
+DECODED = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 
 
 class Index:

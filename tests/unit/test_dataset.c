@@ -53,7 +53,7 @@ static void make_tree(void)
     write_image(c, "images/val/v.png", 16, 16);
     write_image(c, "images/train/q.png", 16, 16); /* its label "file" is a folder */
     mkdir(at("labels/train/q.txt"), 0755);
-    write_text("images/train/f.webp", "RIFF");      /* unsupported format */
+    write_text("images/train/f.heic", "heic");      /* unsupported format */
     write_text("images/train/g.png", "");           /* zero bytes */
     write_text("images/train/t.jpg", "not a jpeg"); /* text named .jpg */
     write_text("images/train/.hidden.png", "");     /* skipped: hidden */
@@ -117,8 +117,8 @@ static void test_yaml_train(void)
     CHECK(tu_has_problem(ds, "images/train/g.png", 0, "empty"));
     CHECK(tu_has_problem(ds, "images/train/t.jpg", 0,
                          "not an image of a format detfeed reads"));
-    CHECK(tu_has_problem(ds, "images/train/f.webp", 0,
-                         "unsupported image format 'webp'"));
+    CHECK(tu_has_problem(ds, "images/train/f.heic", 0,
+                         "unsupported image format 'heic'"));
     CHECK(tu_has_problem(ds, "labels/train/orphan.txt", 0, "without an image"));
     CHECK(tu_has_problem(ds, "labels/train/dup.txt", 0, "1 duplicate"));
     CHECK(tu_has_problem(ds, "data.yaml", 1, "does not exist here"));

@@ -178,14 +178,14 @@ static void test_list_line_ends(void)
     CHECK_INT(STAT(ds, CORRUPT), 0);
     detfeed_dataset_destroy(ds);
     /* a line that names no image is the list's problem, at its line */
-    write_text("cr/mixed.txt", "images/a.png\n# a comment\n\nimages\nimages/b.webp\n");
+    write_text("cr/mixed.txt", "images/a.png\n# a comment\n\nimages\nimages/b.heic\n");
     ds = open_ds(at("cr/mixed.txt"), 0, &rc);
     CHECK_INT(rc, 0);
     CHECK_INT(STAT(ds, USABLE), 1);
-    CHECK_INT(STAT(ds, UNSUPPORTED), 1); /* the webp image; the others are no images */
+    CHECK_INT(STAT(ds, UNSUPPORTED), 1); /* the heic image; the others are no images */
     CHECK(tu_has_problem(ds, "cr/mixed.txt", 2, "'# a comment' names no image file"));
     CHECK(tu_has_problem(ds, "cr/mixed.txt", 4, "'images' names no image file"));
-    CHECK(tu_has_problem(ds, "cr/images/b.webp", 0, "unsupported image format 'webp'"));
+    CHECK(tu_has_problem(ds, "cr/images/b.heic", 0, "unsupported image format 'heic'"));
     detfeed_dataset_destroy(ds);
 }
 
