@@ -67,8 +67,9 @@ DATASETS = {
 }
 # How make_formats writes coco8's eight images, in sorted order: the BMPs
 # that cv2 and PIL write (24 bits; 8-bit palette, gray and 32-bit RGBA), and
-# WebPs (cv2's lossy; PIL's lossy, lossless and with alpha).
-FORMATS = ("bmp:cv2", "webp:cv2", "bmp:P", "webp:lossy", "bmp:L", "webp:lossless",
+# WebPs (PIL's lossy, lossless and with alpha), and an MPO (PIL's, two
+# pictures: cv2 reads the first, a JPEG).
+FORMATS = ("bmp:cv2", "mpo:PIL", "bmp:P", "webp:lossy", "bmp:L", "webp:lossless",
            "bmp:RGBA", "webp:RGBA")
 GEOMETRY = {"degrees": 10.0, "shear": 5.0, "perspective": 0.0005, "flipud": 0.5,
             "translate": 0.2, "scale": 0.6}
@@ -300,6 +301,8 @@ def make_formats(src, dst):
         img = Image.open(path).convert("RGB")
         if how == "cv2":
             assert cv2.imwrite(out, cv2.imread(path)), out
+        elif kind == "mpo":
+            img.save(out, "MPO", save_all=True, append_images=[img.rotate(90)], quality=85)
         elif how in ("lossy", "lossless"):
             img.save(out, quality=80, lossless=how == "lossless")
         elif how == "RGBA" and kind == "webp":

@@ -11,7 +11,8 @@ an opencv-python wheel by PYTHONPATH), detfeed's codec set to that OpenCV
   decodes and refuses what cv2 refuses (None, or cv2.error), the one
   difference by design being detfeed's image limits;
 - WebP: every file tests/oracle/webp_gen.py writes (lossy, lossless, alpha,
-  gray, tiny, animations, EXIF orientations), their cuts and mutations;
+  gray, tiny, animations, EXIF orientations), their cuts and mutations; the
+  MPOs it writes (PIL's: cv2 reads the first picture, a JPEG);
 - detfeed_codec_probe_file gives the size cv2 decodes, and refuses a file
   whose pixel rows are cut short.
 
@@ -101,7 +102,7 @@ def check_bmp(t, cv2, np, codec):
 
 def check_webp(t, cv2, np, codec, data_dir):
     cases = webp_gen.cases(data_dir)
-    for name, data in cases:
+    for name, data in cases + webp_gen.mpo_cases(data_dir):
         same(t, cv2, np, codec, "webp " + name, data)
     rng = random.Random(13)
     for name, data in cases[::5]:

@@ -49,6 +49,21 @@ def _exif(orientation, prefix):
     return raw
 
 
+def mpo_cases(data_dir, seed=6):
+    """MPO files (PIL's: JPEG pictures one after the other, cv2 reads the
+    first), with and without an EXIF orientation."""
+    from PIL import Image
+    rng = random.Random(seed)
+    out = []
+    for k, im in enumerate(_pictures(data_dir, rng)):
+        for o in (1, 6):
+            b = io.BytesIO()
+            im.save(b, "MPO", save_all=True, append_images=[im.rotate(90), im.rotate(180)],
+                    quality=80, exif=_exif(o, True))
+            out.append(("mpo-exif%d-%d" % (o, k), b.getvalue()))
+    return out
+
+
 def cases(data_dir, seed=5):
     rng = random.Random(seed)
     out = []
