@@ -9,7 +9,10 @@
 # (default 4; the replays are independent, and each one's digest of every
 # byte runs on one thread, which bounds a replay more than its workers do).
 #
-#   [EPOCHS=N] [WORKERS=N] [JOBS=N] bench/recipe_replay.sh DETFEED DATA OUT
+#   [EPOCHS=N] [WORKERS=N] [JOBS=N] [FORMATS=YAML] bench/recipe_replay.sh DETFEED DATA OUT
+#
+# FORMATS: a dataset YAML whose images are in the other formats (BMP, WebP,
+# MPO, ...), replayed too: run_conformance.py --make-formats DIR writes one.
 #
 # DETFEED: the detfeed tool; DATA: a folder with coco128, coco8-seg and
 # coco8-pose; OUT: replay.txt (one row per combination: the three digests and
@@ -34,6 +37,7 @@ declare -A sets=(
   [geometry]="degrees=10,shear=5,perspective=0.0005,flipud=0.5,translate=0.2,scale=0.6"
   [affine]="degrees=10,shear=5,flipud=0.5,translate=0.2,scale=0.6"
   [nohsv]="hsv_h=0,hsv_s=0,hsv_v=0"
+  [bgr]="bgr=0.5"
 )
 digest() { # FILE ROUTE OUTPUT YAML DTYPE SETTINGS: writes FILE with the digest,
   # empty where the route that ran is not ROUTE/OUTPUT (a fallback) or the
@@ -71,7 +75,7 @@ row() { # NAME YAML SET CV DTYPE: the row of one combination's digests
   echo "$1 $3 opencv=$4 $5 worker=${w:-none} device=${d:-none} recipe=${r:-none} $verdict" |
     tee -a "$out/replay.txt"
 }
-for set in default mixup geometry affine nohsv; do
+for set in default mixup geometry affine nohsv bgr; do
   for cv in 4 5.0 5.1; do
     for dt in u8 f32; do start coco128 "$data/coco128/coco128.yaml" "$set" "$cv" "$dt"; done
     if [ "$set" = default ]; then
@@ -87,6 +91,11 @@ done
 for set in default geometry; do
   for cv in 4 5.1; do start synth "$out/synth/data.yaml" "$set" "$cv" f32; done
 done
+if [ -n "${FORMATS:-}" ]; then # a dataset of the other image formats
+  for set in default geometry bgr; do
+    for cv in 4 5.1; do start formats "$FORMATS" "$set" "$cv" f32; done
+  done
+fi
 wait
 for c in "${combos[@]}"; do
   IFS=$'\t' read -r -a f <<<"$c"

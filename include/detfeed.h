@@ -1025,7 +1025,9 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_MOSAIC = 110,      /* 1.0 */
     DETFEED_LOADER_MIXUP = 111,       /* 0.0 */
     DETFEED_LOADER_CUTMIX = 112,      /* 0.0 (values > 0 not supported yet) */
-    DETFEED_LOADER_BGR = 113          /* 0.0 (values > 0 not supported yet) */
+    DETFEED_LOADER_BGR = 113          /* 0.0: the probability that a training
+                                         image keeps OpenCV's B, G, R plane
+                                         order (Format's bgr; validation: 0) */
 } detfeed_loader_param;
 
 /*
@@ -1453,8 +1455,10 @@ DETFEED_API int detfeed_loader_sample_mask_data(detfeed_loader *loader, uint32_t
  * A batch as the consumer receives it, borrowed from the
  * loader between detfeed_loader_next and detfeed_loader_release (the
  * detfeed_batch_* accessors give 0 or NULL, and write 0, for a NULL batch):
- * images B x 3 x H x W, RGB, contiguous, of the loader's dtype (u8 codes,
- * or code / 255 as f32, f16, bf16), and the Ultralytics label arrays.
+ * images B x 3 x H x W, RGB (BGR for the training images whose bgr gate
+ * fell, with the loader's bgr > 0, as Ultralytics' Format gives them),
+ * contiguous, of the loader's dtype (u8 codes, or code / 255 as f32, f16,
+ * bf16), and the Ultralytics label arrays.
  */
 typedef struct detfeed_batch detfeed_batch;
 
@@ -1711,6 +1715,8 @@ typedef struct detfeed_recipe {
                         with u drawn in [-1, 1) for each */
     int flipud;      /* 1: RandomFlip flips it vertically */
     int fliplr;      /* 1: ... and horizontally */
+    int bgr;         /* 1: Format keeps OpenCV's B, G, R plane order
+                        (probability bgr; never in validation) */
 } detfeed_recipe;
 
 /*

@@ -43,12 +43,13 @@ DETFEED_API int detfeed_cuda_device_count(const char **why);
  * all) holds one block of colour parameters per image in the loader's staging format,
  * which is private to the library (its source defines it for the library's own tests
  * and benchmarks, and may change it with the ABI version): each image's three tables as
- * detfeed_hsv_lut writes them, and two flags: colour the image (else convert it only),
- * and the image was flipped left-right after the point where its colour belongs
+ * detfeed_hsv_lut writes them, and three flags: colour the image (else convert it
+ * only); the image was flipped left-right after the point where its colour belongs
  * (Ultralytics colours before RandomFlip), so that column x takes the
  * HSV->BGR formula of column width - 1 - x (a row's last width % B columns
  * take OpenCV's scalar formula, so colour and a mirror commute only when
- * there are none). `cv` (host memory, required) is the reference stack of
+ * there are none); and the planes in B, G, R order (Format's bgr gate kept
+ * the channels; else R, G, B). `cv` (host memory, required) is the reference stack of
  * the colour, its cpu resolved on this host's CPU: each row's SIMD block
  * columns and tail take OpenCV's formulas as on the CPU. The result is byte
  * for byte detfeed_hsv_apply_cv with `cv` (for the images to colour; on the

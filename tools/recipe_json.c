@@ -34,7 +34,8 @@ void cli_recipe_json(FILE *out, const detfeed_recipe *r)
     geometry_json(out, &r->mix_geometry);
     fprintf(out,
             "},\"hsv\":%s,\"gains\":[%.17g,%.17g,%.17g],\"flipud\":%s,\"fliplr\":%s,"
-            "\"augment\":%s}",
+            "\"bgr\":%s,\"augment\":%s}",
             json_bool(r->hsv), r->gains[0], r->gains[1], r->gains[2],
-            json_bool(r->flipud), json_bool(r->fliplr), json_bool(r->augment));
+            json_bool(r->flipud), json_bool(r->fliplr), json_bool(r->bgr),
+            json_bool(r->augment));
 }

@@ -229,20 +229,20 @@ class Recipe(ctypes.Structure):
                 ("mixup", ctypes.c_int), ("mix_partner", ctypes.c_uint64),
                 ("mix_ratio", ctypes.c_double), ("mix_geometry", RecipeGeometry),
                 ("hsv", ctypes.c_int), ("gains", ctypes.c_double * 3),
-                ("flipud", ctypes.c_int), ("fliplr", ctypes.c_int)]
+                ("flipud", ctypes.c_int), ("fliplr", ctypes.c_int), ("bgr", ctypes.c_int)]
 
     def as_dict(self):
         """The recipe as `detfeed sample --json` writes it: epoch, index, the
         sample's own draws (mosaic ... translate), mixup, mix_partner,
         mix_ratio, mix_recipe (the partner's draws), hsv, gains, flipud,
-        fliplr, augment; flags as bools, pairs and triples as lists."""
+        fliplr, bgr, augment; flags as bools, pairs and triples as lists."""
         out = {"epoch": self.epoch, "index": self.index}
         out.update(self.geometry.as_dict())
         out.update({"mixup": bool(self.mixup), "mix_partner": self.mix_partner,
                     "mix_ratio": self.mix_ratio, "mix_recipe": self.mix_geometry.as_dict(),
                     "hsv": bool(self.hsv), "gains": list(self.gains),
                     "flipud": bool(self.flipud), "fliplr": bool(self.fliplr),
-                    "augment": bool(self.augment)})
+                    "bgr": bool(self.bgr), "augment": bool(self.augment)})
         return out
 
 

@@ -377,8 +377,9 @@ class Loader:
     is 0.0).
 
     Iterating gives one epoch: dicts with Ultralytics' batch keys: img
-    (B x 3 x H x W, RGB), cls (N x 1), bboxes (N x 4, normalized xywh),
-    batch_idx (N), im_file, ori_shape, resized_shape, and keypoints
+    (B x 3 x H x W, RGB; BGR for the images whose bgr gate fell), cls
+    (N x 1), bboxes (N x 4, normalized xywh), batch_idx (N), im_file,
+    ori_shape, resized_shape, and keypoints
     (N x K x 3, also for kpt_shape [K, 2] datasets, as Ultralytics carries
     them) or masks (B x H/4 x W/4; uint8, or int32 when an image of the
     batch has more than 255 instances, as Ultralytics' collate_fn gives

@@ -17,11 +17,13 @@ def coco128():
     return path
 
 
+@pytest.mark.parametrize("hyp", [{}, {"bgr": 0.5, "mixup": 0.3}], ids=["defaults", "bgr"])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "uint8"])
 @pytest.mark.parametrize("color", ["device", "worker", "recipe"])
-def test_cuda_tensors_equal_the_host_route(dtype, color):
+def test_cuda_tensors_equal_the_host_route(dtype, color, hyp):
     path = coco128()
-    kw = dict(imgsz=640, batch=16, workers=4, seed=11, epochs=2, close_mosaic=1, dtype=dtype)
+    kw = dict(imgsz=640, batch=16, workers=4, seed=11, epochs=2, close_mosaic=1, dtype=dtype,
+              **hyp)
     side = torch.cuda.Stream()
     ptrs, batches = set(), 0
     with detfeed.Loader(path, device="cuda", color=color, **kw) as dev, \

@@ -42,6 +42,20 @@ def test_each_task_trains_with_its_own_batches(fits, task):
     assert fits[task]["dataset_cls"] == fits[task]["ultralytics"]["cls"]
 
 
+def test_bgr_trains_on_the_same_batches_some_images_bgr(fits):
+    # Format's gate has its own draw: each image is the one of the fit
+    # without bgr, its planes in the same or the reversed order.
+    ref, got = trained(fits["detect"]), trained(fits["bgr"])
+    assert [b["im_file"] for b in got] == [b["im_file"] for b in ref]
+    orders = []
+    for a, b in zip(got, ref):
+        assert a["equals_ultralytics_floats"]
+        for x, y in zip(a["plane_sums"], b["plane_sums"]):
+            assert x in (y, y[::-1]), (x, y)
+            orders.append(x == y[::-1] and x != y)
+    assert any(orders) and not all(orders)
+
+
 def test_yolo26_segment_trains_with_sem_masks(fits):
     # Its semantic loss reads sem_masks, which the trainer adds as
     # Ultralytics' Format makes them.
@@ -154,7 +168,7 @@ def test_multi_scale_resizes_the_batches_as_ultralytics(fits):
 
 @pytest.mark.parametrize("name,words", [
     ("copy_paste", "copy_paste=0.5"), ("cutmix", "cutmix=0.5"), ("rect", "rect=True"),
-    ("bgr", "bgr=0.5"), ("mask_ratio", "mask_ratio=2"),
+    ("mask_ratio", "mask_ratio=2"),
     ("overlap_mask", "overlap_mask=False"), ("obb", "task='obb'")])
 def test_unsupported_arguments_are_refused_before_training(fits, name, words):
     fit = fits[name]

@@ -128,6 +128,7 @@ def record_batches(rec):
                 b["most_instances"] = int(torch.bincount(out["batch_idx"].long()).max()) \
                     if len(out["batch_idx"]) else 0
             b["equals_ultralytics_floats"] = bool(same)
+            b["plane_sums"] = codes.long().sum(dim=(2, 3)).tolist()  # per image, per plane
             rec["batches"].append(b)
             ni = len(rec["batches"]) - 1
             if ni in tr.plot_idx and tr.args.plots:
@@ -212,6 +213,7 @@ def fit(name, task, epochs=1, plots=False, imgsz=64, val=False, val_loader="detf
 
 FITS = {
     "detect": dict(task="detect", epochs=3, plots=True),
+    "bgr": dict(task="detect", epochs=3, bgr=0.5),  # the batches of "detect", some BGR
     "segment": dict(task="segment"),
     "segment_yolo26": dict(task="segment", model="yolo26n-seg.yaml"),  # reads sem_masks
     "pose": dict(task="pose"),
@@ -232,7 +234,6 @@ FITS = {
     "copy_paste": dict(task="segment", copy_paste=0.5),
     "cutmix": dict(task="detect", cutmix=0.5),
     "rect": dict(task="detect", rect=True),
-    "bgr": dict(task="detect", bgr=0.5),
     "mask_ratio": dict(task="segment", mask_ratio=2),
     "overlap_mask": dict(task="segment", overlap_mask=False),
     "obb": dict(task="obb"),

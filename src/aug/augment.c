@@ -490,8 +490,21 @@ static detfeed__buf *mask_place(const detfeed__augmenter *a, const detfeed__dest
     return out->mask_type == DETFEED_MASK_I32 ? d->mask_i32 : d->mask_u8;
 }
 
-/* The image into its place in the form asked for. */
-static int put_image(const detfeed__pixels *p, const detfeed__img *im)
+/* Exchanges the planes a and b of `bytes` each. */
+static void swap_planes(uint8_t *a, uint8_t *b, size_t bytes)
+{
+    uint8_t t[4096];
+    for (size_t at = 0; at < bytes; at += sizeof t) {
+        size_t k = bytes - at < sizeof t ? bytes - at : sizeof t;
+        memcpy(t, a + at, k);
+        memcpy(a + at, b + at, k);
+        memcpy(b + at, t, k);
+    }
+}
+
+/* The image into its place in the form asked for: as a tensor, RGB, or
+ * BGR when Format's bgr gate keeps the channels (`rgb` false). */
+static int put_image(const detfeed__pixels *p, const detfeed__img *im, bool rgb)
 {
     if (p->px == NULL)
         return DETFEED_OK;
@@ -501,8 +514,11 @@ static int put_image(const detfeed__pixels *p, const detfeed__img *im)
         return DETFEED_OK;
     }
     size_t plane = (size_t)im->w * im->h * detfeed_dtype_size(p->dtype);
-    return detfeed_convert_chw(im->px, (size_t)im->w * 3, im->w, im->h, p->px, plane,
-                               p->dtype, p->scale);
+    int rc = detfeed_convert_chw(im->px, (size_t)im->w * 3, im->w, im->h, p->px, plane,
+                                 p->dtype, p->scale);
+    if (rc == DETFEED_OK && !rgb) /* rare (probability bgr): swapped after */
+        swap_planes(p->px, p->px + 2 * plane, plane);
+    return rc;
 }
 
 /* Format: the places checked (nothing written when one is short), the
@@ -531,7 +547,7 @@ static int format_sample(const detfeed__augmenter *a, detfeed__scratch *s,
         detfeed__format(&s->inst, w, h, &a->stack, d->labels->cls, d->labels->box,
                         d->labels->kpt);
     detfeed__clock_enter(clock, DETFEED_STAGE_CONVERT);
-    return made ? put_image(&d->image, &s->out) : DETFEED_OK;
+    return made ? put_image(&d->image, &s->out, out->recipe.to_rgb) : DETFEED_OK;
 }
 
 int detfeed__augment(const detfeed__augmenter *a, detfeed__scratch *s,

@@ -60,8 +60,9 @@ typedef struct detfeed__pixels {
     /* NULL: the image stays in the scratch (detfeed__sample's img) for the
      * caller to place. */
     uint8_t *px;
-    /* Format's image as the consumer's tensor: CHW, RGB, in `dtype` scaled
-     * by `scale` (detfeed_convert_chw); false: HWC BGR 8-bit as made. */
+    /* Format's image as the consumer's tensor: CHW, RGB (BGR where the
+     * recipe's bgr gate keeps the channels), in `dtype` scaled by `scale`
+     * (detfeed_convert_chw); false: HWC BGR 8-bit as made. */
     bool tensor;
     detfeed_dtype dtype;
     detfeed_scale scale;

@@ -346,6 +346,10 @@ __global__ void __launch_bounds__(256, 8)
     planes<T> pl;
     pl.in = src + img * hw * 3;
     pl.r = dst + img * 3 * hw, pl.g = pl.r + hw, pl.b = pl.g + hw;
+    if (p != nullptr && (p[DETFEED__CUDA_PARAM_FLAG] & DETFEED__CUDA_PARAM_BGR) != 0) {
+        T *first = pl.r; /* Format's bgr gate kept the channels */
+        pl.r = pl.b, pl.b = first;
+    }
     pl.step = (int64_t)gridDim.x * blockDim.x;
     pl.first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (hw % 4 == 0) { /* 4 pixels = 12 bytes, 4-byte aligned */
@@ -427,6 +431,10 @@ __global__ void __launch_bounds__(256)
     int height = (int)(hw / width);
     const uint8_t *in = src + img * hw * 3;
     T *r = dst + img * 3 * hw, *g = r + hw, *b = g + hw;
+    if ((p[DETFEED__CUDA_PARAM_FLAG] & DETFEED__CUDA_PARAM_BGR) != 0) {
+        T *first = r; /* Format's bgr gate kept the channels */
+        r = b, b = first;
+    }
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < hw;
          i += step) {

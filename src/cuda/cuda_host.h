@@ -24,13 +24,16 @@ extern "C" {
  * (DETFEED__CUDA_PARAM_COLOUR) set to colour the image, clear to convert it
  * only; bit 1 (DETFEED__CUDA_PARAM_MIRRORED) set when the image was flipped
  * left-right after its colour step, so that column x takes the HSV->BGR
- * formula of column width - 1 - x. Private: tests and benchmarks of the
+ * formula of column width - 1 - x; bit 2 (DETFEED__CUDA_PARAM_BGR) set
+ * when Format's bgr gate keeps the channels, so that the planes come out
+ * B, G, R instead of R, G, B. Private: tests and benchmarks of the
  * library's own source use it.
  */
 #define DETFEED__CUDA_PARAM_STRIDE   1024
 #define DETFEED__CUDA_PARAM_FLAG     768
 #define DETFEED__CUDA_PARAM_COLOUR   1u
 #define DETFEED__CUDA_PARAM_MIRRORED 2u
+#define DETFEED__CUDA_PARAM_BGR      4u
 
 /*
  * The device recipe route's staging of one sample (after the batch's colour

@@ -432,10 +432,13 @@ static void make_augmenter(detfeed_loader *l)
     detfeed_dataset_kpt_shape(l->ds, &nkpt, NULL);
     if (nkpt > 0 && detfeed_dataset_flip_idx(l->ds) == NULL)
         l->hyp.fliplr = l->hyp.flipud = 0;
+    detfeed__hyp hyp = l->hyp;
+    if (!l->augment) /* Ultralytics' Format: bgr only affects training */
+        hyp.bgr = 0;
     l->aug = (detfeed__augmenter){
         .ds = l->ds,
         .cache = l->cache,
-        .hyp = l->hyp,
+        .hyp = hyp,
         .seed = l->seed,
         .train = l->augment,
         .stack = {.ultralytics = l->ultralytics,
@@ -473,11 +476,6 @@ static int open_all(detfeed_loader *l, const char *data)
     if (l->hyp.cutmix > 0)
         return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
                              "cutmix is not supported yet; set it to 0");
-    if (l->hyp.bgr > 0) /* drawn per sample, but the conversion always gives RGB */
-        return detfeed__fail(
-            &l->msg, DETFEED_ENOTSUPPORTED,
-            "bgr is not supported yet (batches are RGB, as Ultralytics "
-            "gives them with bgr 0); set it to 0");
     if (l->cache_path && l->cache_path[0] && l->cache_mode != DETFEED_CACHE_MODE_DISK)
         return detfeed__fail(
             &l->msg, DETFEED_EINVAL,

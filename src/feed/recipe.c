@@ -44,6 +44,7 @@ static void recipe_of(const detfeed_loader *l, uint32_t epoch, uint64_t index,
         out->gains[k] = r->gains[k];
     out->flipud = r->flipud;
     out->fliplr = r->fliplr;
+    out->bgr = !r->to_rgb;
 }
 
 int detfeed_loader_recipe(const detfeed_loader *l, uint32_t epoch, uint64_t index,

@@ -344,13 +344,14 @@ int detfeed__route_stage_colour(const detfeed__route *r, uint8_t *images, int po
     if (r->output != DETFEED_OUTPUT_CUDA)
         return DETFEED_OK;
     uint8_t *p = images + (size_t)pos * DETFEED__CUDA_PARAM_STRIDE;
-    p[DETFEED__CUDA_PARAM_FLAG] = 0;
+    uint8_t order = recipe->to_rgb ? 0 : DETFEED__CUDA_PARAM_BGR;
+    p[DETFEED__CUDA_PARAM_FLAG] = order;
     if (r->colour == DETFEED_ROUTE_WORKER || !recipe->hsv)
         return DETFEED_OK;
     /* Colour comes before the flips in Ultralytics; the image is flipped
      * already (by the worker, or at the kernel's pixel), which moves the
      * columns that OpenCV's row tail covers when it is mirrored left-right. */
-    p[DETFEED__CUDA_PARAM_FLAG] = DETFEED__CUDA_PARAM_COLOUR |
+    p[DETFEED__CUDA_PARAM_FLAG] = order | DETFEED__CUDA_PARAM_COLOUR |
                                   (recipe->fliplr ? DETFEED__CUDA_PARAM_MIRRORED : 0);
     return detfeed_hsv_lut(recipe->gains[0], recipe->gains[1], recipe->gains[2],
                            (uint8_t(*)[256])p);

@@ -103,6 +103,7 @@ def all_configs():
             Config(ds, "mixup", {"mixup": 0.5}, samples=per, batch=b),
             Config(ds, "geometry", GEOMETRY, samples=per, batch=b, rotates=True),
             Config(ds, "affine", AFFINE, samples=per, batch=b, rotates=True),
+            Config(ds, "bgr", {"bgr": 0.5}, samples=per, batch=b),
             Config(ds, "val", val=True, batch=b),
         ]
         if ds == "coco128":
@@ -117,7 +118,9 @@ def all_configs():
                                   batch=b, batches=1, rotates=True))
     out += [Config("coco8-formats", "mosaic", batch=4),
             Config("coco8-formats", "geometry", GEOMETRY, batch=4, rotates=True),
-            Config("coco8-formats", "val", val=True, batch=4)]
+            Config("coco8-formats", "val", val=True, batch=4),
+            # Format's bgr affects training only: validation ignores it
+            Config("coco8-pose", "val_bgr", {"bgr": 0.5}, val=True, batch=4)]
     return out
 
 
@@ -314,6 +317,28 @@ def make_formats(src, dst):
     return dst
 
 
+def write_formats(data, dst):
+    """--make-formats: coco8-formats in dst (which must not exist) and its
+    YAML dst/data.yaml, for other tools (the GPU replays)."""
+    import yaml
+    folder, task, train, val = DATASETS["coco8-formats"]
+    src = os.path.join(data, folder)
+    if not os.path.isdir(src):
+        print("SKIP: %s is missing" % src)
+        return SKIP
+    if os.path.lexists(dst):
+        print("FAIL: %s exists (--make-formats writes a new folder)" % dst)
+        return 1
+    make_formats(src, dst)
+    with open(os.path.join(src, folder + ".yaml")) as f:
+        meta = yaml.safe_load(f)
+    names = meta["names"]
+    meta["names"] = dict(enumerate(names)) if isinstance(names, list) else names
+    write_yaml(os.path.join(dst, "data.yaml"), os.path.abspath(dst), task, train, val, meta)
+    print(os.path.join(dst, "data.yaml"))
+    return 0
+
+
 class Side:
     """Paths and YAMLs of one dataset for both readers: Ultralytics reads a
     copy in the temporary folder (it writes labels/*.cache beside the
@@ -437,9 +462,10 @@ def to_numpy(x):
     return np.asarray(x)
 
 
-def compare_recipe(plan_values, r, closed):
-    """Differences between the parameters Ultralytics used and detfeed's
-    recipe `r` (a dict, detfeed_lib.Loader.recipe; None when they agree)."""
+def compare_recipe(plan_values, rgb, r, closed):
+    """Differences between the parameters Ultralytics used (and its bgr
+    gate's outcome `rgb`) and detfeed's recipe `r` (a dict,
+    detfeed_lib.Loader.recipe; None when they agree)."""
     out = []
 
     def cmp(name, a, b):
@@ -466,6 +492,7 @@ def compare_recipe(plan_values, r, closed):
         cmp("gains", plan_values["gains"], r["gains"])
     cmp("flipud", plan_values["flipud"], r["flipud"])
     cmp("fliplr", plan_values["fliplr"], r["fliplr"])
+    cmp("bgr", not rgb, r["bgr"])
     return out or None
 
 
@@ -627,7 +654,7 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
                 draw_fail.append(str(e))
                 continue
             ul_cache[idx], infos[idx] = out, info
-            why = compare_recipe(info.values, ld.recipe(epoch, idx), conf.closed)
+            why = compare_recipe(info.values, info.rgb, ld.recipe(epoch, idx), conf.closed)
             if why:
                 recipe_fail.append("epoch %d index %d [%s]: %s" % (
                     epoch, idx, info.kind(), "; ".join(why)))
@@ -917,6 +944,9 @@ def main():
     ap.add_argument("--no-optimized", action="store_true",
                     help="cv2.setUseOptimized(False) first (detfeed gets opencv_cpu=sse)")
     ap.add_argument("--list", action="store_true", help="list the configurations and exit")
+    ap.add_argument("--make-formats", metavar="DIR",
+                    help="write coco8-formats (coco8 in the other image formats) with its "
+                         "YAML DIR/data.yaml into DIR, a new folder, and exit")
     ap.add_argument("--seed", type=int, default=7, help="detfeed seed (default 7)")
     ap.add_argument("--samples", type=int, default=None,
                     help="cap the samples of every configuration (quick runs)")
@@ -932,6 +962,8 @@ def main():
         for c in configs:
             print(c.name)
         return 0
+    if args.make_formats:
+        return write_formats(args.data, args.make_formats)
 
     tmp = tempfile.mkdtemp(prefix="detfeed-conformance-")
     os.environ.setdefault("YOLO_CONFIG_DIR", os.path.join(tmp, "settings"))

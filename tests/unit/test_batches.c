@@ -37,8 +37,9 @@ static void boxes(FILE *f, int i)
         fprintf(f, "%d 0.5 0.5 %.3f %.3f\n", k, 0.2 + 0.1 * k, 0.3);
 }
 
-static detfeed_loader *make(int workers, int prefetch, int augment, int rank, int world,
-                            detfeed_dtype dtype)
+/* A loader over the noise dataset, opened, with Format's bgr probability. */
+static detfeed_loader *make_bgr(int workers, int prefetch, int augment, int rank,
+                                int world, detfeed_dtype dtype, double bgr)
 {
     char src[128];
     snprintf(src, sizeof src, "%s/images", root);
@@ -56,9 +57,16 @@ static detfeed_loader *make(int workers, int prefetch, int augment, int rank, in
     detfeed_loader_set_int(l, DETFEED_LOADER_CLOSE_MOSAIC, 1);
     detfeed_loader_set_int(l, DETFEED_LOADER_CACHE_BYTES, 1 << 22);
     detfeed_loader_set_int(l, DETFEED_LOADER_SEED, 77);
+    detfeed_loader_set_float(l, DETFEED_LOADER_BGR, bgr);
     if (!CHECK_INT(detfeed_loader_open(l, src), 0))
         fprintf(stderr, "  %s\n", detfeed_loader_last_error(l));
     return l;
+}
+
+static detfeed_loader *make(int workers, int prefetch, int augment, int rank, int world,
+                            detfeed_dtype dtype)
+{
+    return make_bgr(workers, prefetch, augment, rank, world, dtype, 0.0);
 }
 
 static void test_workers(void)
@@ -129,6 +137,47 @@ static void test_contents(detfeed_dtype dtype, int augment)
     free(conv);
     detfeed_loader_destroy(l);
     detfeed_loader_destroy(one);
+}
+
+/* bgr: each batch image is the one of bgr 0, its planes R, G, B or, where
+ * the recipe's gate fell, B, G, R (both occur); validation ignores bgr. */
+static void test_bgr(detfeed_dtype dtype, int augment)
+{
+    detfeed_loader *rgb = make(2, 2, augment, 0, 1, dtype);
+    detfeed_loader *l = make_bgr(2, 2, augment, 0, 1, dtype, 0.5);
+    CHECK_INT(detfeed_loader_start(l, 0), 0);
+    CHECK_INT(detfeed_loader_start(rgb, 0), 0);
+    const detfeed_batch *a, *b;
+    int kept = 0, swapped = 0;
+    while (detfeed_loader_next(l, &b) == 0 &&
+           CHECK_INT(detfeed_loader_next(rgb, &a), 0)) {
+        int h, w, n = detfeed_batch_size(b, &h, &w);
+        size_t plane = (size_t)w * h * detfeed_dtype_size(dtype);
+        const uint8_t *pb = detfeed_batch_images(b, NULL),
+                      *pa = detfeed_batch_images(a, NULL);
+        for (int i = 0; i < n; i++) {
+            const uint8_t *x = pb + 3 * plane * i, *y = pa + 3 * plane * i;
+            const detfeed_dataset *ds = detfeed_loader_dataset(l);
+            size_t index = 0;
+            while (strcmp(detfeed_dataset_image_path(ds, index),
+                          detfeed_batch_im_file(b, i)))
+                index++;
+            detfeed_recipe r;
+            CHECK_INT(detfeed_loader_recipe(l, 0, index, &r), 0);
+            bool same = memcmp(x, y, 3 * plane) == 0;
+            bool bgr = memcmp(x, y + 2 * plane, plane) == 0 &&
+                       memcmp(x + plane, y + plane, plane) == 0 &&
+                       memcmp(x + 2 * plane, y, plane) == 0;
+            CHECK(r.bgr ? bgr : same);
+            kept += !r.bgr, swapped += r.bgr;
+        }
+        detfeed_loader_release(l, b);
+        detfeed_loader_release(rgb, a);
+    }
+    CHECK(kept > 0);
+    CHECK(augment ? swapped > 0 : swapped == 0);
+    detfeed_loader_destroy(l);
+    detfeed_loader_destroy(rgb);
 }
 
 static void test_shards(void)
@@ -423,12 +472,6 @@ static void test_failed_open(void)
     CHECK(strstr(detfeed_loader_last_error(l), "07.png") != NULL);
     CHECK(detfeed_loader_dataset(l) != NULL);
     check_failed(l);
-    /* bgr > 0 is refused (batches are always RGB), not ignored */
-    CHECK_INT(detfeed_loader_create(&l, 0), 0);
-    CHECK_INT(detfeed_loader_set_float(l, DETFEED_LOADER_BGR, 0.5), 0);
-    CHECK_INT(detfeed_loader_open(l, src), DETFEED_ENOTSUPPORTED);
-    CHECK(strstr(detfeed_loader_last_error(l), "bgr") != NULL);
-    detfeed_loader_destroy(l);
 }
 
 /* The route is decided by detfeed_loader_open: known before any batch. */
@@ -507,6 +550,9 @@ int main(void)
     test_contents(DETFEED_DTYPE_F32, 1);
     test_contents(DETFEED_DTYPE_BF16, 1);
     test_contents(DETFEED_DTYPE_U8, 0);
+    test_bgr(DETFEED_DTYPE_F32, 1);
+    test_bgr(DETFEED_DTYPE_U8, 1);
+    test_bgr(DETFEED_DTYPE_F16, 0);
     test_shards();
     test_segment_batches();
     test_destroy_mid_epoch();
