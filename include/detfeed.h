@@ -1024,7 +1024,8 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_FLIPLR = 109,      /* 0.5 */
     DETFEED_LOADER_MOSAIC = 110,      /* 1.0 */
     DETFEED_LOADER_MIXUP = 111,       /* 0.0 */
-    DETFEED_LOADER_CUTMIX = 112,      /* 0.0 (values > 0 not supported yet) */
+    DETFEED_LOADER_CUTMIX = 112,      /* 0.0: CutMix's probability (Ultralytics
+                                         8.4's; none in close_mosaic epochs) */
     DETFEED_LOADER_BGR = 113          /* 0.0: the probability that a training
                                          image keeps OpenCV's B, G, R plane
                                          order (Format's bgr; validation: 0) */
@@ -1717,6 +1718,21 @@ typedef struct detfeed_recipe {
     int fliplr;      /* 1: ... and horizontally */
     int bgr;         /* 1: Format keeps OpenCV's B, G, R plane order
                         (probability bgr; never in validation) */
+    int cutmix;      /* 1: CutMix's gate (probability cutmix, none in the
+                        epochs without Mosaic); whether it changes the sample
+                        depends on its boxes (below) */
+    uint64_t cut_partner; /* CutMix's partner, a dataset index (0 without
+                             CutMix) */
+    detfeed_recipe_geometry cut_geometry; /* the partner's own draws */
+    int cut_areas[3][4];  /* CutMix's candidate areas x1, y1, x2, y2 on the
+                             imgsz x imgsz sample: the sample takes the
+                             partner's pixels in one that overlaps none of
+                             its boxes, picked by cut_choice, and the
+                             partner's instances it covers (by 1 % of their
+                             box with polygons, else 10 %), clipped to it;
+                             nothing when none is free or covers any */
+    double cut_choice;    /* in [0, 1): the k-th free area of m, k =
+                             floor(cut_choice * m) */
 } detfeed_recipe;
 
 /*

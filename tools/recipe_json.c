@@ -34,8 +34,15 @@ void cli_recipe_json(FILE *out, const detfeed_recipe *r)
     geometry_json(out, &r->mix_geometry);
     fprintf(out,
             "},\"hsv\":%s,\"gains\":[%.17g,%.17g,%.17g],\"flipud\":%s,\"fliplr\":%s,"
-            "\"bgr\":%s,\"augment\":%s}",
+            "\"bgr\":%s,\"cutmix\":%s,\"cut_partner\":%llu,\"cut_recipe\":{",
             json_bool(r->hsv), r->gains[0], r->gains[1], r->gains[2],
             json_bool(r->flipud), json_bool(r->fliplr), json_bool(r->bgr),
+            json_bool(r->cutmix), (unsigned long long)r->cut_partner);
+    geometry_json(out, &r->cut_geometry);
+    fputs("},\"cut_areas\":[", out);
+    for (int k = 0; k < 3; k++)
+        fprintf(out, "%s[%d,%d,%d,%d]", k ? "," : "", r->cut_areas[k][0],
+                r->cut_areas[k][1], r->cut_areas[k][2], r->cut_areas[k][3]);
+    fprintf(out, "],\"cut_choice\":%.17g,\"augment\":%s}", r->cut_choice,
             json_bool(r->augment));
 }

@@ -229,20 +229,29 @@ class Recipe(ctypes.Structure):
                 ("mixup", ctypes.c_int), ("mix_partner", ctypes.c_uint64),
                 ("mix_ratio", ctypes.c_double), ("mix_geometry", RecipeGeometry),
                 ("hsv", ctypes.c_int), ("gains", ctypes.c_double * 3),
-                ("flipud", ctypes.c_int), ("fliplr", ctypes.c_int), ("bgr", ctypes.c_int)]
+                ("flipud", ctypes.c_int), ("fliplr", ctypes.c_int), ("bgr", ctypes.c_int),
+                ("cutmix", ctypes.c_int), ("cut_partner", ctypes.c_uint64),
+                ("cut_geometry", RecipeGeometry), ("cut_areas", (ctypes.c_int * 4) * 3),
+                ("cut_choice", ctypes.c_double)]
 
     def as_dict(self):
         """The recipe as `detfeed sample --json` writes it: epoch, index, the
         sample's own draws (mosaic ... translate), mixup, mix_partner,
         mix_ratio, mix_recipe (the partner's draws), hsv, gains, flipud,
-        fliplr, bgr, augment; flags as bools, pairs and triples as lists."""
+        fliplr, bgr, cutmix, cut_partner, cut_recipe (the partner's draws),
+        cut_areas, cut_choice, augment; flags as bools, pairs and triples as
+        lists."""
         out = {"epoch": self.epoch, "index": self.index}
         out.update(self.geometry.as_dict())
         out.update({"mixup": bool(self.mixup), "mix_partner": self.mix_partner,
                     "mix_ratio": self.mix_ratio, "mix_recipe": self.mix_geometry.as_dict(),
                     "hsv": bool(self.hsv), "gains": list(self.gains),
                     "flipud": bool(self.flipud), "fliplr": bool(self.fliplr),
-                    "bgr": bool(self.bgr), "augment": bool(self.augment)})
+                    "bgr": bool(self.bgr), "cutmix": bool(self.cutmix),
+                    "cut_partner": self.cut_partner,
+                    "cut_recipe": self.cut_geometry.as_dict(),
+                    "cut_areas": [list(a) for a in self.cut_areas],
+                    "cut_choice": self.cut_choice, "augment": bool(self.augment)})
         return out
 
 

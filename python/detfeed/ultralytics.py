@@ -41,7 +41,7 @@ from .loader import Loader
 
 # The train arguments that are detfeed hyperparameters (same names).
 HYPERPARAMETERS = ("hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale", "shear",
-                   "perspective", "flipud", "fliplr", "mosaic", "mixup", "bgr")
+                   "perspective", "flipud", "fliplr", "mosaic", "mixup", "cutmix", "bgr")
 
 
 # Loader settings the trainer takes from the train arguments and the device.
@@ -211,7 +211,7 @@ def check_train_arguments(args):
         if v:
             refused.append("%s=%r (detfeed supports %s=0 only)" % (name, v, name))
 
-    for name in ("cutmix", "copy_paste"):
+    for name in ("copy_paste",):
         nonzero(name)
     if getattr(args, "rect", False):
         refused.append("rect=True (rectangular training batches are not supported)")

@@ -56,6 +56,14 @@ def test_bgr_trains_on_the_same_batches_some_images_bgr(fits):
     assert any(orders) and not all(orders)
 
 
+def test_cutmix_trains_and_changes_images_of_the_fit_without_it(fits):
+    ref, got = trained(fits["cutmix_reference"]), trained(fits["cutmix"])
+    assert [b["im_file"] for b in got] == [b["im_file"] for b in ref]
+    assert all(b["equals_ultralytics_floats"] for b in got)
+    pairs = [(x, y) for a, b in zip(got, ref) for x, y in zip(a["plane_sums"], b["plane_sums"])]
+    assert any(x != y for x, y in pairs)  # pasted areas
+
+
 def test_yolo26_segment_trains_with_sem_masks(fits):
     # Its semantic loss reads sem_masks, which the trainer adds as
     # Ultralytics' Format makes them.
@@ -167,7 +175,7 @@ def test_multi_scale_resizes_the_batches_as_ultralytics(fits):
 
 
 @pytest.mark.parametrize("name,words", [
-    ("copy_paste", "copy_paste=0.5"), ("cutmix", "cutmix=0.5"), ("rect", "rect=True"),
+    ("copy_paste", "copy_paste=0.5"), ("rect", "rect=True"),
     ("mask_ratio", "mask_ratio=2"),
     ("overlap_mask", "overlap_mask=False"), ("obb", "task='obb'")])
 def test_unsupported_arguments_are_refused_before_training(fits, name, words):

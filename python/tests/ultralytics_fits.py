@@ -214,6 +214,9 @@ def fit(name, task, epochs=1, plots=False, imgsz=64, val=False, val_loader="detf
 FITS = {
     "detect": dict(task="detect", epochs=3, plots=True),
     "bgr": dict(task="detect", epochs=3, bgr=0.5),  # the batches of "detect", some BGR
+    # CutMix needs an area free of boxes: without Mosaic, at scales from 0.1
+    "cutmix": dict(task="detect", epochs=3, close_mosaic=0, cutmix=1.0, mosaic=0.0, scale=0.9),
+    "cutmix_reference": dict(task="detect", epochs=3, close_mosaic=0, mosaic=0.0, scale=0.9),
     "segment": dict(task="segment"),
     "segment_yolo26": dict(task="segment", model="yolo26n-seg.yaml"),  # reads sem_masks
     "pose": dict(task="pose"),
@@ -232,7 +235,6 @@ FITS = {
     "segment_dense": dict(task="segment", data_override="dense-seg", imgsz=320, mosaic=0.0),
     # refused before training, each with a message naming it
     "copy_paste": dict(task="segment", copy_paste=0.5),
-    "cutmix": dict(task="detect", cutmix=0.5),
     "rect": dict(task="detect", rect=True),
     "mask_ratio": dict(task="segment", mask_ratio=2),
     "overlap_mask": dict(task="segment", overlap_mask=False),

@@ -6,6 +6,7 @@
  */
 #include "augment.h"
 
+#include "cutmix.h"
 #include "masks.h"
 
 #include "data/dataset_access.h"
@@ -130,35 +131,21 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
     return rc;
 }
 
-/* Appends src's instances to dst (same keypoint count). */
-static int concat(detfeed__inst *dst, const detfeed__inst *src)
+/* A partner's own recipe (its pre-chain's draws): MixUp's at slots + 32
+ * (DETFEED__SLOT_PARTNER_BASE), CutMix's at + 128. */
+static void own_recipe(const detfeed__augmenter *a, const detfeed__sample_ask *ask,
+                       uint32_t base, detfeed__recipe *pr)
 {
-    int n = dst->n, rc = detfeed__inst_reserve(dst, n + src->n, src->nkpt);
-    if (rc == DETFEED_OK && src->n && src->npt) /* Instances.concatenate */
-        rc = n && dst->npt != src->npt
-                 ? DETFEED_ENOTSUPPORTED
-                 : detfeed__inst_reserve_seg(dst, n + src->n, src->npt);
-    if (rc != DETFEED_OK || src->n == 0) /* an empty source may hold no arrays */
-        return rc;
-    if (src->npt)
-        memcpy(dst->seg + (size_t)n * src->npt * 2, src->seg,
-               (size_t)src->n * src->npt * 2 * sizeof *dst->seg);
-    memcpy(dst->cls + n, src->cls, (size_t)src->n * sizeof *dst->cls);
-    memcpy(dst->box + 4 * (size_t)n, src->box, (size_t)src->n * 4 * sizeof *dst->box);
-    if (src->nkpt)
-        memcpy(dst->kpt + (size_t)n * src->nkpt * 3, src->kpt,
-               (size_t)src->n * src->nkpt * 3 * sizeof *dst->kpt);
-    dst->n = n + src->n;
-    return DETFEED_OK;
+    detfeed__recipe_make(&a->hyp, a->seed, ask->epoch, ask->index,
+                         detfeed_dataset_size(a->ds), ask->mosaic_on, base, ask->place,
+                         pr);
 }
 
-/* The MixUp partner's own recipe (its pre-chain's draws, slots + 32). */
+/* The MixUp partner's own recipe. */
 static void partner_recipe(const detfeed__augmenter *a, const detfeed__sample_ask *ask,
                            detfeed__recipe *pr)
 {
-    detfeed__recipe_make(&a->hyp, a->seed, ask->epoch, ask->index,
-                         detfeed_dataset_size(a->ds), ask->mosaic_on,
-                         DETFEED__SLOT_PARTNER_BASE, ask->place, pr);
+    own_recipe(a, ask, DETFEED__SLOT_PARTNER_BASE, pr);
 }
 
 /* MixUp: the partner through its own pre-chain, then img * r + partner *
@@ -175,7 +162,23 @@ static int mixup(const detfeed__augmenter *a, detfeed__scratch *s,
         return rc;
     detfeed__mixup_blend(s->out.px, s->mix_out.px, (size_t)ask->out_w * ask->out_h * 3,
                          r->mix_ratio);
-    return concat(&s->inst, &s->mix_inst);
+    return detfeed__inst_append(&s->inst, &s->mix_inst);
+}
+
+/* CutMix: the partner through its own pre-chain (in MixUp's scratch, free
+ * again), then an area of it into the sample (cutmix.h). */
+static int cutmix(const detfeed__augmenter *a, detfeed__scratch *s,
+                  const detfeed__sample_ask *ask, const detfeed__recipe *r,
+                  detfeed__clock *clock)
+{
+    detfeed__recipe pr;
+    own_recipe(a, ask, DETFEED__SLOT_CUT_BASE, &pr);
+    int rc = train_geometry(a, s, r->cut_partner, &pr, ask->out_w, ask->out_h,
+                            &s->mix_out, &s->mix_inst, NULL, NULL, clock);
+    bool applied;
+    return rc != DETFEED_OK ? rc
+                            : detfeed__cutmix(&s->out, &s->inst, &s->mix_out,
+                                              &s->mix_inst, r, &a->stack, &applied);
 }
 
 /* Validation: LetterBox only, boxes into Format's form (no RandomFlip). */
@@ -194,7 +197,7 @@ static int validation(const detfeed__augmenter *a, detfeed__scratch *s,
     return rc;
 }
 
-/* Training: the geometry (and MixUp), RandomHSV unless the device colours,
+/* Training: the geometry (and MixUp, CutMix), RandomHSV unless the device colours,
  * the boxes into centre form, RandomFlip. */
 static int training(const detfeed__augmenter *a, detfeed__scratch *s,
                     const detfeed__sample_ask *ask, bool defer_colour,
@@ -205,6 +208,8 @@ static int training(const detfeed__augmenter *a, detfeed__scratch *s,
                             &s->inst, &out->ori_w, &out->ori_h, clock);
     if (rc == DETFEED_OK && r->mixup)
         rc = mixup(a, s, ask, r, clock);
+    if (rc == DETFEED_OK && r->cutmix)
+        rc = cutmix(a, s, ask, r, clock);
     detfeed__clock_enter(clock, DETFEED_STAGE_COLOUR);
     if (rc == DETFEED_OK && r->hsv && !defer_colour) {
         uint8_t lut[3][256];
@@ -368,7 +373,7 @@ static int describe_training(const detfeed__augmenter *a, detfeed__scratch *s,
                                &d->image[1], &s->mix_inst, NULL, NULL, &d->status,
                                clock);
         if (rc == DETFEED_OK && d->status == DETFEED__RENDER_DESCRIBED)
-            rc = concat(&s->inst, &s->mix_inst);
+            rc = detfeed__inst_append(&s->inst, &s->mix_inst);
         d->mixup = 1;
         d->mix_ratio = r->mix_ratio;
     }
@@ -422,7 +427,9 @@ static int describe(const detfeed__augmenter *a, detfeed__scratch *s,
     memset(d, 0, sizeof *d);
     d->out_w = ask->out_w, d->out_h = ask->out_h;
     int rc = DETFEED_OK;
-    if (!sample_held(a, ask, &out->recipe))
+    if (a->train && out->recipe.cutmix)
+        d->status = DETFEED__RENDER_CUTMIX;
+    else if (!sample_held(a, ask, &out->recipe))
         d->status = DETFEED__RENDER_UNCACHED;
     else
         rc = a->train ? describe_training(a, s, ask, out, d, clock)

@@ -175,7 +175,7 @@ static int append_labels(detfeed__inst *in, const detfeed__src_labels *lab, int 
 
 /* Instances.clip(w, h): boxes and polygon points clamped; keypoints
  * outside get visibility 0, and from 8.4 on are clamped too. */
-static void clip(detfeed__inst *in, float w, float h, const detfeed__stack *st)
+void detfeed__inst_clip(detfeed__inst *in, float w, float h, const detfeed__stack *st)
 {
     bool clip_kpts = st->ultralytics >= 804;
     for (int i = 0; i < in->n; i++) {
@@ -201,8 +201,7 @@ static void clip(detfeed__inst *in, float w, float h, const detfeed__stack *st)
     }
 }
 
-/* Keeps instance i where keep[i], in order. */
-static void compact(detfeed__inst *in, const bool *keep)
+void detfeed__inst_keep(detfeed__inst *in, const bool *keep)
 {
     int k = 0;
     for (int i = 0; i < in->n; i++) {
@@ -224,6 +223,27 @@ static void compact(detfeed__inst *in, const bool *keep)
     in->n = k;
 }
 
+int detfeed__inst_append(detfeed__inst *dst, const detfeed__inst *src)
+{
+    int n = dst->n, rc = detfeed__inst_reserve(dst, n + src->n, src->nkpt);
+    if (rc == DETFEED_OK && src->n && src->npt) /* Instances.concatenate */
+        rc = n && dst->npt != src->npt
+                 ? DETFEED_ENOTSUPPORTED
+                 : detfeed__inst_reserve_seg(dst, n + src->n, src->npt);
+    if (rc != DETFEED_OK || src->n == 0) /* an empty source may hold no arrays */
+        return rc;
+    if (src->npt)
+        memcpy(dst->seg + (size_t)n * src->npt * 2, src->seg,
+               (size_t)src->n * src->npt * 2 * sizeof *dst->seg);
+    memcpy(dst->cls + n, src->cls, (size_t)src->n * sizeof *dst->cls);
+    memcpy(dst->box + 4 * (size_t)n, src->box, (size_t)src->n * 4 * sizeof *dst->box);
+    if (src->nkpt)
+        memcpy(dst->kpt + (size_t)n * src->nkpt * 3, src->kpt,
+               (size_t)src->n * src->nkpt * 3 * sizeof *dst->kpt);
+    dst->n = n + src->n;
+    return DETFEED_OK;
+}
+
 /* remove_zero_area_boxes: keeps (x2 - x1) * (y2 - y1) > 0. */
 static int remove_zero_area(detfeed__inst *in)
 {
@@ -234,7 +254,7 @@ static int remove_zero_area(detfeed__inst *in)
         const float *b = in->box + 4 * (size_t)i;
         keep[i] = (b[2] - b[0]) * (b[3] - b[1]) > 0;
     }
-    compact(in, keep);
+    detfeed__inst_keep(in, keep);
     free(keep);
     return DETFEED_OK;
 }
@@ -410,7 +430,7 @@ int detfeed__mosaic4(const detfeed__tile tiles[4], int s, int xc, int yc,
         if (rc != DETFEED_OK)
             return rc;
     }
-    clip(inst, (float)S, (float)S, st);
+    detfeed__inst_clip(inst, (float)S, (float)S, st);
     return remove_zero_area(inst);
 }
 
@@ -742,11 +762,11 @@ int detfeed__random_perspective(const detfeed__img *in, detfeed__inst *inst,
     bool polygons = inst->n > 0 && inst->npt > 0;
     if (polygons)
         transform_segments(inst, M, out_w, out_h, st);
-    clip(inst, (float)out_w, (float)out_h, st);
+    detfeed__inst_clip(inst, (float)out_w, (float)out_h, st);
     for (int i = 0; i < inst->n; i++)
         keep[i] = candidate(orig + 4 * (size_t)i, inst->box + 4 * (size_t)i,
                             (float)r->scale, polygons ? 0.01f : 0.1f);
-    compact(inst, keep);
+    detfeed__inst_keep(inst, keep);
     free(orig);
     free(keep);
     return DETFEED_OK;

@@ -165,6 +165,19 @@ void detfeed__flip_pixels(detfeed__img *im, bool ud, bool lr);
  * double, truncated, for n bytes. */
 void detfeed__mixup_blend(uint8_t *img, const uint8_t *partner, size_t n, double r);
 
+/* Instances.clip(w, h): boxes and polygon points clamped to [0, w] x
+ * [0, h]; keypoints outside get visibility 0, and from 8.4 on are clamped
+ * too. */
+void detfeed__inst_clip(detfeed__inst *inst, float w, float h, const detfeed__stack *st);
+
+/* Keeps instance i where keep[i] (n entries), in order. */
+void detfeed__inst_keep(detfeed__inst *inst, const bool *keep);
+
+/* Instances.concatenate: src's instances after dst's (the same keypoint
+ * count; polygons of the same point count, DETFEED_ENOTSUPPORTED where
+ * both hold some of different counts). */
+int detfeed__inst_append(detfeed__inst *dst, const detfeed__inst *src);
+
 /* Reorders the instances: instance k becomes old instance order[k]. */
 int detfeed__inst_permute(detfeed__inst *inst, const int *order);
 

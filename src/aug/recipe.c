@@ -5,6 +5,7 @@
  */
 #include "recipe.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 detfeed__hyp detfeed__hyp_defaults(void)
@@ -78,6 +79,37 @@ static uint64_t partner(const drawer *d, uint32_t slot, uint64_t n,
     return place->order[place->pos - k * place->stride];
 }
 
+/* np.random.randint(k): [0, k). */
+static int below(const drawer *d, uint32_t slot, int k)
+{
+    int j = (int)(draw(d, slot) * k);
+    return j < k ? j : k - 1;
+}
+
+static int clamp_int(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* CutMix's partner, its areas on the s x s sample (_rand_bbox: lam ~
+ * Beta(1, 1), which is uniform; the cut's side int(s * sqrt(1 - lam));
+ * its centre randint(s), x first) and the choice's uniform. */
+static void cut_draws(const drawer *d, detfeed__recipe *r, uint64_t n,
+                      const detfeed__place *place, int s)
+{
+    r->cut_partner = r->cutmix ? partner(d, DETFEED__SLOT_CUT_PARTNER, n, place) : 0;
+    for (int k = 0; k < DETFEED__CUT_AREAS; k++) {
+        uint32_t at = DETFEED__SLOT_CUT_AREA + 3 * (uint32_t)k;
+        int cut = (int)(s * sqrt(1.0 - draw(d, at)));
+        int cx = below(d, at + 1, s), cy = below(d, at + 2, s);
+        r->cut_area[k][0] = clamp_int(cx - cut / 2, 0, s);
+        r->cut_area[k][1] = clamp_int(cy - cut / 2, 0, s);
+        r->cut_area[k][2] = clamp_int(cx + cut / 2, 0, s);
+        r->cut_area[k][3] = clamp_int(cy + cut / 2, 0, s);
+    }
+    r->cut_choice = draw(d, DETFEED__SLOT_CUT_CHOICE);
+}
+
 void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch,
                           uint64_t index, uint64_t n, bool mosaic_on,
                           uint32_t slot_base, const detfeed__place *place,
@@ -113,7 +145,9 @@ void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch
         r->mix_partner = partner(&d, DETFEED__SLOT_MIX_PARTNER, n, place);
         r->mix_ratio = beta32(&d);
     }
-    r->cutmix = !(uniform(&d, DETFEED__SLOT_CUTMIX, 0, 1) > hyp->cutmix);
+    double p_cutmix = mosaic_on ? hyp->cutmix : 0.0;
+    r->cutmix = !(uniform(&d, DETFEED__SLOT_CUTMIX, 0, 1) > p_cutmix);
+    cut_draws(&d, r, n, place, s);
     /* RandomHSV draws nothing and colours nothing when all gains are 0. */
     double g[3] = {hyp->hsv_h, hyp->hsv_s, hyp->hsv_v};
     r->hsv = g[0] != 0 || g[1] != 0 || g[2] != 0;

@@ -40,9 +40,16 @@ enum {
     DETFEED__SLOT_FLIPLR = 20,
     DETFEED__SLOT_BGR = 21,
     DETFEED__SLOT_MIX_PARTNER = 22,
+    DETFEED__SLOT_CUT_PARTNER = 23,
     DETFEED__SLOT_PARTNER_BASE = 32, /* the mixup partner's slots: + 32 */
-    DETFEED__SLOT_MIX_RATIO = 64     /* 64..126: Beta(32, 32) */
+    DETFEED__SLOT_MIX_RATIO = 64,    /* 64..126: Beta(32, 32) */
+    DETFEED__SLOT_CUT_BASE = 128,    /* the cutmix partner's slots: + 128 */
+    DETFEED__SLOT_CUT_AREA = 144,    /* 144..152: area k's lam, cx, cy at + 3k */
+    DETFEED__SLOT_CUT_CHOICE = 153   /* which free area (np.random.choice) */
 };
+
+/* CutMix's candidate areas (num_areas in Ultralytics). */
+#define DETFEED__CUT_AREAS 3
 
 typedef struct detfeed__recipe {
     bool mosaic;           /* 4-tile mosaic applies */
@@ -55,6 +62,12 @@ typedef struct detfeed__recipe {
     bool mixup, cutmix;
     uint64_t mix_partner; /* MixUp: the partner image (when mixup) */
     double mix_ratio;     /* MixUp: the main image's weight r ~ Beta(32, 32) */
+    uint64_t cut_partner; /* CutMix: the partner image (when cutmix) */
+    /* CutMix's candidate areas x1, y1, x2, y2 on the imgsz x imgsz sample
+     * (_rand_bbox, lam ~ Beta(1, 1)), and the uniform that picks one of
+     * those that overlap no box. */
+    int cut_area[DETFEED__CUT_AREAS][4];
+    double cut_choice;
     bool hsv;             /* colour applies (some HSV gain is non-zero) */
     double gains[3];      /* dh, ds, dv: u * hsv_h, u * hsv_s, u * hsv_v */
     bool flipud, fliplr;
@@ -78,11 +91,11 @@ typedef struct detfeed__place {
 
 /*
  * The recipe of sample `index` of epoch `epoch` among `n` samples, with the
- * mosaic and mixup probabilities forced to 0 when `mosaic_on` is false
- * (close_mosaic turns both off). Partners are drawn from `place`'s window,
+ * mosaic, mixup and cutmix probabilities forced to 0 when `mosaic_on` is
+ * false (close_mosaic turns them off). Partners are drawn from `place`'s window,
  * or uniformly from the dataset when place is NULL (the default).
- * `slot_base` is 0 for a sample and DETFEED__SLOT_PARTNER_BASE for a mixup
- * partner's own draws.
+ * `slot_base` is 0 for a sample, DETFEED__SLOT_PARTNER_BASE for a mixup
+ * partner's own draws and DETFEED__SLOT_CUT_BASE for a cutmix partner's.
  */
 void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch,
                           uint64_t index, uint64_t n, bool mosaic_on,

@@ -23,6 +23,8 @@ const char *detfeed__render_status_name(int status)
         return "an image it reads is not held in the cache";
     case DETFEED__RENDER_RESIZES:
         return "a letterbox resizes the image";
+    case DETFEED__RENDER_CUTMIX:
+        return "CutMix applies";
     default:
         return "unknown status";
     }

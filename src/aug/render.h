@@ -34,7 +34,9 @@ typedef enum detfeed__render_status {
     /* A LetterBox resizes the image (validation with a rect shape smaller
      * than the load size; in training the load size always fits imgsz, but
      * it is checked): the description has no resize. */
-    DETFEED__RENDER_RESIZES = 2
+    DETFEED__RENDER_RESIZES = 2,
+    /* CutMix applies: the description has no third image. */
+    DETFEED__RENDER_CUTMIX = 3
 } detfeed__render_status;
 
 /* How an image's canvas becomes the out_w x out_h output. */

@@ -5,6 +5,7 @@
 #include "loader_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* One image's draws before its transforms, in the public form. */
 static void geometry_of(const detfeed__recipe *r, detfeed_recipe_geometry *g)
@@ -24,11 +25,11 @@ static void geometry_of(const detfeed__recipe *r, detfeed_recipe_geometry *g)
     g->translate[1] = r->translate[1];
 }
 
-/* The sample's recipe `r` and its mixup partner's own draws `pr`, in the
- * public form. */
+/* The sample's recipe `r` and its mixup and cutmix partners' own draws
+ * `pr` and `cr`, in the public form. */
 static void recipe_of(const detfeed_loader *l, uint32_t epoch, uint64_t index,
                       const detfeed__recipe *r, const detfeed__recipe *pr,
-                      detfeed_recipe *out)
+                      const detfeed__recipe *cr, detfeed_recipe *out)
 {
     *out = (detfeed_recipe){0};
     out->epoch = epoch;
@@ -45,6 +46,11 @@ static void recipe_of(const detfeed_loader *l, uint32_t epoch, uint64_t index,
     out->flipud = r->flipud;
     out->fliplr = r->fliplr;
     out->bgr = !r->to_rgb;
+    out->cutmix = r->cutmix;
+    out->cut_partner = r->cut_partner;
+    geometry_of(cr, &out->cut_geometry);
+    memcpy(out->cut_areas, r->cut_area, sizeof out->cut_areas);
+    out->cut_choice = r->cut_choice;
 }
 
 int detfeed_loader_recipe(const detfeed_loader *l, uint32_t epoch, uint64_t index,
@@ -59,7 +65,7 @@ int detfeed_loader_recipe(const detfeed_loader *l, uint32_t epoch, uint64_t inde
     uint64_t n = detfeed_dataset_size(l->ds), *order = NULL;
     if (index >= n)
         return DETFEED_EINVAL;
-    detfeed__recipe r, pr;
+    detfeed__recipe r, pr, cr;
     detfeed__place place;
     const detfeed__place *pl = NULL;
     int rc = detfeed__plan_place_of(&l->plan, epoch, index, &place, &order, &pl);
@@ -69,7 +75,9 @@ int detfeed_loader_recipe(const detfeed_loader *l, uint32_t epoch, uint64_t inde
     detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n, mosaic_on, 0, pl, &r);
     detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n, mosaic_on,
                          DETFEED__SLOT_PARTNER_BASE, pl, &pr);
+    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n, mosaic_on,
+                         DETFEED__SLOT_CUT_BASE, pl, &cr);
     free(order);
-    recipe_of(l, epoch, index, &r, &pr, out);
+    recipe_of(l, epoch, index, &r, &pr, &cr, out);
     return DETFEED_OK;
 }

@@ -28,7 +28,14 @@ are mapped to parameters as src/aug/recipe.c maps them:
     partner    random.randint(0, n-1)      22  min(floor(u * n), n - 1)
     partner's own Mosaic/affine draws   32-45  the rows above, slot + 32
     ratio      np.random.beta(32.0, 32.0) 64-126  32nd smallest of 63 u
-  CutMix gate  random.uniform(0, 1)        15  u  (cutmix = 0 in every config)
+  CutMix gate  random.uniform(0, 1)        15  u  (cutmix when not u > p)
+    partner    random.randint(0, n-1)      23  min(floor(u * n), n - 1)
+    partner's own Mosaic/affine draws  128-141 the rows above, slot + 128
+    areas x3   np.random.beta(1.0, 1.0) 144+3k u  (Beta(1, 1) is uniform)
+               np.random.randint(s)    145+3k min(floor(u * s), s - 1)  x centre
+               np.random.randint(s)    146+3k same, y centre
+    area       np.random.choice(free)     153  free[min(floor(u * m), m - 1)]
+                                              (only when some area is free)
   (Albumentations without the package installed draws nothing)
   RandomHSV    np.random.uniform(-1, 1, 3) 16-18  -1 + 2u each (h, s, v), only
                                                   when a gain is non-zero
@@ -62,6 +69,7 @@ SLOT_MOSAIC, SLOT_PARTNER, SLOT_YC, SLOT_XC = 0, 1, 4, 5
 SLOT_PERSPECTIVE, SLOT_ANGLE, SLOT_SCALE, SLOT_SHEAR, SLOT_TRANSLATE = 6, 8, 9, 10, 12
 SLOT_MIXUP, SLOT_CUTMIX, SLOT_HSV, SLOT_FLIPUD, SLOT_FLIPLR, SLOT_BGR = 14, 15, 16, 19, 20, 21
 SLOT_MIX_PARTNER, SLOT_PARTNER_BASE, SLOT_MIX_RATIO = 22, 32, 64
+SLOT_CUT_PARTNER, SLOT_CUT_BASE, SLOT_CUT_AREA, SLOT_CUT_CHOICE = 23, 128, 144, 153
 
 
 class DrawMismatch(AssertionError):
@@ -74,16 +82,23 @@ class UnsupportedPlan(ValueError):
 
 class Call:
     """One expected call: its qualified name, arguments, the value to return,
-    and where the value comes from (for messages)."""
+    and where the value comes from (for messages). args None: any arguments,
+    and value is then a function of them (a draw from data, like
+    np.random.choice(idx)). optional: Ultralytics makes the call or not,
+    depending on the data (the next call decides)."""
 
-    def __init__(self, name, args, value, source):
-        self.name, self.args, self.value, self.source = name, tuple(args), value, source
+    def __init__(self, name, args, value, source, optional=False):
+        self.name, self.value, self.source = name, value, source
+        self.args = None if args is None else tuple(args)
+        self.optional = optional
 
     def __repr__(self):
         return "%s%r [%s]" % (self.name, self.args, self.source)
 
 
 def _same_args(expected, got):
+    if expected is None:
+        return True
     if len(expected) != len(got):
         return False
     for e, g in zip(expected, got):
@@ -115,11 +130,14 @@ class DrawQueue:
                 self.label, self.pos + 1, name, tuple(args), len(self.calls),
                 ", ".join(c.name for c in self.calls)))
         exp = self.calls[self.pos]
+        while exp.optional and exp.name != name and self.pos + 1 < len(self.calls):
+            self.pos += 1  # not made: the data decided so
+            exp = self.calls[self.pos]
         if exp.name != name or not _same_args(exp.args, args):
             self._fail("%s: draw #%d is %s%r, the plan expects %r" % (
                 self.label, self.pos + 1, name, tuple(args), exp))
         self.pos += 1
-        value = exp.value
+        value = exp.value(*args) if exp.args is None else exp.value
         return value.copy() if isinstance(value, _np.ndarray) else value
 
     def end(self):
@@ -129,6 +147,8 @@ class DrawQueue:
         self.label, self.calls, self.pos, self.error = None, None, 0, None
         if error:
             raise DrawMismatch(error)
+        while calls is not None and pos < len(calls) and calls[pos].optional:
+            pos += 1
         if calls is not None and pos != len(calls):
             raise DrawMismatch("%s: %d planned draw(s) not made, from #%d: %s" % (
                 label, len(calls) - pos, pos + 1, ", ".join(map(repr, calls[pos:]))))
@@ -291,7 +311,7 @@ class Summary:
     Recipe.as_dict, what `detfeed sample --json` writes), to compare them."""
 
     def __init__(self):
-        self.mosaic = self.mixup = self.flipud = self.fliplr = None
+        self.mosaic = self.mixup = self.cutmix = self.flipud = self.fliplr = None
         self.partner_mosaic = None
         self.rgb = True
         self.values = {}
@@ -301,6 +321,8 @@ class Summary:
         k = "mosaic" if self.mosaic else "no-mosaic"
         if self.mixup:
             k += "+mixup(partner %s)" % ("mosaic" if self.partner_mosaic else "no-mosaic")
+        if self.cutmix:
+            k += "+cutmix"
         return k
 
 
@@ -363,8 +385,26 @@ def sample_plan(u, hyp, n, train=True):
         calls.append(Call("np.random.beta", (32.0, 32.0), ratio,
                           "slots %d-%d MixUp ratio" % (SLOT_MIX_RATIO, SLOT_MIX_RATIO + 62)))
         v["mix_ratio"] = ratio
-    if not uniform(SLOT_CUTMIX, 0, 1, "CutMix gate") > hyp.cutmix:
-        raise UnsupportedPlan("CutMix applies (cutmix > 0): detfeed does not support it")
+    info.cutmix = v["cutmix"] = not uniform(SLOT_CUTMIX, 0, 1, "CutMix gate") > hyp.cutmix
+    if info.cutmix:
+        v["cut_partner"] = randint(SLOT_CUT_PARTNER, "CutMix partner")
+        v["cut_recipe"] = pre_transform(SLOT_CUT_BASE, "CutMix partner's ")
+
+        def below(slot, k):
+            return min(int(math.floor(u(slot) * k)), k - 1)
+
+        for k in range(3):  # CutMix.num_areas, each _rand_bbox(w, h) with w = h = s
+            at = SLOT_CUT_AREA + 3 * k
+            calls.append(Call("np.random.beta", (1.0, 1.0), u(at),
+                              "slot %d CutMix area %d lam" % (at, k)))
+            calls.append(Call("np.random.randint", (s,), below(at + 1, s),
+                              "slot %d CutMix area %d x" % (at + 1, k)))
+            calls.append(Call("np.random.randint", (s,), below(at + 2, s),
+                              "slot %d CutMix area %d y" % (at + 2, k)))
+        c = u(SLOT_CUT_CHOICE)
+        calls.append(Call("np.random.choice", None,
+                          lambda idx: idx[min(int(math.floor(c * len(idx))), len(idx) - 1)],
+                          "slot %d CutMix area choice" % SLOT_CUT_CHOICE, optional=True))
     v["hsv"] = bool(any(hyp.hsv))
     if any(hyp.hsv):
         g = _np.array([-1 + 2 * u(SLOT_HSV + k) for k in range(3)], dtype=_np.float64)

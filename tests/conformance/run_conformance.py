@@ -104,6 +104,10 @@ def all_configs():
             Config(ds, "geometry", GEOMETRY, samples=per, batch=b, rotates=True),
             Config(ds, "affine", AFFINE, samples=per, batch=b, rotates=True),
             Config(ds, "bgr", {"bgr": 0.5}, samples=per, batch=b),
+            # CutMix needs an area free of boxes: mosaics rarely have one
+            Config(ds, "cutmix", {"cutmix": 1.0, "mosaic": 0.0, "scale": 0.9}, batch=b),
+            Config(ds, "cutmix_mixup", dict(GEOMETRY, cutmix=1.0, mixup=0.5, mosaic=0.3,
+                                            scale=0.9), batch=b, rotates=True),
             Config(ds, "val", val=True, batch=b),
         ]
         if ds == "coco128":
@@ -493,6 +497,10 @@ def compare_recipe(plan_values, rgb, r, closed):
     cmp("flipud", plan_values["flipud"], r["flipud"])
     cmp("fliplr", plan_values["fliplr"], r["fliplr"])
     cmp("bgr", not rgb, r["bgr"])
+    cmp("cutmix", plan_values["cutmix"], r["cutmix"])
+    if plan_values["cutmix"] and r["cutmix"]:
+        cmp("cut_partner", plan_values["cut_partner"], r["cut_partner"])
+        pre("cut_recipe.", plan_values["cut_recipe"], r["cut_recipe"])
     return out or None
 
 
@@ -603,9 +611,42 @@ def run_config(conf, side, L, stack, args, checks, report):
     ld = detfeed_loader(L, side, cfg, {"seed": args.seed, "val": conf.val,
                                        "batch": conf.batch}, stack)
     try:
-        _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0)
+        with MixCounter() as made:
+            _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0)
     finally:
         ld.close()
+    # A mix transform's configuration must exercise it, not only its gate.
+    for name in ("cutmix",):
+        if conf.hyp.get(name) and not conf.closed and not conf.val:
+            checks.check(made.count[name] > 0, "%s: %s changed %d of the %d samples its gate "
+                         "let through" % (conf.name, name, made.count[name], made.gated[name]))
+
+
+class MixCounter:
+    """Counts, while active, the Ultralytics samples CutMix actually changed
+    (its gate passed, and an area and instances were found) and those its
+    gate let through."""
+
+    def __init__(self):
+        self.count, self.gated = {"cutmix": 0}, {"cutmix": 0}
+
+    def __enter__(self):
+        import ultralytics.data.augment as A
+        self._saved = A.CutMix.apply_image
+        counter = self
+
+        def apply_image(this, labels, params=None):
+            counter.gated["cutmix"] += 1
+            counter.count["cutmix"] += not params.get("skip")
+            return counter._saved(this, labels, params)
+
+        A.CutMix.apply_image = apply_image
+        return self
+
+    def __exit__(self, *exc):
+        import ultralytics.data.augment as A
+        A.CutMix.apply_image = self._saved
+        return False
 
 
 def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
