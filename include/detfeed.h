@@ -307,8 +307,12 @@ DETFEED_API int detfeed_codec_set_opencv(detfeed_codec *codec,
  *   12-13 translate x, y 14 mixup gate         15 cutmix gate
  *   16-18 HSV gains h, s, v                    19 vertical flip
  *   20 horizontal flip   21 BGR gate           22 mixup partner
+ *   23 cutmix partner
  *   32-63 the mixup partner's own draws (its slot + 32)
  *   64-126 the mixup ratio: Beta(32, 32) as the 32nd smallest of 63 uniforms
+ *   128-141 the cutmix partner's own draws (its slot + 128)
+ *   144-152 cutmix's three areas: lam (Beta(1, 1)), centre x, centre y each
+ *   153 cutmix's choice among the areas free of the sample's boxes
  *
  * The order of an epoch is a permutation drawn in its own domain (slot
  * DETFEED_SLOT_PERMUTATION): Fisher-Yates from the last position down,
