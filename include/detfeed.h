@@ -307,12 +307,15 @@ DETFEED_API int detfeed_codec_set_opencv(detfeed_codec *codec,
  *   12-13 translate x, y 14 mixup gate         15 cutmix gate
  *   16-18 HSV gains h, s, v                    19 vertical flip
  *   20 horizontal flip   21 BGR gate           22 mixup partner
- *   23 cutmix partner
+ *   23 cutmix partner    24 copy_paste gate (mode mixup)
+ *   25 copy_paste partner (mode mixup)
  *   32-63 the mixup partner's own draws (its slot + 32)
  *   64-126 the mixup ratio: Beta(32, 32) as the 32nd smallest of 63 uniforms
- *   128-141 the cutmix partner's own draws (its slot + 128)
- *   144-152 cutmix's three areas: lam (Beta(1, 1)), centre x, centre y each
- *   153 cutmix's choice among the areas free of the sample's boxes
+ *   128-159 the cutmix partner's own draws (its slot + 128)
+ *   160-168 cutmix's three areas: lam (Beta(1, 1)), centre x, centre y each
+ *   169 cutmix's choice among the areas free of the sample's boxes
+ *   b + 256 ... the copy_paste partner's draws of the chain at base b (the
+ *   sample's b = 0, the mixup partner's 32, the cutmix partner's 128)
  *
  * The order of an epoch is a permutation drawn in its own domain (slot
  * DETFEED_SLOT_PERMUTATION): Fisher-Yates from the last position down,
@@ -1030,10 +1033,22 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_MIXUP = 111,       /* 0.0 */
     DETFEED_LOADER_CUTMIX = 112,      /* 0.0: CutMix's probability (Ultralytics
                                          8.4's; none in close_mosaic epochs) */
-    DETFEED_LOADER_BGR = 113          /* 0.0: the probability that a training
+    DETFEED_LOADER_BGR = 113,         /* 0.0: the probability that a training
                                          image keeps OpenCV's B, G, R plane
                                          order (Format's bgr; validation: 0) */
+    DETFEED_LOADER_COPY_PASTE = 114,  /* 0.0: CopyPaste (Ultralytics 8.4's, on
+                                         images with polygons): the fraction
+                                         of the eligible objects pasted, and
+                                         in mode mixup also its probability;
+                                         none in close_mosaic epochs */
+    /* int: CopyPaste's mode: DETFEED_PASTE_FLIP (text "flip", default): the
+     * image's own objects mirrored, before RandomPerspective;
+     * DETFEED_PASTE_MIXUP ("mixup"): a partner's objects, after it. */
+    DETFEED_LOADER_COPY_PASTE_MODE = 70
 } detfeed_loader_param;
+
+/* CopyPaste's modes (DETFEED_LOADER_COPY_PASTE_MODE). */
+enum { DETFEED_PASTE_FLIP = 0, DETFEED_PASTE_MIXUP = 1 };
 
 /*
  * Partners. By default (partner_window 0) a training sample's mosaic and
@@ -1715,28 +1730,35 @@ typedef struct detfeed_recipe {
     double mix_ratio;     /* MixUp: the sample's weight r ~ Beta(32, 32), the
                              partner's 1 - r (1 without MixUp) */
     detfeed_recipe_geometry mix_geometry; /* the partner's own draws */
-    int hsv;         /* 1: RandomHSV applies (hsv_h, hsv_s or hsv_v is not 0) */
-    double gains[3]; /* its gains dh, ds, dv: u * hsv_h, u * hsv_s, u * hsv_v
-                        with u drawn in [-1, 1) for each */
-    int flipud;      /* 1: RandomFlip flips it vertically */
-    int fliplr;      /* 1: ... and horizontally */
-    int bgr;         /* 1: Format keeps OpenCV's B, G, R plane order
-                        (probability bgr; never in validation) */
-    int cutmix;      /* 1: CutMix's gate (probability cutmix, none in the
-                        epochs without Mosaic); whether it changes the sample
-                        depends on its boxes (below) */
+    int hsv;              /* 1: RandomHSV applies (hsv_h, hsv_s or hsv_v is not 0) */
+    double gains[3];      /* its gains dh, ds, dv: u * hsv_h, u * hsv_s, u * hsv_v
+                             with u drawn in [-1, 1) for each */
+    int flipud;           /* 1: RandomFlip flips it vertically */
+    int fliplr;           /* 1: ... and horizontally */
+    int bgr;              /* 1: Format keeps OpenCV's B, G, R plane order
+                             (probability bgr; never in validation) */
+    int cutmix;           /* 1: CutMix's gate (probability cutmix, none in the
+                             epochs without Mosaic); whether it changes the sample
+                             depends on its boxes (below) */
     uint64_t cut_partner; /* CutMix's partner, a dataset index (0 without
                              CutMix) */
     detfeed_recipe_geometry cut_geometry; /* the partner's own draws */
-    int cut_areas[3][4];  /* CutMix's candidate areas x1, y1, x2, y2 on the
-                             imgsz x imgsz sample: the sample takes the
-                             partner's pixels in one that overlaps none of
-                             its boxes, picked by cut_choice, and the
-                             partner's instances it covers (by 1 % of their
-                             box with polygons, else 10 %), clipped to it;
-                             nothing when none is free or covers any */
-    double cut_choice;    /* in [0, 1): the k-th free area of m, k =
-                             floor(cut_choice * m) */
+    int cut_areas[3][4]; /* CutMix's candidate areas x1, y1, x2, y2 on the
+                            imgsz x imgsz sample: the sample takes the
+                            partner's pixels in one that overlaps none of
+                            its boxes, picked by cut_choice, and the
+                            partner's instances it covers (by 1 % of their
+                            box with polygons, else 10 %), clipped to it;
+                            nothing when none is free or covers any */
+    double cut_choice;   /* in [0, 1): the k-th free area of m, k =
+                            floor(cut_choice * m) */
+    int copy_paste;      /* 1: CopyPaste may apply to the sample (copy_paste
+                            > 0, not in a close_mosaic epoch, and in mode
+                            mixup its gate passed); it pastes where the
+                            sample has polygons and objects are eligible */
+    uint64_t cp_partner; /* mode mixup: CopyPaste's partner (0 otherwise) */
+    detfeed_recipe_geometry cp_geometry; /* mode mixup: the partner's own
+                                            draws */
 } detfeed_recipe;
 
 /*

@@ -43,6 +43,10 @@ void cli_recipe_json(FILE *out, const detfeed_recipe *r)
     for (int k = 0; k < 3; k++)
         fprintf(out, "%s[%d,%d,%d,%d]", k ? "," : "", r->cut_areas[k][0],
                 r->cut_areas[k][1], r->cut_areas[k][2], r->cut_areas[k][3]);
-    fprintf(out, "],\"cut_choice\":%.17g,\"augment\":%s}", r->cut_choice,
-            json_bool(r->augment));
+    fprintf(out,
+            "],\"cut_choice\":%.17g,\"copy_paste\":%s,\"cp_partner\":%llu,"
+            "\"cp_recipe\":{",
+            r->cut_choice, json_bool(r->copy_paste), (unsigned long long)r->cp_partner);
+    geometry_json(out, &r->cp_geometry);
+    fprintf(out, "},\"augment\":%s}", json_bool(r->augment));
 }

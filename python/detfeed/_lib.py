@@ -232,14 +232,16 @@ class Recipe(ctypes.Structure):
                 ("flipud", ctypes.c_int), ("fliplr", ctypes.c_int), ("bgr", ctypes.c_int),
                 ("cutmix", ctypes.c_int), ("cut_partner", ctypes.c_uint64),
                 ("cut_geometry", RecipeGeometry), ("cut_areas", (ctypes.c_int * 4) * 3),
-                ("cut_choice", ctypes.c_double)]
+                ("cut_choice", ctypes.c_double), ("copy_paste", ctypes.c_int),
+                ("cp_partner", ctypes.c_uint64), ("cp_geometry", RecipeGeometry)]
 
     def as_dict(self):
         """The recipe as `detfeed sample --json` writes it: epoch, index, the
         sample's own draws (mosaic ... translate), mixup, mix_partner,
         mix_ratio, mix_recipe (the partner's draws), hsv, gains, flipud,
         fliplr, bgr, cutmix, cut_partner, cut_recipe (the partner's draws),
-        cut_areas, cut_choice, augment; flags as bools, pairs and triples as
+        cut_areas, cut_choice, copy_paste, cp_partner, cp_recipe (the
+        partner's draws), augment; flags as bools, pairs and triples as
         lists."""
         out = {"epoch": self.epoch, "index": self.index}
         out.update(self.geometry.as_dict())
@@ -251,7 +253,9 @@ class Recipe(ctypes.Structure):
                     "cut_partner": self.cut_partner,
                     "cut_recipe": self.cut_geometry.as_dict(),
                     "cut_areas": [list(a) for a in self.cut_areas],
-                    "cut_choice": self.cut_choice, "augment": bool(self.augment)})
+                    "cut_choice": self.cut_choice, "copy_paste": bool(self.copy_paste),
+                    "cp_partner": self.cp_partner, "cp_recipe": self.cp_geometry.as_dict(),
+                    "augment": bool(self.augment)})
         return out
 
 

@@ -41,7 +41,8 @@ from .loader import Loader
 
 # The train arguments that are detfeed hyperparameters (same names).
 HYPERPARAMETERS = ("hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale", "shear",
-                   "perspective", "flipud", "fliplr", "mosaic", "mixup", "cutmix", "bgr")
+                   "perspective", "flipud", "fliplr", "mosaic", "mixup", "cutmix", "bgr",
+                   "copy_paste", "copy_paste_mode")
 
 
 # Loader settings the trainer takes from the train arguments and the device.
@@ -205,14 +206,6 @@ class _DetfeedMixin:
 def check_train_arguments(args):
     """Raises TrainArgumentError for a train argument detfeed does not honour."""
     refused = []
-
-    def nonzero(name):
-        v = getattr(args, name, 0)
-        if v:
-            refused.append("%s=%r (detfeed supports %s=0 only)" % (name, v, name))
-
-    for name in ("copy_paste",):
-        nonzero(name)
     if getattr(args, "rect", False):
         refused.append("rect=True (rectangular training batches are not supported)")
     if getattr(args, "time", None):

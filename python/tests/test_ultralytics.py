@@ -64,6 +64,16 @@ def test_cutmix_trains_and_changes_images_of_the_fit_without_it(fits):
     assert any(x != y for x, y in pairs)  # pasted areas
 
 
+@pytest.mark.parametrize("mode", ["flip", "mixup"])
+def test_copy_paste_trains_and_pastes_objects_into_the_fit_without_it(fits, mode):
+    ref = trained(fits["copy_paste_reference"])
+    got = trained(fits["copy_paste" if mode == "flip" else "copy_paste_mixup"])
+    assert [b["im_file"] for b in got] == [b["im_file"] for b in ref]
+    assert all(b["equals_ultralytics_floats"] for b in got)
+    assert any(b["plane_sums"] != r["plane_sums"] for b, r in zip(got, ref))
+    assert sum(b["instances"] for b in got) > sum(b["instances"] for b in ref)
+
+
 def test_yolo26_segment_trains_with_sem_masks(fits):
     # Its semantic loss reads sem_masks, which the trainer adds as
     # Ultralytics' Format makes them.
@@ -175,7 +185,7 @@ def test_multi_scale_resizes_the_batches_as_ultralytics(fits):
 
 
 @pytest.mark.parametrize("name,words", [
-    ("copy_paste", "copy_paste=0.5"), ("rect", "rect=True"),
+    ("rect", "rect=True"),
     ("mask_ratio", "mask_ratio=2"),
     ("overlap_mask", "overlap_mask=False"), ("obb", "task='obb'")])
 def test_unsupported_arguments_are_refused_before_training(fits, name, words):

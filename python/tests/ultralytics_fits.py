@@ -217,6 +217,11 @@ FITS = {
     # CutMix needs an area free of boxes: without Mosaic, at scales from 0.1
     "cutmix": dict(task="detect", epochs=3, close_mosaic=0, cutmix=1.0, mosaic=0.0, scale=0.9),
     "cutmix_reference": dict(task="detect", epochs=3, close_mosaic=0, mosaic=0.0, scale=0.9),
+    # CopyPaste pastes polygons: segment data
+    "copy_paste": dict(task="segment", epochs=2, close_mosaic=0, copy_paste=1.0),
+    "copy_paste_mixup": dict(task="segment", epochs=2, close_mosaic=0, copy_paste=1.0,
+                             copy_paste_mode="mixup"),
+    "copy_paste_reference": dict(task="segment", epochs=2, close_mosaic=0),
     "segment": dict(task="segment"),
     "segment_yolo26": dict(task="segment", model="yolo26n-seg.yaml"),  # reads sem_masks
     "pose": dict(task="pose"),
@@ -234,7 +239,6 @@ FITS = {
     # an image of 300 polygons: int32 masks, as Ultralytics' own loader gives them
     "segment_dense": dict(task="segment", data_override="dense-seg", imgsz=320, mosaic=0.0),
     # refused before training, each with a message naming it
-    "copy_paste": dict(task="segment", copy_paste=0.5),
     "rect": dict(task="detect", rect=True),
     "mask_ratio": dict(task="segment", mask_ratio=2),
     "overlap_mask": dict(task="segment", overlap_mask=False),

@@ -6,8 +6,8 @@
  */
 #include "augment.h"
 
-#include "cutmix.h"
 #include "masks.h"
+#include "mix.h"
 
 #include "data/dataset_access.h"
 
@@ -58,6 +58,8 @@ void detfeed__scratch_free(detfeed__scratch *s)
     detfeed__inst_free(&s->inst);
     detfeed__img_free(&s->mix_out);
     detfeed__inst_free(&s->mix_inst);
+    detfeed__img_free(&s->cp_out);
+    detfeed__inst_free(&s->cp_inst);
     detfeed_codec_destroy(s->codec);
     memset(s, 0, sizeof *s);
 }
@@ -85,52 +87,6 @@ static int tile(const detfeed__augmenter *a, detfeed__scratch *s, int slot,
     return rc;
 }
 
-/* Mosaic (or LetterBox) then RandomPerspective for image `index` with the
- * recipe r, into out and inst. */
-static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
-                          uint64_t index, const detfeed__recipe *r, int out_w,
-                          int out_h, detfeed__img *out, detfeed__inst *inst, int *ori_w,
-                          int *ori_h, detfeed__clock *clock)
-{
-    int rc;
-    detfeed__img loaded;
-    const detfeed__img *in = &s->canvas; /* what RandomPerspective warps */
-    if (r->mosaic) {
-        detfeed__tile t[4];
-        rc = tile(a, s, 0, index, &t[0], ori_w, ori_h, clock);
-        for (int k = 1; k < 4 && rc == DETFEED_OK; k++)
-            rc = tile(a, s, k, r->partners[k - 1], &t[k], NULL, NULL, clock);
-        if (rc == DETFEED_OK) { /* the canvas only where the warp reads */
-            int S = 2 * a->hyp.imgsz;
-            float M[9];
-            detfeed__affine_matrix(r, S, S, out_w, out_h, &a->stack, M);
-            detfeed__rect need =
-                detfeed__warp_reads(M, detfeed__is_perspective(r), S, S, out_w, out_h);
-            rc = detfeed__mosaic4(t, a->hyp.imgsz, r->xc, r->yc, &need, &a->stack,
-                                  &s->canvas, inst);
-        }
-    } else if (a->stack.ultralytics >= 804) {
-        /* 8.4 warps the loaded image itself (released after the warp). */
-        detfeed__tile t;
-        rc = tile(a, s, 0, index, &t, ori_w, ori_h, clock);
-        if (rc == DETFEED_OK) {
-            rc = detfeed__inst_from_labels(inst, &t.lab, t.w, t.h);
-            loaded = (detfeed__img){.px = (uint8_t *)t.px, .w = t.w, .h = t.h};
-            in = &loaded;
-        }
-    } else {
-        detfeed__tile t;
-        rc = tile(a, s, 0, index, &t, ori_w, ori_h, clock);
-        if (rc == DETFEED_OK)
-            rc = detfeed__letterbox(t.px, t.w, t.h, &t.lab, out_w, out_h, true,
-                                    &s->canvas, inst, NULL, NULL);
-    }
-    if (rc == DETFEED_OK)
-        rc = detfeed__random_perspective(in, inst, r, &a->stack, out_w, out_h, out);
-    release_owned(s);
-    return rc;
-}
-
 /* A partner's own recipe (its pre-chain's draws): MixUp's at slots + 32
  * (DETFEED__SLOT_PARTNER_BASE), CutMix's at + 128. */
 static void own_recipe(const detfeed__augmenter *a, const detfeed__sample_ask *ask,
@@ -148,6 +104,117 @@ static void partner_recipe(const detfeed__augmenter *a, const detfeed__sample_as
     own_recipe(a, ask, DETFEED__SLOT_PARTNER_BASE, pr);
 }
 
+/* Whether CopyPaste in `mode` may run on the chain of recipe r. */
+static bool pastes(const detfeed__augmenter *a, const detfeed__recipe *r, int mode)
+{
+    return r->copy_paste && a->hyp.copy_paste_mode == mode;
+}
+
+/* Mosaic's canvas (where the warp reads it; all of it for CopyPaste in
+ * mode flip, which mirrors it) and labels. */
+static int mosaic_canvas(const detfeed__augmenter *a, detfeed__scratch *s,
+                         uint64_t index, const detfeed__recipe *r, bool whole,
+                         int out_w, int out_h, detfeed__inst *inst, int *ori_w,
+                         int *ori_h, detfeed__clock *clock)
+{
+    detfeed__tile t[4];
+    int rc = tile(a, s, 0, index, &t[0], ori_w, ori_h, clock);
+    for (int k = 1; k < 4 && rc == DETFEED_OK; k++)
+        rc = tile(a, s, k, r->partners[k - 1], &t[k], NULL, NULL, clock);
+    if (rc != DETFEED_OK)
+        return rc;
+    int S = 2 * a->hyp.imgsz;
+    float M[9];
+    detfeed__affine_matrix(r, S, S, out_w, out_h, &a->stack, M);
+    detfeed__rect need =
+        detfeed__warp_reads(M, detfeed__is_perspective(r), S, S, out_w, out_h);
+    return detfeed__mosaic4(t, a->hyp.imgsz, r->xc, r->yc, whole ? NULL : &need,
+                            &a->stack, &s->canvas, inst);
+}
+
+/* 8.4 without Mosaic: the loaded image itself (*in points at it; a copy in
+ * the canvas when CopyPaste in mode flip may change it) and its labels. */
+static int loaded_image(const detfeed__augmenter *a, detfeed__scratch *s,
+                        uint64_t index, bool copy, detfeed__img *loaded,
+                        const detfeed__img **in, detfeed__inst *inst, int *ori_w,
+                        int *ori_h, detfeed__clock *clock)
+{
+    detfeed__tile t;
+    int rc = tile(a, s, 0, index, &t, ori_w, ori_h, clock);
+    if (rc == DETFEED_OK)
+        rc = detfeed__inst_from_labels(inst, &t.lab, t.w, t.h);
+    if (rc != DETFEED_OK)
+        return rc;
+    *loaded = (detfeed__img){.px = (uint8_t *)t.px, .w = t.w, .h = t.h};
+    *in = loaded;
+    if (!copy)
+        return DETFEED_OK;
+    rc = detfeed__img_reserve(&s->canvas, t.w, t.h);
+    if (rc == DETFEED_OK)
+        memcpy(s->canvas.px, t.px, (size_t)t.w * t.h * 3);
+    *in = &s->canvas;
+    return rc;
+}
+
+static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
+                          const detfeed__sample_ask *ask, uint64_t index,
+                          const detfeed__recipe *r, bool paste, detfeed__img *out,
+                          detfeed__inst *inst, int *ori_w, int *ori_h,
+                          detfeed__clock *clock);
+
+/* CopyPaste in mode mixup: its partner through its own Mosaic and
+ * RandomPerspective (no CopyPaste there), then its objects into out. */
+static int paste_partner(const detfeed__augmenter *a, detfeed__scratch *s,
+                         const detfeed__sample_ask *ask, const detfeed__recipe *r,
+                         detfeed__img *out, detfeed__inst *inst, detfeed__clock *clock)
+{
+    if (inst->n == 0 || inst->npt == 0) /* Ultralytics checks before its gate */
+        return DETFEED_OK;
+    detfeed__recipe pr;
+    own_recipe(a, ask, r->slot_base + DETFEED__SLOT_CP_BASE, &pr);
+    int rc = train_geometry(a, s, ask, r->cp_partner, &pr, false, &s->cp_out,
+                            &s->cp_inst, NULL, NULL, clock);
+    return rc != DETFEED_OK ? rc
+                            : detfeed__copy_paste_mix(out, inst, &s->cp_out,
+                                                      &s->cp_inst, a->hyp.copy_paste);
+}
+
+/* Mosaic (or LetterBox), CopyPaste in mode flip, RandomPerspective and
+ * CopyPaste in mode mixup for image `index` with the recipe r (`paste`
+ * false: without CopyPaste, as its own partner's chain), into out and
+ * inst. */
+static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
+                          const detfeed__sample_ask *ask, uint64_t index,
+                          const detfeed__recipe *r, bool paste, detfeed__img *out,
+                          detfeed__inst *inst, int *ori_w, int *ori_h,
+                          detfeed__clock *clock)
+{
+    int rc, out_w = ask->out_w, out_h = ask->out_h;
+    detfeed__img loaded;
+    const detfeed__img *in = &s->canvas; /* what RandomPerspective warps */
+    bool flip = paste && pastes(a, r, DETFEED_PASTE_FLIP);
+    if (r->mosaic)
+        rc = mosaic_canvas(a, s, index, r, flip, out_w, out_h, inst, ori_w, ori_h,
+                           clock);
+    else if (a->stack.ultralytics >= 804)
+        rc = loaded_image(a, s, index, flip, &loaded, &in, inst, ori_w, ori_h, clock);
+    else {
+        detfeed__tile t;
+        rc = tile(a, s, 0, index, &t, ori_w, ori_h, clock);
+        if (rc == DETFEED_OK)
+            rc = detfeed__letterbox(t.px, t.w, t.h, &t.lab, out_w, out_h, true,
+                                    &s->canvas, inst, NULL, NULL);
+    }
+    if (rc == DETFEED_OK && flip)
+        rc = detfeed__copy_paste_flip(&s->canvas, inst, a->hyp.copy_paste, &s->cp_inst);
+    if (rc == DETFEED_OK)
+        rc = detfeed__random_perspective(in, inst, r, &a->stack, out_w, out_h, out);
+    release_owned(s);
+    if (rc == DETFEED_OK && paste && pastes(a, r, DETFEED_PASTE_MIXUP))
+        rc = paste_partner(a, s, ask, r, out, inst, clock);
+    return rc;
+}
+
 /* MixUp: the partner through its own pre-chain, then img * r + partner *
  * (1 - r) in double, truncated, and the labels joined. */
 static int mixup(const detfeed__augmenter *a, detfeed__scratch *s,
@@ -156,8 +223,8 @@ static int mixup(const detfeed__augmenter *a, detfeed__scratch *s,
 {
     detfeed__recipe pr;
     partner_recipe(a, ask, &pr);
-    int rc = train_geometry(a, s, r->mix_partner, &pr, ask->out_w, ask->out_h,
-                            &s->mix_out, &s->mix_inst, NULL, NULL, clock);
+    int rc = train_geometry(a, s, ask, r->mix_partner, &pr, true, &s->mix_out,
+                            &s->mix_inst, NULL, NULL, clock);
     if (rc != DETFEED_OK)
         return rc;
     detfeed__mixup_blend(s->out.px, s->mix_out.px, (size_t)ask->out_w * ask->out_h * 3,
@@ -173,8 +240,8 @@ static int cutmix(const detfeed__augmenter *a, detfeed__scratch *s,
 {
     detfeed__recipe pr;
     own_recipe(a, ask, DETFEED__SLOT_CUT_BASE, &pr);
-    int rc = train_geometry(a, s, r->cut_partner, &pr, ask->out_w, ask->out_h,
-                            &s->mix_out, &s->mix_inst, NULL, NULL, clock);
+    int rc = train_geometry(a, s, ask, r->cut_partner, &pr, true, &s->mix_out,
+                            &s->mix_inst, NULL, NULL, clock);
     bool applied;
     return rc != DETFEED_OK ? rc
                             : detfeed__cutmix(&s->out, &s->inst, &s->mix_out,
@@ -204,8 +271,8 @@ static int training(const detfeed__augmenter *a, detfeed__scratch *s,
                     detfeed__sample *out, detfeed__clock *clock)
 {
     const detfeed__recipe *r = &out->recipe;
-    int rc = train_geometry(a, s, ask->index, r, ask->out_w, ask->out_h, &s->out,
-                            &s->inst, &out->ori_w, &out->ori_h, clock);
+    int rc = train_geometry(a, s, ask, ask->index, r, true, &s->out, &s->inst,
+                            &out->ori_w, &out->ori_h, clock);
     if (rc == DETFEED_OK && r->mixup)
         rc = mixup(a, s, ask, r, clock);
     if (rc == DETFEED_OK && r->cutmix)
@@ -429,6 +496,8 @@ static int describe(const detfeed__augmenter *a, detfeed__scratch *s,
     int rc = DETFEED_OK;
     if (a->train && out->recipe.cutmix)
         d->status = DETFEED__RENDER_CUTMIX;
+    else if (a->train && ask->mosaic_on && a->hyp.copy_paste > 0)
+        d->status = DETFEED__RENDER_PASTE;
     else if (!sample_held(a, ask, &out->recipe))
         d->status = DETFEED__RENDER_UNCACHED;
     else

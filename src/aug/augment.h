@@ -35,6 +35,10 @@ typedef struct detfeed__scratch {
     detfeed__inst inst;
     detfeed__img mix_out; /* the MixUp partner after its own geometry */
     detfeed__inst mix_inst;
+    /* CopyPaste's partner after its own geometry (mode mixup), or the
+     * mirrored instances (mode flip). */
+    detfeed__img cp_out;
+    detfeed__inst cp_inst;
     uint8_t *owned[4];
     const uint8_t *held[4];   /* tiles served by (or given to) the store */
     detfeed__recent *held_in; /* that store */

@@ -168,7 +168,8 @@ void detfeed__mixup_blend(uint8_t *img, const uint8_t *partner, size_t n, double
 /* Instances.clip(w, h): boxes and polygon points clamped to [0, w] x
  * [0, h]; keypoints outside get visibility 0, and from 8.4 on are clamped
  * too. */
-void detfeed__inst_clip(detfeed__inst *inst, float w, float h, const detfeed__stack *st);
+void detfeed__inst_clip(detfeed__inst *inst, float w, float h,
+                        const detfeed__stack *st);
 
 /* Keeps instance i where keep[i] (n entries), in order. */
 void detfeed__inst_keep(detfeed__inst *inst, const bool *keep);

@@ -24,6 +24,8 @@ detfeed__hyp detfeed__hyp_defaults(void)
                           .mixup = 0.0,
                           .cutmix = 0.0,
                           .bgr = 0.0,
+                          .copy_paste = 0.0,
+                          .copy_paste_mode = DETFEED_PASTE_FLIP,
                           .imgsz = 640};
 }
 
@@ -110,6 +112,21 @@ static void cut_draws(const drawer *d, detfeed__recipe *r, uint64_t n,
     r->cut_choice = draw(d, DETFEED__SLOT_CUT_CHOICE);
 }
 
+/* CopyPaste: mode flip draws nothing; mode mixup is a mix transform with a
+ * gate (after the check for polygons) and a partner. close_mosaic sets
+ * copy_paste to 0, which skips it before any draw. */
+static void paste_draws(const drawer *d, const detfeed__hyp *hyp, bool mosaic_on,
+                        detfeed__recipe *r, uint64_t n, const detfeed__place *place)
+{
+    double p = mosaic_on ? hyp->copy_paste : 0.0;
+    r->copy_paste = p != 0;
+    if (r->copy_paste && hyp->copy_paste_mode == DETFEED_PASTE_MIXUP)
+        r->copy_paste = !(uniform(d, DETFEED__SLOT_CP_GATE, 0, 1) > p);
+    r->cp_partner = r->copy_paste && hyp->copy_paste_mode == DETFEED_PASTE_MIXUP
+                        ? partner(d, DETFEED__SLOT_CP_PARTNER, n, place)
+                        : 0;
+}
+
 void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch,
                           uint64_t index, uint64_t n, bool mosaic_on,
                           uint32_t slot_base, const detfeed__place *place,
@@ -148,6 +165,8 @@ void detfeed__recipe_make(const detfeed__hyp *hyp, uint64_t seed, uint32_t epoch
     double p_cutmix = mosaic_on ? hyp->cutmix : 0.0;
     r->cutmix = !(uniform(&d, DETFEED__SLOT_CUTMIX, 0, 1) > p_cutmix);
     cut_draws(&d, r, n, place, s);
+    paste_draws(&d, hyp, mosaic_on, r, n, place);
+    r->slot_base = slot_base;
     /* RandomHSV draws nothing and colours nothing when all gains are 0. */
     double g[3] = {hyp->hsv_h, hyp->hsv_s, hyp->hsv_v};
     r->hsv = g[0] != 0 || g[1] != 0 || g[2] != 0;

@@ -17,6 +17,8 @@ typedef struct detfeed__hyp {
     double flipud, fliplr;
     double mosaic, mixup, cutmix;
     double bgr;
+    double copy_paste;   /* flip: the fraction pasted; mixup: also the gate */
+    int copy_paste_mode; /* DETFEED_PASTE_FLIP or DETFEED_PASTE_MIXUP */
     int imgsz;
 } detfeed__hyp;
 
@@ -41,11 +43,16 @@ enum {
     DETFEED__SLOT_BGR = 21,
     DETFEED__SLOT_MIX_PARTNER = 22,
     DETFEED__SLOT_CUT_PARTNER = 23,
+    DETFEED__SLOT_CP_GATE = 24,      /* CopyPaste's gate (mode mixup), per chain */
+    DETFEED__SLOT_CP_PARTNER = 25,   /* its partner, per chain */
     DETFEED__SLOT_PARTNER_BASE = 32, /* the mixup partner's slots: + 32 */
     DETFEED__SLOT_MIX_RATIO = 64,    /* 64..126: Beta(32, 32) */
     DETFEED__SLOT_CUT_BASE = 128,    /* the cutmix partner's slots: + 128 */
-    DETFEED__SLOT_CUT_AREA = 144,    /* 144..152: area k's lam, cx, cy at + 3k */
-    DETFEED__SLOT_CUT_CHOICE = 153   /* which free area (np.random.choice) */
+    DETFEED__SLOT_CUT_AREA = 160,    /* 160..168: area k's lam, cx, cy at + 3k */
+    DETFEED__SLOT_CUT_CHOICE = 169,  /* which free area (np.random.choice) */
+    DETFEED__SLOT_CP_BASE = 256      /* a chain's CopyPaste partner: its slots
+                                        + 256 (chain 0: 256.., mixup's 288..,
+                                        cutmix's 384..) */
 };
 
 /* CutMix's candidate areas (num_areas in Ultralytics). */
@@ -68,8 +75,15 @@ typedef struct detfeed__recipe {
      * those that overlap no box. */
     int cut_area[DETFEED__CUT_AREAS][4];
     double cut_choice;
-    bool hsv;             /* colour applies (some HSV gain is non-zero) */
-    double gains[3];      /* dh, ds, dv: u * hsv_h, u * hsv_s, u * hsv_v */
+    /* CopyPaste on this chain (the sample's, or a partner's through its
+     * own pre-chain): it may apply (probability copy_paste > 0, not in a
+     * close_mosaic epoch, and in mode mixup its gate passed); whether it
+     * pastes anything depends on the polygons. */
+    bool copy_paste;
+    uint64_t cp_partner; /* mode mixup: the partner image */
+    uint32_t slot_base;  /* the chain's slots (0, or a partner's base) */
+    bool hsv;            /* colour applies (some HSV gain is non-zero) */
+    double gains[3];     /* dh, ds, dv: u * hsv_h, u * hsv_s, u * hsv_v */
     bool flipud, fliplr;
     bool to_rgb; /* Format's BGR->RGB swap */
 } detfeed__recipe;

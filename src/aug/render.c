@@ -25,6 +25,8 @@ const char *detfeed__render_status_name(int status)
         return "a letterbox resizes the image";
     case DETFEED__RENDER_CUTMIX:
         return "CutMix applies";
+    case DETFEED__RENDER_PASTE:
+        return "CopyPaste may apply";
     default:
         return "unknown status";
     }

@@ -36,7 +36,10 @@ typedef enum detfeed__render_status {
      * it is checked): the description has no resize. */
     DETFEED__RENDER_RESIZES = 2,
     /* CutMix applies: the description has no third image. */
-    DETFEED__RENDER_CUTMIX = 3
+    DETFEED__RENDER_CUTMIX = 3,
+    /* CopyPaste may apply (to the sample or a partner): the description
+     * has no pasted objects. */
+    DETFEED__RENDER_PASTE = 4
 } detfeed__render_status;
 
 /* How an image's canvas becomes the out_w x out_h output. */

@@ -473,10 +473,12 @@ static int open_all(detfeed_loader *l, const char *data)
         return detfeed__fail(&l->msg, DETFEED_EINVAL,
                              "rank %d is not below world size %d", l->rank,
                              l->world_size);
-    if (l->hyp.cutmix > 0 && l->ultralytics < 804)
-        return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
-                             "cutmix follows Ultralytics 8.4, and ultralytics is set "
-                             "to 8.3; set cutmix to 0 or ultralytics to 8.4");
+    if ((l->hyp.cutmix > 0 || l->hyp.copy_paste > 0) && l->ultralytics < 804)
+        return detfeed__fail(
+            &l->msg, DETFEED_ENOTSUPPORTED,
+            "%s follows Ultralytics 8.4, and ultralytics is set to 8.3; "
+            "set it to 0 or ultralytics to 8.4",
+            l->hyp.cutmix > 0 ? "cutmix" : "copy_paste");
     if (l->cache_path && l->cache_path[0] && l->cache_mode != DETFEED_CACHE_MODE_DISK)
         return detfeed__fail(
             &l->msg, DETFEED_EINVAL,

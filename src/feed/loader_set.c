@@ -181,6 +181,9 @@ static const param_spec specs[] = {
     PROBABILITY(DETFEED_LOADER_MIXUP, mixup),
     PROBABILITY(DETFEED_LOADER_CUTMIX, cutmix),
     PROBABILITY(DETFEED_LOADER_BGR, bgr),
+    PROBABILITY(DETFEED_LOADER_COPY_PASTE, copy_paste),
+    INT_AT(DETFEED_LOADER_COPY_PASTE_MODE, hyp.copy_paste_mode, 0, DETFEED_PASTE_MIXUP,
+           DETFEED_PASTE_FLIP),
 };
 #undef INT_AT
 #undef BOOL_AT
@@ -243,6 +246,8 @@ static const detfeed__named param_names[] = {
     {"mixup", DETFEED_LOADER_MIXUP},
     {"cutmix", DETFEED_LOADER_CUTMIX},
     {"bgr", DETFEED_LOADER_BGR},
+    {"copy_paste", DETFEED_LOADER_COPY_PASTE},
+    {"copy_paste_mode", DETFEED_LOADER_COPY_PASTE_MODE},
 };
 
 static const param_spec *spec_of(detfeed_loader_param p)
@@ -595,6 +600,8 @@ static const detfeed__named opencv_names[] = {{"4", DETFEED_CV_4},
 static const detfeed__named cache_names[] = {{"none", DETFEED_CACHE_MODE_NONE},
                                              {"ram", DETFEED_CACHE_MODE_RAM},
                                              {"disk", DETFEED_CACHE_MODE_DISK}};
+static const detfeed__named paste_names[] = {{"flip", DETFEED_PASTE_FLIP},
+                                             {"mixup", DETFEED_PASTE_MIXUP}};
 static const detfeed__named cpu_names[] = {{"auto", DETFEED_CV_CPU_AUTO},
                                            {"sse", DETFEED_CV_CPU_SSE},
                                            {"avx2", DETFEED_CV_CPU_AVX2},
@@ -620,6 +627,7 @@ static const named_setting named_settings[] = {
     NAMED(DETFEED_LOADER_OPENCV, opencv_names),
     NAMED(DETFEED_LOADER_OPENCV_CPU, cpu_names),
     NAMED(DETFEED_LOADER_CACHE, cache_names),
+    NAMED(DETFEED_LOADER_COPY_PASTE_MODE, paste_names),
 };
 #undef NAMED
 

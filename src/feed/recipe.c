@@ -25,11 +25,12 @@ static void geometry_of(const detfeed__recipe *r, detfeed_recipe_geometry *g)
     g->translate[1] = r->translate[1];
 }
 
-/* The sample's recipe `r` and its mixup and cutmix partners' own draws
- * `pr` and `cr`, in the public form. */
+/* The sample's recipe `r` and its mixup, cutmix and copy_paste partners'
+ * own draws `pr`, `cr` and `pp`, in the public form. */
 static void recipe_of(const detfeed_loader *l, uint32_t epoch, uint64_t index,
                       const detfeed__recipe *r, const detfeed__recipe *pr,
-                      const detfeed__recipe *cr, detfeed_recipe *out)
+                      const detfeed__recipe *cr, const detfeed__recipe *pp,
+                      detfeed_recipe *out)
 {
     *out = (detfeed_recipe){0};
     out->epoch = epoch;
@@ -51,6 +52,9 @@ static void recipe_of(const detfeed_loader *l, uint32_t epoch, uint64_t index,
     geometry_of(cr, &out->cut_geometry);
     memcpy(out->cut_areas, r->cut_area, sizeof out->cut_areas);
     out->cut_choice = r->cut_choice;
+    out->copy_paste = r->copy_paste;
+    out->cp_partner = r->cp_partner;
+    geometry_of(pp, &out->cp_geometry);
 }
 
 int detfeed_loader_recipe(const detfeed_loader *l, uint32_t epoch, uint64_t index,
@@ -65,7 +69,7 @@ int detfeed_loader_recipe(const detfeed_loader *l, uint32_t epoch, uint64_t inde
     uint64_t n = detfeed_dataset_size(l->ds), *order = NULL;
     if (index >= n)
         return DETFEED_EINVAL;
-    detfeed__recipe r, pr, cr;
+    detfeed__recipe r, pr, cr, pp;
     detfeed__place place;
     const detfeed__place *pl = NULL;
     int rc = detfeed__plan_place_of(&l->plan, epoch, index, &place, &order, &pl);
@@ -77,7 +81,9 @@ int detfeed_loader_recipe(const detfeed_loader *l, uint32_t epoch, uint64_t inde
                          DETFEED__SLOT_PARTNER_BASE, pl, &pr);
     detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n, mosaic_on,
                          DETFEED__SLOT_CUT_BASE, pl, &cr);
+    detfeed__recipe_make(&l->aug.hyp, l->seed, epoch, index, n, mosaic_on,
+                         DETFEED__SLOT_CP_BASE, pl, &pp);
     free(order);
-    recipe_of(l, epoch, index, &r, &pr, &cr, out);
+    recipe_of(l, epoch, index, &r, &pr, &cr, &pp, out);
     return DETFEED_OK;
 }

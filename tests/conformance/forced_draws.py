@@ -18,12 +18,18 @@ are mapped to parameters as src/aug/recipe.c maps them:
   partners     random.randint(0, n-1) x3  1-3  min(floor(u * n), n - 1)
   centre y     random.uniform(s/2, 2s-s/2)  4  s/2 + (2s - s) * u  (then int())
   centre x     random.uniform(s/2, 2s-s/2)  5  same
-  (CopyPaste with copy_paste = 0 draws nothing)
+  (CopyPaste: with copy_paste = 0 or in mode flip it draws nothing)
   perspective  random.uniform(-p, p)  x, y 6-7  -p + 2p * u
   angle        random.uniform(-deg, deg)    8  -deg + 2deg * u
   scale        random.uniform(1-sc, 1+sc)   9  (1 - sc) + 2sc * u
   shear        random.uniform(-sh, sh) x,y 10-11
   translate    random.uniform(.5-t, .5+t) 12-13
+  CopyPaste in mode mixup (at the end of the pre-chain; only when the
+  sample has polygons, else none of these):
+    gate       random.uniform(0, 1)        24  u  (pastes when not u > p)
+    partner    random.randint(0, n-1)      25  min(floor(u * n), n - 1)
+    partner's own Mosaic/affine draws  256-269 the rows above, slot + 256
+  (a partner's pre-chain at base b has these at b + 24, b + 25, b + 256)
   MixUp gate   random.uniform(0, 1)        14  u  (mixup when not u > p)
     partner    random.randint(0, n-1)      22  min(floor(u * n), n - 1)
     partner's own Mosaic/affine draws   32-45  the rows above, slot + 32
@@ -31,10 +37,10 @@ are mapped to parameters as src/aug/recipe.c maps them:
   CutMix gate  random.uniform(0, 1)        15  u  (cutmix when not u > p)
     partner    random.randint(0, n-1)      23  min(floor(u * n), n - 1)
     partner's own Mosaic/affine draws  128-141 the rows above, slot + 128
-    areas x3   np.random.beta(1.0, 1.0) 144+3k u  (Beta(1, 1) is uniform)
-               np.random.randint(s)    145+3k min(floor(u * s), s - 1)  x centre
-               np.random.randint(s)    146+3k same, y centre
-    area       np.random.choice(free)     153  free[min(floor(u * m), m - 1)]
+    areas x3   np.random.beta(1.0, 1.0) 160+3k u  (Beta(1, 1) is uniform)
+               np.random.randint(s)    161+3k min(floor(u * s), s - 1)  x centre
+               np.random.randint(s)    162+3k same, y centre
+    area       np.random.choice(free)     169  free[min(floor(u * m), m - 1)]
                                               (only when some area is free)
   (Albumentations without the package installed draws nothing)
   RandomHSV    np.random.uniform(-1, 1, 3) 16-18  -1 + 2u each (h, s, v), only
@@ -69,7 +75,8 @@ SLOT_MOSAIC, SLOT_PARTNER, SLOT_YC, SLOT_XC = 0, 1, 4, 5
 SLOT_PERSPECTIVE, SLOT_ANGLE, SLOT_SCALE, SLOT_SHEAR, SLOT_TRANSLATE = 6, 8, 9, 10, 12
 SLOT_MIXUP, SLOT_CUTMIX, SLOT_HSV, SLOT_FLIPUD, SLOT_FLIPLR, SLOT_BGR = 14, 15, 16, 19, 20, 21
 SLOT_MIX_PARTNER, SLOT_PARTNER_BASE, SLOT_MIX_RATIO = 22, 32, 64
-SLOT_CUT_PARTNER, SLOT_CUT_BASE, SLOT_CUT_AREA, SLOT_CUT_CHOICE = 23, 128, 144, 153
+SLOT_CUT_PARTNER, SLOT_CUT_BASE, SLOT_CUT_AREA, SLOT_CUT_CHOICE = 23, 128, 160, 169
+SLOT_CP_GATE, SLOT_CP_PARTNER, SLOT_CP_BASE = 24, 25, 256
 
 
 class DrawMismatch(AssertionError):
@@ -91,6 +98,9 @@ class Call:
         self.name, self.value, self.source = name, value, source
         self.args = None if args is None else tuple(args)
         self.optional = optional
+        # group: optional calls made all or none, decided at the first,
+        # which the transform class `owner` makes (None: its name decides)
+        self.group = self.owner = None
 
     def __repr__(self):
         return "%s%r [%s]" % (self.name, self.args, self.source)
@@ -130,8 +140,8 @@ class DrawQueue:
                 self.label, self.pos + 1, name, tuple(args), len(self.calls),
                 ", ".join(c.name for c in self.calls)))
         exp = self.calls[self.pos]
-        while exp.optional and exp.name != name and self.pos + 1 < len(self.calls):
-            self.pos += 1  # not made: the data decided so
+        while exp.optional and not self._made(exp, name) and self.pos + 1 < len(self.calls):
+            self._skip()  # not made: the data decided so
             exp = self.calls[self.pos]
         if exp.name != name or not _same_args(exp.args, args):
             self._fail("%s: draw #%d is %s%r, the plan expects %r" % (
@@ -139,6 +149,26 @@ class DrawQueue:
         self.pos += 1
         value = exp.value(*args) if exp.args is None else exp.value
         return value.copy() if isinstance(value, _np.ndarray) else value
+
+    @staticmethod
+    def _made(exp, name):
+        """Whether this draw is the optional call exp (its group's first
+        call: made by its owner's class, looked up in the caller's frame)."""
+        if exp.name != name:
+            return False
+        if exp.owner is None:
+            return True
+        import sys
+        caller = sys._getframe(3).f_locals.get("self")  # _made, take, draw, caller
+        return type(caller).__name__ == exp.owner
+
+    def _skip(self):
+        """Skips the optional call at pos, and the rest of its group."""
+        group = self.calls[self.pos].group
+        self.pos += 1
+        while group is not None and self.pos < len(self.calls) and \
+                self.calls[self.pos].group is group:
+            self.pos += 1
 
     def end(self):
         """Raises DrawMismatch if a draw went wrong (even one that Ultralytics
@@ -148,7 +178,7 @@ class DrawQueue:
         if error:
             raise DrawMismatch(error)
         while calls is not None and pos < len(calls) and calls[pos].optional:
-            pos += 1
+            pos += 1  # the rest, optional, not made
         if calls is not None and pos != len(calls):
             raise DrawMismatch("%s: %d planned draw(s) not made, from #%d: %s" % (
                 label, len(calls) - pos, pos + 1, ", ".join(map(repr, calls[pos:]))))
@@ -244,9 +274,11 @@ class Hyp:
     reference dataset holds them (after its own zeroing: close_mosaic)."""
 
     def __init__(self, imgsz, mosaic, mixup, cutmix, copy_paste, degrees, translate, scale,
-                 shear, perspective, hsv_h, hsv_s, hsv_v, flipud, fliplr, bgr):
+                 shear, perspective, hsv_h, hsv_s, hsv_v, flipud, fliplr, bgr,
+                 copy_paste_mode="flip"):
         self.imgsz = imgsz
         self.mosaic, self.mixup, self.cutmix, self.copy_paste = mosaic, mixup, cutmix, copy_paste
+        self.copy_paste_mode = copy_paste_mode
         self.degrees, self.translate, self.scale = degrees, translate, scale
         self.shear, self.perspective = shear, perspective
         self.hsv = (hsv_h, hsv_s, hsv_v)
@@ -287,7 +319,8 @@ class Hyp:
         if not isinstance(rp.scale, (int, float)):
             raise UnsupportedPlan("RandomPerspective scale given as a range")
         return cls(imgsz=m.imgsz, mosaic=m.p, mixup=mx.p, cutmix=cm.p,
-                   copy_paste=cp.p if cp is not None else 0.0, degrees=rp.degrees,
+                   copy_paste=cp.p if cp is not None else 0.0,
+                   copy_paste_mode=cp.mode if cp is not None else "flip", degrees=rp.degrees,
                    translate=rp.translate, scale=rp.scale, shear=rp.shear,
                    perspective=rp.perspective, hsv_h=hsv.hgain, hsv_s=hsv.sgain,
                    hsv_v=hsv.vgain, flipud=fl.get("vertical", 0.0),
@@ -349,9 +382,10 @@ def sample_plan(u, hyp, n, train=True):
 
     s = hyp.imgsz
 
-    def pre_transform(base, who):
-        """Mosaic, CopyPaste, RandomPerspective (v8_transforms' pre_transform).
-        Returns the parameters under the recipe's names."""
+    def pre_transform(base, who, paste=True):
+        """Mosaic, CopyPaste, RandomPerspective (v8_transforms' pre_transform;
+        without CopyPaste as CopyPaste's own partner's). Returns the
+        parameters under the recipe's names."""
         v = {}
         v["mosaic"] = not uniform(base + SLOT_MOSAIC, 0, 1, who + "mosaic gate") > hyp.mosaic
         if v["mosaic"]:
@@ -359,8 +393,7 @@ def sample_plan(u, hyp, n, train=True):
                              for k in range(3)]
             v["yc"] = int(uniform(base + SLOT_YC, s // 2, 2 * s - s // 2, who + "mosaic centre y"))
             v["xc"] = int(uniform(base + SLOT_XC, s // 2, 2 * s - s // 2, who + "mosaic centre x"))
-        if hyp.copy_paste:
-            raise UnsupportedPlan("copy_paste > 0 (detfeed has no CopyPaste)")
+        # CopyPaste in mode flip draws nothing
         p, d, sc, sh, t = hyp.perspective, hyp.degrees, hyp.scale, hyp.shear, hyp.translate
         v["perspective"] = [uniform(base + SLOT_PERSPECTIVE, -p, p, who + "perspective x"),
                             uniform(base + SLOT_PERSPECTIVE + 1, -p, p, who + "perspective y")]
@@ -371,6 +404,23 @@ def sample_plan(u, hyp, n, train=True):
         v["translate"] = [uniform(base + SLOT_TRANSLATE, 0.5 - t, 0.5 + t, who + "translate x"),
                           uniform(base + SLOT_TRANSLATE + 1, 0.5 - t, 0.5 + t,
                                   who + "translate y")]
+        if paste and hyp.copy_paste and hyp.copy_paste_mode == "mixup":
+            v.update(paste_mixup(base, who))
+        return v
+
+    def paste_mixup(base, who):
+        """CopyPaste in mode mixup: drawn only when the sample has polygons
+        (the group is skipped when the next draw is not CopyPaste's)."""
+        group, first = object(), len(calls)
+        gate = not uniform(base + SLOT_CP_GATE, 0, 1, who + "CopyPaste gate") > hyp.copy_paste
+        v = {"copy_paste": gate}
+        if gate:
+            v["cp_partner"] = randint(base + SLOT_CP_PARTNER, who + "CopyPaste partner")
+            v["cp_recipe"] = pre_transform(base + SLOT_CP_BASE, who + "CopyPaste partner's ",
+                                           paste=False)
+        for c in calls[first:]:
+            c.optional, c.group = True, group
+        calls[first].owner = "CopyPaste"
         return v
 
     v = info.values

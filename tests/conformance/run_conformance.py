@@ -106,10 +106,19 @@ def all_configs():
             Config(ds, "bgr", {"bgr": 0.5}, samples=per, batch=b),
             # CutMix needs an area free of boxes: mosaics rarely have one
             Config(ds, "cutmix", {"cutmix": 1.0, "mosaic": 0.0, "scale": 0.9}, batch=b),
-            Config(ds, "cutmix_mixup", dict(GEOMETRY, cutmix=1.0, mixup=0.5, mosaic=0.3,
+            Config(ds, "cutmix_mixup", dict(GEOMETRY, cutmix=1.0, mixup=0.5, mosaic=0.2,
                                             scale=0.9), batch=b, rotates=True),
             Config(ds, "val", val=True, batch=b),
         ]
+        if ds == "coco8-seg":  # CopyPaste pastes polygons
+            out.insert(-1, Config(ds, "copy_paste", {"copy_paste": 1.0}, batch=b))
+            out.insert(-1, Config(ds, "copy_paste_half", dict(GEOMETRY, copy_paste=0.5),
+                                  batch=b, rotates=True))
+            out.insert(-1, Config(ds, "copy_paste_mixup", {"copy_paste": 0.8,
+                                                           "copy_paste_mode": "mixup"}, batch=b))
+            out.insert(-1, Config(ds, "copy_paste_mixup_all", dict(
+                GEOMETRY, copy_paste=0.6, copy_paste_mode="mixup", mixup=0.5, mosaic=0.5,
+                scale=0.9), batch=b, rotates=True))
         if ds == "coco128":
             # Diagnostics that separate causes: mixup in close_mosaic epochs,
             # and the geometry without the colour step.
@@ -425,6 +434,8 @@ def detfeed_loader(L, side, cfg, conf, stack):
     for k in ("hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale", "shear",
               "perspective", "flipud", "fliplr", "mosaic", "mixup", "cutmix", "bgr"):
         settings.append((k, repr(float(getattr(cfg, k)))))
+    settings += [("copy_paste", repr(float(cfg.copy_paste))),
+                 ("copy_paste_mode", cfg.copy_paste_mode)]
     settings += [("ultralytics", "8.4"), ("opencv", stack["opencv"]),
                  ("opencv_cpu", stack["opencv_cpu"]), ("opencv_ipp", stack["opencv_ipp"]),
                  ("numpy", stack["numpy"])]
@@ -497,6 +508,11 @@ def compare_recipe(plan_values, rgb, r, closed):
     cmp("flipud", plan_values["flipud"], r["flipud"])
     cmp("fliplr", plan_values["fliplr"], r["fliplr"])
     cmp("bgr", not rgb, r["bgr"])
+    if "copy_paste" in plan_values:  # mode mixup
+        cmp("copy_paste", plan_values["copy_paste"], r["copy_paste"])
+        if plan_values["copy_paste"] and r["copy_paste"]:
+            cmp("cp_partner", plan_values["cp_partner"], r["cp_partner"])
+            pre("cp_recipe.", plan_values["cp_recipe"], r["cp_recipe"])
     cmp("cutmix", plan_values["cutmix"], r["cutmix"])
     if plan_values["cutmix"] and r["cutmix"]:
         cmp("cut_partner", plan_values["cut_partner"], r["cut_partner"])
@@ -593,7 +609,7 @@ def compare_sample(side, label, kind, ul, det, det_mask, img_tally, lab_tally, r
                       det_mask if det_mask is not None else np.zeros(0, np.uint8))
 
 
-def run_config(conf, side, L, stack, args, checks, report):
+def run_config(conf, side, L, stack, args, checks, report, mixed):
     """Runs one configuration; adds its checks and its report row."""
     import numpy as np
     import forced_draws as fd
@@ -615,37 +631,55 @@ def run_config(conf, side, L, stack, args, checks, report):
             _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0)
     finally:
         ld.close()
-    # A mix transform's configuration must exercise it, not only its gate.
-    for name in ("cutmix",):
+    # What the mix transforms changed, per dataset (mix_checks checks it).
+    for name in ("cutmix", "copy_paste"):
         if conf.hyp.get(name) and not conf.closed and not conf.val:
-            checks.check(made.count[name] > 0, "%s: %s changed %d of the %d samples its gate "
-                         "let through" % (conf.name, name, made.count[name], made.gated[name]))
+            key = (conf.dataset, name)
+            changed, gated, names = mixed.get(key, (0, 0, []))
+            mixed[key] = (changed + made.count[name], gated + made.gated[name],
+                          names + [conf.name])
+            print("  info  %s changed %d of the %d images it was applied to" % (
+                name, made.count[name], made.gated[name]))
+
+
+def mix_checks(mixed, checks):
+    """Each dataset's configurations with CutMix or CopyPaste exercise it:
+    it changed some image, not only drew its gate."""
+    for (dataset, name), (changed, gated, names) in sorted(mixed.items()):
+        checks.check(changed > 0, "%s: %s changed %d of the %d images it was applied to "
+                     "(%s)" % (dataset, name, changed, gated, ", ".join(names)))
 
 
 class MixCounter:
-    """Counts, while active, the Ultralytics samples CutMix actually changed
-    (its gate passed, and an area and instances were found) and those its
-    gate let through."""
+    """Counts, while active, the Ultralytics images CutMix and CopyPaste
+    actually changed (CutMix: its gate passed and it found an area and
+    instances; CopyPaste: it pasted some object) and those they were
+    applied to."""
 
     def __init__(self):
-        self.count, self.gated = {"cutmix": 0}, {"cutmix": 0}
+        self.count, self.gated = {"cutmix": 0, "copy_paste": 0}, {"cutmix": 0, "copy_paste": 0}
 
     def __enter__(self):
         import ultralytics.data.augment as A
-        self._saved = A.CutMix.apply_image
+        self._saved = (A.CutMix.apply_image, A.CopyPaste.apply_image)
         counter = self
 
-        def apply_image(this, labels, params=None):
+        def cutmix_image(this, labels, params=None):
             counter.gated["cutmix"] += 1
             counter.count["cutmix"] += not params.get("skip")
-            return counter._saved(this, labels, params)
+            return counter._saved[0](this, labels, params)
 
-        A.CutMix.apply_image = apply_image
+        def paste_image(this, labels, params=None):
+            counter.gated["copy_paste"] += 1
+            counter.count["copy_paste"] += len(params["selected"]) > 0
+            return counter._saved[1](this, labels, params)
+
+        A.CutMix.apply_image, A.CopyPaste.apply_image = cutmix_image, paste_image
         return self
 
     def __exit__(self, *exc):
         import ultralytics.data.augment as A
-        A.CutMix.apply_image = self._saved
+        A.CutMix.apply_image, A.CopyPaste.apply_image = self._saved
         return False
 
 
@@ -1047,6 +1081,7 @@ def main():
         t0 = time.time()
         sides["coco8-pose"] = Side("coco8-pose", args.data, tmp)
         self_test(sides["coco8-pose"], L, args, checks)
+        mixed = {}  # (dataset, transform): changed, applied, configurations
         for conf in configs:
             if args.samples is not None:
                 conf.samples = args.samples if conf.samples is None else min(conf.samples,
@@ -1058,11 +1093,12 @@ def main():
             if conf.dataset not in sides:
                 sides[conf.dataset] = Side(conf.dataset, args.data, tmp)
             try:
-                run_config(conf, sides[conf.dataset], L, stack, args, checks, report)
+                run_config(conf, sides[conf.dataset], L, stack, args, checks, report, mixed)
             except Exception as e:  # a crash in one configuration is its failure
                 import traceback
                 traceback.print_exc()
                 checks.check(False, "%s: %s: %s" % (conf.name, type(e).__name__, e))
+        mix_checks(mixed, checks)
         print_report(report, stack)
         print("total time %.1f s" % (time.time() - t0))
         print("%d passed, %d failed" % (checks.passed, checks.failed))

@@ -43,6 +43,7 @@ static const char *const names[] = {
     "mosaic",        "mixup",
     "cutmix",        "bgr",
     "recipe_cache",  "pin_memory",
+    "copy_paste",    "copy_paste_mode",
 };
 
 /* The settings that are not numbers. */
@@ -166,7 +167,7 @@ static void check_refusals(void)
     int64_t iv;
     double fv;
     const detfeed_loader_param unknown[] = {
-        (detfeed_loader_param)28, (detfeed_loader_param)99, (detfeed_loader_param)114,
+        (detfeed_loader_param)28, (detfeed_loader_param)99, (detfeed_loader_param)115,
         (detfeed_loader_param)-1};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         detfeed_loader_param p = unknown[i];
