@@ -911,6 +911,9 @@ DETFEED_API int detfeed_cache_set_disk(detfeed_cache *cache, detfeed_disk_cache 
  * cut into batches, and each batch's shape is
  * ceil(shape * imgsz / 32 + 0.5) * 32 with shape [max_ar, 1] when every
  * ratio is below 1, [1, 1 / min_ar] when every ratio is above 1, else [1, 1].
+ * Rect training (DETFEED_LOADER_RECT) takes the same order and shapes
+ * without the 0.5: each sample is warped by RandomPerspective straight into
+ * its batch's shape.
  */
 typedef struct detfeed_loader detfeed_loader;
 
@@ -969,6 +972,13 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_CACHE_BYTES = 4,  /* int >= 0: RAM cache budget, or
                                         DETFEED_CACHE_BYTES_RAM; default 0 */
     DETFEED_LOADER_AUGMENT = 5,      /* int 0/1: training transforms; default 1 */
+    DETFEED_LOADER_RECT = 29,        /* int 0/1: rectangular training (Ultralytics'
+                                        rect=True): batches of the rect shapes of
+                                        images in aspect-ratio order (stride 32,
+                                        no padding), in that order every epoch
+                                        unless all shapes are equal, without
+                                        mosaic, mixup and cutmix; one rank only.
+                                        Validation is rect in any case. 0 */
     DETFEED_LOADER_WORKERS = 6,      /* int 1 .. 1024: threads (cache fill); 1 */
     DETFEED_LOADER_BATCH = 7,        /* int 1 .. 65536: batch size; default 16 */
     DETFEED_LOADER_PREFETCH = 8,     /* int 1 .. 1024: batches ready ahead; 4 */
@@ -1388,22 +1398,23 @@ DETFEED_API const char *detfeed_loader_verify_path(const detfeed_loader *loader)
 DETFEED_API const char *detfeed_loader_verify_note(const detfeed_loader *loader);
 
 /*
- * Validation (augment 0): replaces the order by aspect ratio with `order`,
+ * Validation (augment 0) and rect training: replaces the order by aspect
+ * ratio with `order`,
  * a permutation of the n = detfeed_dataset_size() dataset indices, and
  * recomputes the batch shapes from it (each batch's ratios taken in that
  * order). The Python package passes NumPy's argsort of the ratios, which
  * is what Ultralytics' set_rectangle uses. After detfeed_loader_open and
  * before the first sample or batch; DETFEED_EBADSTATE otherwise (or in
- * training), DETFEED_EINVAL when `order` is not such a permutation.
+ * other training), DETFEED_EINVAL when `order` is not such a permutation.
  */
 DETFEED_API int detfeed_loader_set_rect_order(detfeed_loader *loader,
                                               const uint64_t *order, size_t n);
 
 /* The size of a sample's image: imgsz x imgsz in training; the batch's
- * rectangle in validation (up to imgsz + 32 on a side). A query of a const
- * loader, so it leaves detfeed_loader_last_error as it was; its status says
- * all: DETFEED_EINVAL for a NULL argument or an index at or past
- * detfeed_dataset_size, DETFEED_EBADSTATE before detfeed_loader_open. */
+ * rectangle in validation (up to imgsz + 32 on a side) and rect training. A query of a
+ * const loader, so it leaves detfeed_loader_last_error as it was; its status says all:
+ * DETFEED_EINVAL for a NULL argument or an index at or past detfeed_dataset_size,
+ * DETFEED_EBADSTATE before detfeed_loader_open. */
 DETFEED_API int detfeed_loader_sample_size(const detfeed_loader *loader, uint64_t index,
                                            int *width, int *height);
 

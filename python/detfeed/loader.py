@@ -298,8 +298,8 @@ class Loader:
 
     Loader(data, imgsz=640, batch=16, workers=None, color="worker",
            device="cpu", dtype="float32", seed=0, cache="ram", cache_path=None,
-           recipe_cache="auto", verify_record="auto", rank=None, world_size=None, augment=True, epochs=100, close_mosaic=10,
-           prefetch=4, drop_last=False, split=None, policy="skip",
+           recipe_cache="auto", verify_record="auto", rank=None, world_size=None, augment=True,
+           rect=False, epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None, policy="skip",
            value_scale="quotient", tensors=None, pin_memory=True, nc=None, max_width=None,
            max_height=None, max_pixels=None, max_image_bytes=None, max_labels=None,
            max_label_line=None, **hyperparameters)
@@ -355,6 +355,11 @@ class Loader:
     of this rank's shard is dropped when it is short (DataLoader's
     drop_last; the shard is still padded).
     augment: False gives validation batches (letterbox, rect shapes).
+    rect: rectangular training batches, as Ultralytics' rect=True trains:
+    the images in aspect-ratio order (NumPy's argsort, as Ultralytics), in
+    that order every epoch unless all their shapes are equal, each warped
+    into its batch's rect shape, without mosaic, mixup and cutmix; one
+    process only.
     split: "train", "val" or "test" of a YAML (default: train, or val when
     augment is False). nc: the number of classes where data gives none (a
     folder or list, a YAML without names or nc): class ids not below it are
@@ -371,7 +376,8 @@ class Loader:
     same way. Further
     keywords are Ultralytics hyperparameters
     (hsv_h, hsv_s, hsv_v, degrees, translate, scale, shear, perspective,
-    flipud, fliplr, mosaic, mixup, bgr). Counts, sizes, seeds and ids are
+    flipud, fliplr, mosaic, mixup, cutmix, bgr, copy_paste, copy_paste_mode).
+    Counts, sizes, seeds and ids are
     integers (or their text); a bool there is refused (batch=True is not a
     batch of 1), while flags and hyperparameters take bools (mosaic=False
     is 0.0).
@@ -423,7 +429,8 @@ class Loader:
     def __init__(self, data, imgsz=640, batch=16, workers=None, color="worker", device="cpu",
                  dtype="float32", seed=0, cache="ram", cache_path=None, recipe_cache="auto",
                  verify_record="auto", rank=None,
-                 world_size=None, augment=True, epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None,
+                 world_size=None, augment=True, rect=False, epochs=100, close_mosaic=10,
+                 prefetch=4, drop_last=False, split=None,
                  policy="skip", value_scale="quotient", tensors=None, pin_memory=True, opencv=None,
                  opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None, nc=None,
                  max_width=None, max_height=None, max_pixels=None, max_image_bytes=None,
@@ -453,6 +460,7 @@ class Loader:
                                       ("policy", policy, ("skip", "fail"))):
             _choice(name, value, accepted)
         augment, drop_last = _flag("augment", augment), _flag("drop_last", drop_last)
+        rect = _flag("rect", rect)
         pin_memory = _flag("pin_memory", pin_memory)
         if not augment and world_size > 1:
             raise ValueError(
@@ -474,6 +482,7 @@ class Loader:
         settings = {"imgsz": imgsz, "batch": batch, "workers": self.num_workers, "seed": seed,
                     "epochs": epochs, "close_mosaic": close_mosaic, "prefetch": prefetch,
                     "drop_last": int(drop_last), "augment": int(augment), "rank": rank,
+                    "rect": int(rect),
                     "pin_memory": int(pin_memory),
                     "world_size": world_size, "dtype": self._dtype,
                     "value_scale": value_scale, "output": "cuda" if cuda else "host",
@@ -512,7 +521,7 @@ class Loader:
         ds = lib.detfeed_loader_dataset(h)
         self.dataset = Dataset._of(ds, handle)
         self.rect_order = None
-        if not augment:
+        if not augment or rect:
             self._set_rect_order(h, ds)
         self._shard_size = lib.detfeed_shard_size(len(self.dataset), rank, world_size)
         self._len = lib.detfeed_loader_batch_count(h)
@@ -572,8 +581,9 @@ class Loader:
                 errors="replace"))
 
     def _set_rect_order(self, h, ds):
-        """Validation: the order Ultralytics' NumPy argsort gives (ties among
-        equal aspect ratios are not in dataset order there)."""
+        """Validation and rect training: the order Ultralytics' NumPy argsort
+        gives (ties among equal aspect ratios are not in dataset order
+        there)."""
         n = lib.detfeed_dataset_size(ds)
         hh, ww = ctypes.c_int(), ctypes.c_int()
         hs, ws = np.empty(n, np.int64), np.empty(n, np.int64)
@@ -582,7 +592,7 @@ class Loader:
             hs[i], ws[i] = hh.value, ww.value
         order = np.ascontiguousarray(_stack_mod.rect_order(hs, ws))
         self._check(lib.detfeed_loader_set_rect_order(h, order.ctypes.data, n),
-                    "validation order")
+                    "rect order")
         self.rect_order = order.astype(np.int64)
 
     # -- the DataLoader surface ---------------------------------------------

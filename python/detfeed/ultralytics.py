@@ -49,7 +49,7 @@ HYPERPARAMETERS = ("hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale", "
 _FROM_TRAIN_ARGS = set(HYPERPARAMETERS) | {
     "imgsz", "batch", "workers", "seed", "epochs", "close_mosaic", "split", "tensors",
     "device", "value_scale", "cache", "single_cls", "fraction", "classes", "drop_last",
-    "augment", "rank", "world_size"}
+    "augment", "rank", "world_size", "rect"}
 
 
 class TrainArgumentError(ValueError):
@@ -137,6 +137,11 @@ class _DetfeedMixin:
     def get_dataloader(self, dataset_path, batch_size=16, rank=0, mode="train"):
         if mode != "train":
             return self._val_loader(dataset_path, batch_size, rank, mode)
+        if self.args.rect:
+            why = self._no_detfeed_rect(rank)
+            if why:
+                raise TrainArgumentError("detfeed: train arguments not supported: rect=True "
+                                         "(%s)" % why)
         loader, source = build_loader(self.args, self.data, dataset_path, batch_size,
                                       self.device, self._detfeed_options)
         if rank in (-1, 0):
@@ -166,6 +171,17 @@ class _DetfeedMixin:
         LOGGER.info("%sdetfeed: validation through Ultralytics' loader: %s"
                     % (colorstr("val: "), why))
         return super().get_dataloader(dataset_path, batch_size, rank, mode)
+
+    def _no_detfeed_rect(self, rank):
+        """Why detfeed cannot make this trainer's rect training batches, or
+        None."""
+        from ultralytics.utils.torch_utils import unwrap_model
+        if rank != -1:
+            return "under DDP: rect batches come in one aspect-ratio order for one process"
+        stride = max(int(unwrap_model(self.model).stride.max()), 32)  # as build_dataset
+        if stride != 32:
+            return "the model's stride is %d: detfeed's rect shapes are multiples of 32" % stride
+        return None
 
     def _no_detfeed_val(self, rank):
         """Why detfeed cannot give this trainer's validation batches, or None."""
@@ -206,8 +222,6 @@ class _DetfeedMixin:
 def check_train_arguments(args):
     """Raises TrainArgumentError for a train argument detfeed does not honour."""
     refused = []
-    if getattr(args, "rect", False):
-        refused.append("rect=True (rectangular training batches are not supported)")
     if getattr(args, "time", None):
         refused.append("time=%r (it changes the epoch count during training; give epochs)"
                        % (args.time,))
@@ -315,7 +329,7 @@ def build_loader(args, data, dataset_path, batch_size, device, options):
                     split="train", tensors="torch", device=str(device) if cuda else "cpu",
                     value_scale="reciprocal" if cuda else "quotient", cache=_cache(args),
                     **_dataset_args(args, data, "train"),
-                    drop_last=bool(args.compile), **hyp)
+                    drop_last=bool(args.compile), rect=bool(args.rect), **hyp)
     if settings["cache"] != "ram":
         # Ultralytics without cache="ram" draws mosaic partners from a buffer
         # of its recent images (min(n, batch * 8, 1000)): the same window.

@@ -74,6 +74,20 @@ def test_copy_paste_trains_and_pastes_objects_into_the_fit_without_it(fits, mode
     assert sum(b["instances"] for b in got) > sum(b["instances"] for b in ref)
 
 
+def test_rect_trains_on_ultralytics_rect_shapes_in_its_order(fits):
+    fit = fits["rect"]
+    batches = trained(fit)
+    shapes = fit["ultralytics"]["batch_shapes"]
+    assert shapes and any(h != w for h, w in shapes)  # the test needs a rectangle
+    per_epoch = len(shapes)
+    for i, b in enumerate(batches):
+        assert b["shape"][2:] == shapes[i % per_epoch]
+        assert b["equals_ultralytics_floats"]
+    # no shuffle: every epoch in the same (aspect-ratio) order
+    assert [b["im_file"] for b in batches[:per_epoch]] == \
+        [b["im_file"] for b in batches[per_epoch:2 * per_epoch]]
+
+
 def test_yolo26_segment_trains_with_sem_masks(fits):
     # Its semantic loss reads sem_masks, which the trainer adds as
     # Ultralytics' Format makes them.
@@ -185,7 +199,6 @@ def test_multi_scale_resizes_the_batches_as_ultralytics(fits):
 
 
 @pytest.mark.parametrize("name,words", [
-    ("rect", "rect=True"),
     ("mask_ratio", "mask_ratio=2"),
     ("overlap_mask", "overlap_mask=False"), ("obb", "task='obb'")])
 def test_unsupported_arguments_are_refused_before_training(fits, name, words):

@@ -163,19 +163,21 @@ def record_batches(rec):
             "on_train_start": train_start, "on_fit_epoch_end": fit_epoch_end}
 
 
-def ultralytics_dataset(task, args):
+def ultralytics_dataset(task, args, imgsz, batch):
     """What Ultralytics' own training dataset holds for these arguments."""
-    tr = PLAINS[task](overrides=dict(model=MODELS[task], data=DATAS[task], task=task,
+    tr = PLAINS[task](overrides=dict(model=MODELS[task], data=DATAS[task], task=task, imgsz=imgsz,
                                      device="cpu", **args))
-    ds = build_yolo_dataset(tr.args, tr.data["train"], 4, tr.data, mode="train", stride=32)
+    ds = build_yolo_dataset(tr.args, tr.data["train"], batch, tr.data, mode="train", stride=32)
     return {"files": sorted(ds.im_files),
+            "batch_shapes": ds.batch_shapes.tolist() if ds.rect else None,
             "cls": sorted({int(c) for lb in ds.labels for c in lb["cls"].flatten().tolist()}),
             "instances": sum(len(lb["cls"]) for lb in ds.labels),
-            "shapes": {lb["im_file"]: list(lb["shape"]) for lb in ds.labels}}
+            "shapes": {lb["im_file"]: list(lb["shape"]) for lb in ds.labels
+                       if "shape" in lb}}  # rect datasets drop it
 
 
 def fit(name, task, epochs=1, plots=False, imgsz=64, val=False, val_loader="detfeed", model=None,
-        **args):
+        batch=4, **args):
     """One fit (val: Ultralytics' train argument, validation after every
     epoch; val_loader: trainer(val=...), whose loader validates; model: a
     model YAML other than the task's)."""
@@ -187,7 +189,7 @@ def fit(name, task, epochs=1, plots=False, imgsz=64, val=False, val_loader="detf
         model.add_callback(event, callback)
     t = time.time()
     try:
-        model.train(data=DATAS[task], epochs=epochs, imgsz=imgsz, batch=4, device=DEVICE,
+        model.train(data=DATAS[task], epochs=epochs, imgsz=imgsz, batch=batch, device=DEVICE,
                     trainer=du.trainer(color=COLOR, val=val_loader), exist_ok=True, name=name,
                     plots=plots, val=val, verbose=False, **args)
     except Exception as e:  # refused arguments: the message is the result
@@ -201,13 +203,13 @@ def fit(name, task, epochs=1, plots=False, imgsz=64, val=False, val_loader="detf
     if plots:  # each plot against the batch trained on, drawn again now
         save = model.trainer.save_dir
         rec["plots"] = []
-        for ni, batch in enumerate(rec["trained"]):
+        for ni, plotted in enumerate(rec["trained"]):
             ref = os.path.join(str(save), "ref_batch%d.jpg" % ni)
-            _real_plot(labels=batch, paths=batch["im_file"], fname=ref, threaded=False)
+            _real_plot(labels=plotted, paths=plotted["im_file"], fname=ref, threaded=False)
             rec["plots"].append([str(save / ("train_batch%d.jpg" % ni)), ref])
     rec["trained"] = len(rec["trained"])
     if task in PLAINS and "error" not in rec:
-        rec["ultralytics"] = ultralytics_dataset(task, args)
+        rec["ultralytics"] = ultralytics_dataset(task, args, imgsz, batch)
     return rec
 
 
@@ -217,6 +219,8 @@ FITS = {
     # CutMix needs an area free of boxes: without Mosaic, at scales from 0.1
     "cutmix": dict(task="detect", epochs=3, close_mosaic=0, cutmix=1.0, mosaic=0.0, scale=0.9),
     "cutmix_reference": dict(task="detect", epochs=3, close_mosaic=0, mosaic=0.0, scale=0.9),
+    # rect training: batches of the rect shapes (not square at 320 on coco8)
+    "rect": dict(task="detect", epochs=2, imgsz=320, batch=2, rect=True),
     # CopyPaste pastes polygons: segment data
     "copy_paste": dict(task="segment", epochs=2, close_mosaic=0, copy_paste=1.0),
     "copy_paste_mixup": dict(task="segment", epochs=2, close_mosaic=0, copy_paste=1.0,
@@ -239,7 +243,6 @@ FITS = {
     # an image of 300 polygons: int32 masks, as Ultralytics' own loader gives them
     "segment_dense": dict(task="segment", data_override="dense-seg", imgsz=320, mosaic=0.0),
     # refused before training, each with a message naming it
-    "rect": dict(task="detect", rect=True),
     "mask_ratio": dict(task="segment", mask_ratio=2),
     "overlap_mask": dict(task="segment", overlap_mask=False),
     "obb": dict(task="obb"),

@@ -304,7 +304,7 @@ int detfeed__epochs_start(detfeed__epochs *e, uint32_t epoch, detfeed__msg *msg)
         return detfeed__fail(msg, DETFEED_ECUDA, "CUDA: %s",
                              detfeed__route_error(e->route));
     forget_taken(e);
-    if (p->augment)
+    if (!p->fixed_order)
         detfeed_epoch_order(p->seed, epoch, e->n, e->epoch_order);
     else
         memcpy(e->epoch_order, p->rect_order, e->n * sizeof *e->epoch_order);

@@ -18,10 +18,13 @@ typedef struct detfeed__plan {
     bool augment, drop_last;
     detfeed_policy policy;
     detfeed_dtype dtype;
-    /* validation (rect mode): each image's batch shape (h, w), and the
-     * dataset indices by aspect ratio; NULL in training */
+    /* validation and rect training: each image's batch shape (h, w), and
+     * the dataset indices by aspect ratio; NULL in other training */
     int (*rect)[2];
     uint64_t *rect_order;
+    /* every epoch in rect_order (validation; rect training unless all its
+     * shapes are equal); else in the epoch's permutation */
+    bool fixed_order;
 } detfeed__plan;
 
 /* Whether mosaic applies in `epoch` (close_mosaic). */

@@ -170,7 +170,8 @@ static double aspect_ratio(const detfeed_loader *l, size_t i)
     return (double)h / w;
 }
 
-/* Each image's batch shape from l->rect_order (set_rectangle's loop). */
+/* Each image's batch shape from l->rect_order (set_rectangle's loop; pad
+ * 0.5 in validation, 0 in training). */
 static void rect_batches(detfeed_loader *l)
 {
     size_t n = detfeed_dataset_size(l->ds);
@@ -188,8 +189,9 @@ static void rect_batches(detfeed_loader *l)
         else if (mini > 1)
             shape[1] = 1 / mini;
         int hw[2];
+        double pad = l->augment ? 0.0 : 0.5; /* build_yolo_dataset's */
         for (int k = 0; k < 2; k++)
-            hw[k] = (int)ceil(shape[k] * l->imgsz / 32 + 0.5) * 32;
+            hw[k] = (int)ceil(shape[k] * l->imgsz / 32 + pad) * 32;
         for (size_t p = b0; p < b1; p++)
             memcpy(l->rect[l->rect_order[p]], hw, sizeof hw);
     }
@@ -215,6 +217,17 @@ static int rect_shapes(detfeed_loader *l)
     return DETFEED_OK;
 }
 
+/* Whether every image has one rect shape (rect training then shuffles, as
+ * Ultralytics' loader keeps shuffle on). */
+static bool same_shapes(const detfeed_loader *l)
+{
+    size_t n = detfeed_dataset_size(l->ds);
+    for (size_t i = 1; i < n; i++)
+        if (memcmp(l->rect[i], l->rect[0], sizeof l->rect[0]) != 0)
+            return false;
+    return true;
+}
+
 int detfeed_loader_set_rect_order(detfeed_loader *l, const uint64_t *order, size_t n)
 {
     if (l == NULL || order == NULL)
@@ -222,8 +235,8 @@ int detfeed_loader_set_rect_order(detfeed_loader *l, const uint64_t *order, size
     if (!detfeed__loader_is_open(l) || l->rect == NULL || l->samples_made ||
         l->batches != NULL)
         return detfeed__fail(&l->msg, DETFEED_EBADSTATE,
-                             "the validation order is set after opening a validation "
-                             "loader and before its first sample or batch");
+                             "the rect order is set after opening a validation or rect "
+                             "training loader and before its first sample or batch");
     if (n != detfeed_dataset_size(l->ds))
         return detfeed__fail(&l->msg, DETFEED_EINVAL,
                              "the order has %zu entries for %zu images", n,
@@ -245,6 +258,7 @@ int detfeed_loader_set_rect_order(detfeed_loader *l, const uint64_t *order, size
                              (unsigned long long)order[bad]);
     memcpy(l->rect_order, order, n * sizeof *order);
     rect_batches(l);
+    l->plan.fixed_order = !l->augment || !same_shapes(l);
     return DETFEED_OK;
 }
 
@@ -379,23 +393,25 @@ static int open_recent(detfeed_loader *l)
 /* What the samples and batches of the opened loader depend on. */
 static void make_plan(detfeed_loader *l)
 {
-    l->plan = (detfeed__plan){.ds = l->ds,
-                              .seed = l->seed,
-                              .imgsz = l->imgsz,
-                              .epochs = l->epochs,
-                              .close_mosaic = l->close_mosaic,
-                              .partner_window = l->partner_window,
-                              .batch = l->batch,
-                              .workers = l->workers,
-                              .prefetch = l->prefetch,
-                              .rank = l->rank,
-                              .world_size = l->world_size,
-                              .augment = l->augment,
-                              .drop_last = l->drop_last,
-                              .policy = l->policy,
-                              .dtype = l->dtype,
-                              .rect = l->rect,
-                              .rect_order = l->rect_order};
+    l->plan =
+        (detfeed__plan){.ds = l->ds,
+                        .seed = l->seed,
+                        .imgsz = l->imgsz,
+                        .epochs = l->epochs,
+                        .close_mosaic = l->close_mosaic,
+                        .partner_window = l->partner_window,
+                        .batch = l->batch,
+                        .workers = l->workers,
+                        .prefetch = l->prefetch,
+                        .rank = l->rank,
+                        .world_size = l->world_size,
+                        .augment = l->augment,
+                        .drop_last = l->drop_last,
+                        .policy = l->policy,
+                        .dtype = l->dtype,
+                        .rect = l->rect,
+                        .rect_order = l->rect_order,
+                        .fixed_order = !l->augment || (l->rect && !same_shapes(l))};
 }
 
 /* The output and colour route in effect (the rules of detfeed_route in
@@ -435,6 +451,8 @@ static void make_augmenter(detfeed_loader *l)
     detfeed__hyp hyp = l->hyp;
     if (!l->augment) /* Ultralytics' Format: bgr only affects training */
         hyp.bgr = 0;
+    if (l->rect_train) /* build_transforms: rect and these exclude each other */
+        hyp.mosaic = hyp.mixup = hyp.cutmix = 0;
     l->aug = (detfeed__augmenter){
         .ds = l->ds,
         .cache = l->cache,
@@ -486,8 +504,14 @@ static int open_all(detfeed_loader *l, const char *data)
             "disk, and the cache here is in RAM",
             l->cache_path);
     l->hyp.imgsz = l->imgsz;
+    if (l->rect_train && l->augment && l->world_size > 1)
+        return detfeed__fail(&l->msg, DETFEED_ENOTSUPPORTED,
+                             "rect training with world size %d: rect batches come in "
+                             "one aspect-ratio order, which ranks cannot share (each "
+                             "rank's batches would mix shapes); use one rank",
+                             l->world_size);
     int rc = open_data(l, data);
-    if (rc == DETFEED_OK && !l->augment)
+    if (rc == DETFEED_OK && (!l->augment || l->rect_train))
         rc = rect_shapes(l);
     if (rc != DETFEED_OK)
         return rc;

@@ -42,6 +42,7 @@ struct detfeed_loader {
      * default) */
     uint64_t limits[DETFEED_LIMIT_MAX_IMAGE_BYTES + 1];
     bool augment;
+    bool rect_train;  /* rect (training): rect shapes, their order */
     bool opened;      /* detfeed_loader_open was called */
     bool open_failed; /* and failed: only destroy is left (open_msg says why) */
     detfeed__msg open_msg;

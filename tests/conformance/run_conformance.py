@@ -104,6 +104,7 @@ def all_configs():
             Config(ds, "geometry", GEOMETRY, samples=per, batch=b, rotates=True),
             Config(ds, "affine", AFFINE, samples=per, batch=b, rotates=True),
             Config(ds, "bgr", {"bgr": 0.5}, samples=per, batch=b),
+            Config(ds, "rect", dict(GEOMETRY, rect=True), batch=b, rotates=True),
             # CutMix needs an area free of boxes: mosaics rarely have one
             Config(ds, "cutmix", {"cutmix": 1.0, "mosaic": 0.0, "scale": 0.9}, batch=b),
             Config(ds, "cutmix_mixup", dict(GEOMETRY, cutmix=1.0, mixup=0.5, mosaic=0.2,
@@ -116,6 +117,8 @@ def all_configs():
                                   batch=b, rotates=True))
             out.insert(-1, Config(ds, "copy_paste_mixup", {"copy_paste": 0.8,
                                                            "copy_paste_mode": "mixup"}, batch=b))
+            out.insert(-1, Config(ds, "rect_copy_paste", {"rect": True, "copy_paste": 0.5},
+                                  batch=b))
             out.insert(-1, Config(ds, "copy_paste_mixup_all", dict(
                 GEOMETRY, copy_paste=0.6, copy_paste_mode="mixup", mixup=0.5, mosaic=0.5,
                 scale=0.9), batch=b, rotates=True))
@@ -435,7 +438,8 @@ def detfeed_loader(L, side, cfg, conf, stack):
               "perspective", "flipud", "fliplr", "mosaic", "mixup", "cutmix", "bgr"):
         settings.append((k, repr(float(getattr(cfg, k)))))
     settings += [("copy_paste", repr(float(cfg.copy_paste))),
-                 ("copy_paste_mode", cfg.copy_paste_mode)]
+                 ("copy_paste_mode", cfg.copy_paste_mode),
+                 ("rect", "1" if cfg.rect and not conf["val"] else "0")]
     settings += [("ultralytics", "8.4"), ("opencv", stack["opencv"]),
                  ("opencv_cpu", stack["opencv_cpu"]), ("opencv_ipp", stack["opencv_ipp"]),
                  ("numpy", stack["numpy"])]
@@ -691,7 +695,7 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
     # or the same set (validation, where Ultralytics reorders by ratio).
     ul_files = [side.rel(f) for f in ds.im_files]
     det_files = [side.rel(ld.image_path(i)) for i in range(n)]
-    if conf.val:
+    if conf.val or conf.hyp.get("rect"):
         same = sorted(ul_files) == sorted(det_files)
     else:
         same = ul_files == det_files
@@ -716,7 +720,10 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
         out = ul_sample(ds, queue, ul_index, label, calls)
         return out, info
 
-    if not conf.val:
+    if conf.hyp.get("rect"):
+        rect_training(conf, side, L, ld, ds, stack, args, checks, ul_get, ul_files,
+                      det_files, img_t, lab_t, bimg_t, blab_t, draw_fail, recipe_fail)
+    elif not conf.val:
         order = L.epoch_order(args.seed, epoch, n)
         count = n if conf.samples is None else min(conf.samples, n)
         indices = order[:count] if conf.samples is not None else list(range(n))
@@ -820,16 +827,73 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
              residual_ok, time.time() - t0)
 
 
+def rect_training(conf, side, L, ld, ds, stack, args, checks, ul_get, ul_files, det_files,
+                  img_t, lab_t, bimg_t, blab_t, draw_fail, recipe_fail):
+    """rect=True training: Ultralytics' index k is its k-th image in ratio
+    order, detfeed gets that order; samples with the draws of detfeed's
+    (epoch, index), then the epoch's first batches."""
+    import numpy as np
+    import forced_draws as fd
+    n, epoch = len(det_files), conf.epoch
+    pos_of = {f: i for i, f in enumerate(det_files)}
+    order = [pos_of[f] for f in ul_files]
+    ld.set_rect_order(order)
+    shape_bad = []
+    for k in range(n):
+        want = tuple(int(x) for x in ds.batch_shapes[ds.batch[k]])
+        if want != ld.sample_size(order[k]):
+            shape_bad.append("%s: Ultralytics %s, detfeed %s" % (ul_files[k], want,
+                                                                 ld.sample_size(order[k])))
+    checks.check(not shape_bad, "%s: rect shape of every image (%d images)" % (conf.name, n),
+                 shape_bad[:DETAILS])
+    count = n if conf.samples is None else min(conf.samples, n)
+    ul_samples, allowed_of = [], {}
+    residual = None
+    if conf.rotates and stack["opencv"] == "5.1" and stack["opencv_ipp"] == "1":
+        residual = Residual(conf, side, L, stack, args, n, fd.Hyp.from_transforms(ds), order)
+    for k in range(count):
+        try:
+            out, info = ul_get(k, order[k], True)
+        except fd.DrawMismatch as e:
+            draw_fail.append(str(e))
+            ul_samples.append(None)
+            continue
+        ul_samples.append(out)
+        why = compare_recipe(info.values, info.rgb, ld.recipe(epoch, order[k]), conf.closed)
+        if why:
+            recipe_fail.append("epoch %d index %d: %s" % (epoch, order[k], "; ".join(why)))
+        det = ld.sample(epoch, order[k])
+        mask = ld.sample_masks(epoch, order[k]) if side.task == "segment" else None
+        if residual is not None:
+            allowed_of[k] = residual.pixels(epoch, order[k], to_numpy(out["img"]),
+                                            chw(det["img"], info.rgb), ul_index=k)
+        compare_sample(side, "image %d (%s)" % (k, ul_files[k]), info.kind(), out, det, mask,
+                       img_t, lab_t, info.rgb, allowed_of.get(k))
+    if residual is not None:
+        residual.close()
+    for b, detb in enumerate(ld.batches(epoch, conf.batches)):
+        chunk = ul_samples[b * conf.batch:(b + 1) * conf.batch]
+        if not chunk or any(s is None for s in chunk) or len(chunk) != len(detb["im_file"]):
+            continue
+        allowed = None
+        if residual is not None:
+            none = np.zeros((1,) + detb["img"].shape[2:], bool)
+            allowed = np.stack([none if allowed_of.get(k) is None else allowed_of[k]
+                                for k in range(b * conf.batch, b * conf.batch + len(chunk))])
+        compare_batch(side, b, ul_batch(chunk), detb, bimg_t, blab_t, allowed, ["rect"])
+
+
 class Residual:
     """Finds the pixels of the warp residual of a sample: where the same
     sample without the colour step (same draws, hsv gains 0, on both sides)
     differs by exactly one code. For a configuration without colour that is
     the sample itself."""
 
-    def __init__(self, conf, side, L, stack, args, n, hyp):
+    def __init__(self, conf, side, L, stack, args, n, hyp, order=None):
         self.conf, self.side, self.L, self.stack, self.args, self.n = conf, side, L, stack, args, n
         self.colour = any(hyp.hsv)
         self.pair = None
+        self.order = order  # rect training: Ultralytics' order, handed to detfeed
 
     def _open(self):
         import forced_draws as fd
@@ -839,11 +903,14 @@ class Residual:
             ds.close_mosaic(hyp=copy.copy(cfg))
         ld = detfeed_loader(self.L, self.side, cfg, {"seed": self.args.seed, "val": False,
                                                      "batch": self.conf.batch}, self.stack)
+        if self.order is not None:
+            ld.set_rect_order(self.order)
         self.pair = (ds, fd.Hyp.from_transforms(ds), ld)
 
-    def pixels(self, epoch, idx, ul_img, det_img):
+    def pixels(self, epoch, idx, ul_img, det_img, ul_index=None):
         """A (1, H, W) boolean mask of the residual pixels, or None when the
-        sample does not differ."""
+        sample does not differ (ul_index: Ultralytics' index of detfeed's
+        idx, where the orders differ)."""
         import numpy as np
         import forced_draws as fd
         if ul_img.shape != det_img.shape or np.array_equal(ul_img, det_img):
@@ -854,8 +921,9 @@ class Residual:
             ds, hyp, ld = self.pair
             u = lambda slot: self.L.uniform(self.args.seed, slot, epoch, idx)  # noqa: E731
             calls, info = fd.sample_plan(u, hyp, self.n, train=True)
-            out = ul_sample(ds, fd.DrawQueue(), idx, "%s without colour: epoch %d index %d" % (
-                self.conf.name, epoch, idx), calls)
+            out = ul_sample(ds, fd.DrawQueue(), idx if ul_index is None else ul_index,
+                            "%s without colour: epoch %d index %d" % (self.conf.name, epoch,
+                                                                      idx), calls)
             ul_img, det_img = to_numpy(out["img"]), chw(ld.sample(epoch, idx)["img"], info.rgb)
         d = np.abs(ul_img.astype(np.int16) - det_img.astype(np.int16)).max(axis=0)
         return (d == 1)[None]

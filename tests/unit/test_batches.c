@@ -180,6 +180,61 @@ static void test_bgr(detfeed_dtype dtype, int augment)
     detfeed_loader_destroy(rgb);
 }
 
+/* Rect training: each batch in its rect shape (images of one batch share
+ * it), the aspect-ratio order in every epoch; refused with two ranks. */
+static void test_rect_training(void)
+{
+    char src[128];
+    snprintf(src, sizeof src, "%s/images", root);
+    detfeed_loader *l;
+    CHECK_INT(detfeed_loader_create(&l, 0), 0);
+    detfeed_loader_set_int(l, DETFEED_LOADER_IMGSZ, S);
+    detfeed_loader_set_int(l, DETFEED_LOADER_BATCH, B);
+    detfeed_loader_set_int(l, DETFEED_LOADER_WORKERS, 2);
+    detfeed_loader_set_int(l, DETFEED_LOADER_RECT, 1);
+    detfeed_loader_set_int(l, DETFEED_LOADER_CACHE_BYTES, 1 << 22);
+    detfeed_loader_set_int(l, DETFEED_LOADER_EPOCHS, 2);
+    if (!CHECK_INT(detfeed_loader_open(l, src), 0))
+        fprintf(stderr, "  %s\n", detfeed_loader_last_error(l));
+    char first[NIMG][128];
+    int seen = 0, rectangles = 0;
+    for (uint32_t epoch = 0; epoch < 2; epoch++) {
+        CHECK_INT(detfeed_loader_start(l, epoch), 0);
+        const detfeed_batch *b;
+        int k = 0;
+        while (detfeed_loader_next(l, &b) == 0) {
+            int h, w, n = detfeed_batch_size(b, &h, &w);
+            rectangles += h != w;
+            for (int i = 0; i < n; i++, k++) {
+                const char *file = detfeed_batch_im_file(b, i);
+                size_t index = 0;
+                while (
+                    strcmp(detfeed_dataset_image_path(detfeed_loader_dataset(l), index),
+                           file) != 0)
+                    index++;
+                int sw, sh;
+                detfeed_loader_sample_size(l, index, &sw, &sh);
+                CHECK(sw == w && sh == h && w <= S && h <= S);
+                if (epoch == 0)
+                    snprintf(first[k], sizeof first[k], "%s", file);
+                else
+                    seen += strcmp(first[k], file) == 0;
+            }
+            detfeed_loader_release(l, b);
+        }
+        CHECK_INT(k, NIMG);
+    }
+    CHECK_INT(seen, NIMG);
+    CHECK(rectangles > 0);
+    detfeed_loader_destroy(l);
+    CHECK_INT(detfeed_loader_create(&l, 0), 0);
+    detfeed_loader_set_int(l, DETFEED_LOADER_RECT, 1);
+    detfeed_loader_set_int(l, DETFEED_LOADER_WORLD_SIZE, 2);
+    CHECK_INT(detfeed_loader_open(l, src), DETFEED_ENOTSUPPORTED);
+    CHECK(strstr(detfeed_loader_last_error(l), "rect") != NULL);
+    detfeed_loader_destroy(l);
+}
+
 static void test_shards(void)
 {
     int seen[NIMG] = {0}, total = 0;
@@ -553,6 +608,7 @@ int main(void)
     test_bgr(DETFEED_DTYPE_F32, 1);
     test_bgr(DETFEED_DTYPE_U8, 1);
     test_bgr(DETFEED_DTYPE_F16, 0);
+    test_rect_training();
     test_shards();
     test_segment_batches();
     test_destroy_mid_epoch();
