@@ -40,6 +40,9 @@ declare -A sets=(
   [bgr]="bgr=0.5"
   [cutmix]="cutmix=1.0,mosaic=0,scale=0.9"
   [cutmix_mixup]="cutmix=1.0,mixup=0.5,mosaic=0.3,scale=0.9,degrees=10,shear=5,perspective=0.0005,flipud=0.5,translate=0.2"
+  [rect]="rect=1,degrees=10,shear=5,perspective=0.0005,flipud=0.5,translate=0.2,scale=0.6"
+  [copy_paste]="copy_paste=0.5"
+  [copy_paste_mixup]="copy_paste=0.8,copy_paste_mode=mixup,mixup=0.5"
 )
 digest() { # FILE ROUTE OUTPUT YAML DTYPE SETTINGS: writes FILE with the digest,
   # empty where the route that ran is not ROUTE/OUTPUT (a fallback) or the
@@ -77,7 +80,7 @@ row() { # NAME YAML SET CV DTYPE: the row of one combination's digests
   echo "$1 $3 opencv=$4 $5 worker=${w:-none} device=${d:-none} recipe=${r:-none} $verdict" |
     tee -a "$out/replay.txt"
 }
-for set in default mixup geometry affine nohsv bgr cutmix cutmix_mixup; do
+for set in default mixup geometry affine nohsv bgr cutmix cutmix_mixup rect; do
   for cv in 4 5.0 5.1; do
     for dt in u8 f32; do start coco128 "$data/coco128/coco128.yaml" "$set" "$cv" "$dt"; done
     if [ "$set" = default ]; then
@@ -86,7 +89,7 @@ for set in default mixup geometry affine nohsv bgr cutmix cutmix_mixup; do
   done
 done
 for ds in coco8-seg/coco8-seg.yaml coco8-pose/coco8-pose.yaml; do
-  for set in default geometry bgr cutmix cutmix_mixup; do
+  for set in default geometry bgr cutmix cutmix_mixup rect copy_paste copy_paste_mixup; do
     for cv in 4 5.1; do start "${ds%%/*}" "$data/$ds" "$set" "$cv" f32; done
   done
 done
