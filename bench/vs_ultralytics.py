@@ -141,11 +141,24 @@ def batches(loader, limit):
     return n
 
 
+def hyp_of(args):
+    """--hyp k=v,... as keywords: numbers where they parse, else text."""
+    out = {}
+    for item in filter(None, args.hyp.split(",")):
+        k, v = item.split("=", 1)
+        try:
+            out[k] = float(v)
+        except ValueError:
+            out[k] = v
+    return out
+
+
 def run_ultralytics(args, yaml, cache):
     from ultralytics.cfg import get_cfg
     from ultralytics.data import build_dataloader, build_yolo_dataset
     from ultralytics.data.utils import check_det_dataset
-    cfg = get_cfg(overrides=dict(imgsz=args.imgsz, cache=cache, workers=args.workers))
+    cfg = get_cfg(overrides=dict(imgsz=args.imgsz, cache=cache, workers=args.workers,
+                                 task=args.task, **hyp_of(args)))
     data = check_det_dataset(yaml)
     ds = build_yolo_dataset(cfg, data["train"], args.batch, data, mode="train")
     return build_dataloader(ds, args.batch, args.workers, shuffle=True), ds
@@ -154,7 +167,8 @@ def run_ultralytics(args, yaml, cache):
 def run_detfeed(args, yaml, mode):
     import detfeed
     kw = dict(imgsz=args.imgsz, batch=args.batch, workers=args.workers, tensors="numpy",
-              epochs=max(args.epochs, 2) + 10, close_mosaic=0, dtype=args.dtype)
+              epochs=max(args.epochs, 2) + 10, close_mosaic=0, dtype=args.dtype,
+              **hyp_of(args))
     if mode == "detfeed-none":
         kw["cache"] = "none"
     elif mode == "detfeed-window":
@@ -206,6 +220,9 @@ def main():
     ap.add_argument("--batches", type=int, default=0, help="per epoch (0: whole epochs)")
     ap.add_argument("--warmup", type=int, default=5, help="batches before timing")
     ap.add_argument("--small-mib", type=int, default=256)
+    ap.add_argument("--hyp", default="", help="hyperparameters for both, k=v,... "
+                    "(e.g. cutmix=0.5 or copy_paste=0.5,copy_paste_mode=mixup)")
+    ap.add_argument("--task", default="detect", help="Ultralytics' task (segment: masks)")
     ap.add_argument("--dtype", default="uint8",
                     help="detfeed's batch dtype (uint8: what Ultralytics' loader gives)")
     ap.add_argument("--modes", default=",".join(MODES))

@@ -110,6 +110,17 @@ static bool pastes(const detfeed__augmenter *a, const detfeed__recipe *r, int mo
     return r->copy_paste && a->hyp.copy_paste_mode == mode;
 }
 
+/* Mosaic's four tiles: the image and its partners. */
+static int mosaic_tiles(const detfeed__augmenter *a, detfeed__scratch *s, uint64_t index,
+                        const detfeed__recipe *r, detfeed__tile t[4], int *ori_w,
+                        int *ori_h, detfeed__clock *clock)
+{
+    int rc = tile(a, s, 0, index, &t[0], ori_w, ori_h, clock);
+    for (int k = 1; k < 4 && rc == DETFEED_OK; k++)
+        rc = tile(a, s, k, r->partners[k - 1], &t[k], NULL, NULL, clock);
+    return rc;
+}
+
 /* Mosaic's canvas (where the warp reads it; all of it for CopyPaste in
  * mode flip, which mirrors it) and labels. */
 static int mosaic_canvas(const detfeed__augmenter *a, detfeed__scratch *s,
@@ -118,9 +129,7 @@ static int mosaic_canvas(const detfeed__augmenter *a, detfeed__scratch *s,
                          int *ori_h, detfeed__clock *clock)
 {
     detfeed__tile t[4];
-    int rc = tile(a, s, 0, index, &t[0], ori_w, ori_h, clock);
-    for (int k = 1; k < 4 && rc == DETFEED_OK; k++)
-        rc = tile(a, s, k, r->partners[k - 1], &t[k], NULL, NULL, clock);
+    int rc = mosaic_tiles(a, s, index, r, t, ori_w, ori_h, clock);
     if (rc != DETFEED_OK)
         return rc;
     int S = 2 * a->hyp.imgsz;
@@ -352,9 +361,7 @@ static int describe_mosaic(const detfeed__augmenter *a, detfeed__scratch *s,
                            int *ori_h, detfeed__clock *clock)
 {
     detfeed__tile t[4];
-    int rc = tile(a, s, 0, index, &t[0], ori_w, ori_h, clock);
-    for (int k = 1; k < 4 && rc == DETFEED_OK; k++)
-        rc = tile(a, s, k, r->partners[k - 1], &t[k], NULL, NULL, clock);
+    int rc = mosaic_tiles(a, s, index, r, t, ori_w, ori_h, clock);
     if (rc != DETFEED_OK)
         return rc;
     int side = a->hyp.imgsz;

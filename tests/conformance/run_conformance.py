@@ -800,13 +800,10 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
                 conf.name, n), shape_bad[:DETAILS])
             ul_samples = []
             for k in range(n):
-                try:
-                    out, info = ul_get(k, order[k], False)
-                except fd.DrawMismatch as e:
-                    draw_fail.append(str(e))
-                    ul_samples.append(None)
-                    continue
+                out, info = ul_or_fail(ul_get, k, order[k], False, draw_fail)
                 ul_samples.append(out)
+                if out is None:
+                    continue
                 det = ld2.sample(0, order[k])
                 mask = ld2.sample_masks(0, order[k]) if side.task == "segment" else None
                 compare_sample(side, "image %d (%s)" % (k, ul_files[k]), "letterbox", out, det,
@@ -825,6 +822,17 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
             ld2.close()
     finalize(conf, stack, checks, report, img_t, lab_t, bimg_t, blab_t, draw_fail, recipe_fail,
              residual_ok, time.time() - t0)
+
+
+def ul_or_fail(ul_get, k, det_index, train, draw_fail):
+    """Ultralytics' sample k with the draws of detfeed's det_index, or
+    (None, None) with the draw mismatch noted in draw_fail."""
+    import forced_draws as fd
+    try:
+        return ul_get(k, det_index, train)
+    except fd.DrawMismatch as e:
+        draw_fail.append(str(e))
+        return None, None
 
 
 def rect_training(conf, side, L, ld, ds, stack, args, checks, ul_get, ul_files, det_files,
@@ -852,13 +860,10 @@ def rect_training(conf, side, L, ld, ds, stack, args, checks, ul_get, ul_files, 
     if conf.rotates and stack["opencv"] == "5.1" and stack["opencv_ipp"] == "1":
         residual = Residual(conf, side, L, stack, args, n, fd.Hyp.from_transforms(ds), order)
     for k in range(count):
-        try:
-            out, info = ul_get(k, order[k], True)
-        except fd.DrawMismatch as e:
-            draw_fail.append(str(e))
-            ul_samples.append(None)
-            continue
+        out, info = ul_or_fail(ul_get, k, order[k], True, draw_fail)
         ul_samples.append(out)
+        if out is None:
+            continue
         why = compare_recipe(info.values, info.rgb, ld.recipe(epoch, order[k]), conf.closed)
         if why:
             recipe_fail.append("epoch %d index %d: %s" % (epoch, order[k], "; ".join(why)))
