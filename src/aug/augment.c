@@ -111,9 +111,9 @@ static bool pastes(const detfeed__augmenter *a, const detfeed__recipe *r, int mo
 }
 
 /* Mosaic's four tiles: the image and its partners. */
-static int mosaic_tiles(const detfeed__augmenter *a, detfeed__scratch *s, uint64_t index,
-                        const detfeed__recipe *r, detfeed__tile t[4], int *ori_w,
-                        int *ori_h, detfeed__clock *clock)
+static int mosaic_tiles(const detfeed__augmenter *a, detfeed__scratch *s,
+                        uint64_t index, const detfeed__recipe *r, detfeed__tile t[4],
+                        int *ori_w, int *ori_h, detfeed__clock *clock)
 {
     int rc = tile(a, s, 0, index, &t[0], ori_w, ori_h, clock);
     for (int k = 1; k < 4 && rc == DETFEED_OK; k++)
