@@ -91,6 +91,17 @@ ISAS = (
     "avx512",        # DETFEED_ISA_AVX512 = 3
 )
 
+# detfeed_numpy_dtype by value: NUMPY_DTYPES.index("float32") is
+# DETFEED_NUMPY_FLOAT32 (detfeed_numpy_argsort's keys).
+NUMPY_DTYPES = (
+    "int32",         # DETFEED_NUMPY_INT32 = 0
+    "uint32",        # DETFEED_NUMPY_UINT32
+    "int64",         # DETFEED_NUMPY_INT64
+    "uint64",        # DETFEED_NUMPY_UINT64
+    "float32",       # DETFEED_NUMPY_FLOAT32
+    "float64",       # DETFEED_NUMPY_FLOAT64 = 5
+)
+
 # detfeed_dataset_param (detfeed_dataset_set_int / _set_float), by name.
 DATASET_PARAMS = {
     "policy": 0,          # DETFEED_DATASET_POLICY
@@ -282,6 +293,8 @@ _SIGNATURES = {
     "detfeed_cv_version_parse": (_i, [_s, _pi]),
     "detfeed_cv_cpu_parse": (_i, [_s, _pi]),
     "detfeed_cv_cpu_resolve": (_i, [_i]),
+    "detfeed_numpy_sort_parse": (_i, [_s, _pi]),
+    "detfeed_numpy_argsort": (_i, [_p, _i, _sz, _p, _i]),
     # detfeed.h: the image codec's handle
     "detfeed_codec_create": (_i, [_pp, _u32]),
     "detfeed_codec_destroy": (None, [_p]),

@@ -16,10 +16,6 @@
 int detfeed__fill_poly(uint8_t *img, int w, int h, const int32_t *pts, int m,
                        uint8_t color);
 
-/* NumPy 1.24's np.argsort (kind 'quicksort': introsort with insertion sort
- * on runs of up to 16 elements, not stable) of n unsigned 64-bit keys. */
-void detfeed__argsort_u64(const uint64_t *keys, int n, int *idx);
-
 /* The overlap mask's element type for n instances: Ultralytics' np.uint8,
  * np.int32 past 255. */
 static inline detfeed_mask_type detfeed__mask_type(int n)

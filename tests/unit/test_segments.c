@@ -251,27 +251,6 @@ static void test_overlap_running_max(void)
     detfeed__inst_free(&in);
 }
 
-static void test_argsort(void)
-{
-    /* NumPy 1.24: np.argsort([3, 1, 2, 1]) = [1, 3, 2, 0] (insertion sort
-     * below 17 elements keeps ties in order). */
-    const uint64_t v[4] = {3, 1, 2, 1};
-    int idx[4];
-    detfeed__argsort_u64(v, 4, idx);
-    CHECK(idx[0] == 1 && idx[1] == 3 && idx[2] == 2 && idx[3] == 0);
-    /* Larger inputs are sorted (the tie order is checked by the oracle). */
-    uint64_t big[300];
-    int bi[300];
-    uint64_t rng = 5;
-    for (int i = 0; i < 300; i++)
-        big[i] = tu_rand(&rng) % 7;
-    detfeed__argsort_u64(big, 300, bi);
-    bool sorted = true;
-    for (int i = 1; i < 300; i++)
-        sorted = sorted && big[bi[i - 1]] <= big[bi[i]];
-    CHECK(sorted);
-}
-
 int main(void)
 {
     test_resample();
@@ -280,6 +259,5 @@ int main(void)
     test_overlap_order();
     test_overlap_wide();
     test_overlap_running_max();
-    test_argsort();
     return tu_finish("test_segments");
 }
