@@ -1042,6 +1042,9 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_OPENCV_IPP = 20,  /* int 0/1: cv2.ipp.useIPP() (5.1); default 1 */
     DETFEED_LOADER_NUMPY = 21,       /* 1 or 2: NumPy's float32 matrix products rounded
                                         step by step (1) or fused (2); default 2 */
+    DETFEED_LOADER_NUMPY_SORT = 28,  /* detfeed_numpy_sort (text "scalar", "avx2",
+                                        "avx512"): NumPy's argsort, which orders a
+                                        segment sample's masks; default SCALAR */
     /* Ultralytics' dataset train arguments (see "Datasets"): */
     DETFEED_LOADER_SINGLE_CLS = 22, /* int 0/1: single_cls; default 0 */
     DETFEED_LOADER_NC = 25,         /* int 0 .. 1000000: the dataset's
@@ -1242,7 +1245,7 @@ DETFEED_API int detfeed_loader_param_bounds_float(detfeed_loader_param param,
  * "u8", "f32", "f16", "bf16"; value_scale "quotient", "reciprocal"; output
  * "host", "cuda"; color "worker", "device", "recipe"; recipe_cache "auto",
  * "device", "host"; ultralytics "8.3", "8.4";
- * numpy "1", "2";
+ * numpy "1", "2"; numpy_sort "scalar", "avx2", "avx512";
  * opencv "4", "4-debian", "5.0", "5.1"; opencv_cpu "auto", "sse", "avx2", "avx512";
  * cache_bytes a byte count or "ram" (DETFEED_CACHE_BYTES_RAM);
  * cache "none", "ram", "disk"; cache_path a file ("": the default);

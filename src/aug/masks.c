@@ -269,7 +269,7 @@ static void paint_i32(int32_t *out, const uint8_t *m, size_t size, int v, bool s
 }
 
 int detfeed__masks_overlap(const detfeed__inst *in, int w, int h, int ratio,
-                           int ultralytics, void *out, int *order)
+                           const detfeed__stack *st, void *out, int *order)
 {
     int n = in->n, mw = w / ratio, mh = h / ratio;
     size_t msize = (size_t)mw * mh;
@@ -293,10 +293,9 @@ int detfeed__masks_overlap(const detfeed__inst *in, int w, int h, int ratio,
         neg[i] = 0 - area; /* -areas on an unsigned array wraps */
     }
     if (rc == DETFEED_OK)
-        rc = detfeed__np_argsort(neg, DETFEED_NUMPY_UINT64, n, order,
-                                 DETFEED_NUMPY_SORT_SCALAR);
+        rc = detfeed__np_argsort(neg, DETFEED_NUMPY_UINT64, n, order, st->numpy_sort);
     if (rc == DETFEED_OK) {
-        bool sum = ultralytics < 804;
+        bool sum = st->ultralytics < 804;
         for (int k = 0; k < n; k++) {
             const uint8_t *m = ms + msize * (size_t)order[k];
             if (type == DETFEED_MASK_I32)
@@ -312,7 +311,8 @@ int detfeed__masks_overlap(const detfeed__inst *in, int w, int h, int ratio,
     return rc;
 }
 
-int detfeed__format_masks(detfeed__inst *in, int w, int h, int ultralytics, void *mask)
+int detfeed__format_masks(detfeed__inst *in, int w, int h, const detfeed__stack *st,
+                          void *mask)
 {
     enum { RATIO = 4 };
     size_t bytes =
@@ -326,7 +326,7 @@ int detfeed__format_masks(detfeed__inst *in, int w, int h, int ultralytics, void
     int *order = malloc((size_t)in->n * sizeof *order);
     int rc = m && order ? DETFEED_OK : DETFEED_ENOMEM;
     if (rc == DETFEED_OK)
-        rc = detfeed__masks_overlap(in, w, h, RATIO, ultralytics, m, order);
+        rc = detfeed__masks_overlap(in, w, h, RATIO, st, m, order);
     if (rc == DETFEED_OK)
         rc = detfeed__inst_permute(in, order);
     if (m != mask)

@@ -135,6 +135,8 @@ static const param_spec specs[] = {
            DETFEED_CV_CPU_AUTO),
     INT_AT(DETFEED_LOADER_OPENCV_IPP, opencv_ipp, 0, 1, 1),
     INT_AT(DETFEED_LOADER_NUMPY, numpy, 1, 2, 2),
+    INT_AT(DETFEED_LOADER_NUMPY_SORT, numpy_sort, 0, DETFEED_NUMPY_SORT_AVX512,
+           DETFEED_NUMPY_SORT_SCALAR),
     INT_AT(DETFEED_LOADER_SINGLE_CLS, single_cls, 0, 1, 0),
     INT_AT(DETFEED_LOADER_NC, nc, 0, 1000000, 0),
     {.param = DETFEED_LOADER_FRACTION,
@@ -216,6 +218,7 @@ static const detfeed__named param_names[] = {
     {"opencv_ipp", DETFEED_LOADER_OPENCV_IPP},
     {"nc", DETFEED_LOADER_NC},
     {"numpy", DETFEED_LOADER_NUMPY},
+    {"numpy_sort", DETFEED_LOADER_NUMPY_SORT},
     {"single_cls", DETFEED_LOADER_SINGLE_CLS},
     {"partner_window", DETFEED_LOADER_PARTNER_WINDOW},
     {"cache", DETFEED_LOADER_CACHE},
@@ -595,6 +598,10 @@ static const detfeed__named opencv_names[] = {{"4", DETFEED_CV_4},
 static const detfeed__named cache_names[] = {{"none", DETFEED_CACHE_MODE_NONE},
                                              {"ram", DETFEED_CACHE_MODE_RAM},
                                              {"disk", DETFEED_CACHE_MODE_DISK}};
+static const detfeed__named numpy_sort_names[] = {
+    {"scalar", DETFEED_NUMPY_SORT_SCALAR},
+    {"avx2", DETFEED_NUMPY_SORT_AVX2},
+    {"avx512", DETFEED_NUMPY_SORT_AVX512}};
 static const detfeed__named cpu_names[] = {{"auto", DETFEED_CV_CPU_AUTO},
                                            {"sse", DETFEED_CV_CPU_SSE},
                                            {"avx2", DETFEED_CV_CPU_AVX2},
@@ -619,6 +626,7 @@ static const named_setting named_settings[] = {
     NAMED(DETFEED_LOADER_ULTRALYTICS, ultralytics_names),
     NAMED(DETFEED_LOADER_OPENCV, opencv_names),
     NAMED(DETFEED_LOADER_OPENCV_CPU, cpu_names),
+    NAMED(DETFEED_LOADER_NUMPY_SORT, numpy_sort_names),
     NAMED(DETFEED_LOADER_CACHE, cache_names),
 };
 #undef NAMED

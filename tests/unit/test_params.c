@@ -43,6 +43,7 @@ static const char *const names[] = {
     "mosaic",        "mixup",
     "cutmix",        "bgr",
     "recipe_cache",  "pin_memory",
+    "numpy_sort",
 };
 
 /* The settings that are not numbers. */
@@ -166,7 +167,7 @@ static void check_refusals(void)
     int64_t iv;
     double fv;
     const detfeed_loader_param unknown[] = {
-        (detfeed_loader_param)28, (detfeed_loader_param)99, (detfeed_loader_param)114,
+        (detfeed_loader_param)29, (detfeed_loader_param)99, (detfeed_loader_param)114,
         (detfeed_loader_param)-1};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         detfeed_loader_param p = unknown[i];
@@ -213,6 +214,11 @@ static void check_documented(void)
                                               NULL, &def),
               0);
     CHECK(min == 803 && max == 804 && def == 804);
+    CHECK_INT(detfeed_loader_param_bounds_int(DETFEED_LOADER_NUMPY_SORT, &min, &max,
+                                              NULL, &def),
+              0);
+    CHECK(min == DETFEED_NUMPY_SORT_SCALAR && max == DETFEED_NUMPY_SORT_AVX512 &&
+          def == DETFEED_NUMPY_SORT_SCALAR);
     CHECK_INT(detfeed_loader_param_bounds_int(DETFEED_LOADER_MAX_LABELS, &min, &max,
                                               NULL, &def),
               0);
@@ -277,6 +283,8 @@ static void check_fraction_and_text(void)
     CHECK_INT(detfeed_loader_set(l, "cache_bytes", "ram"), 0);
     CHECK_INT(detfeed_loader_set(l, "degrees", "12.5"), 0);
     CHECK_INT(detfeed_loader_set(l, "seed", "-3"), 0);
+    CHECK_INT(detfeed_loader_set(l, "numpy_sort", "avx2"), 0);
+    CHECK_INT(detfeed_loader_set(l, "numpy_sort", "sse"), DETFEED_EINVAL);
     int64_t v = 0;
     double d = 0;
     detfeed_loader_get_int(l, DETFEED_LOADER_IMGSZ, &v);
@@ -287,6 +295,8 @@ static void check_fraction_and_text(void)
     CHECK(v == DETFEED_CACHE_BYTES_RAM);
     detfeed_loader_get_int(l, DETFEED_LOADER_SEED, &v);
     CHECK(v == -3);
+    detfeed_loader_get_int(l, DETFEED_LOADER_NUMPY_SORT, &v);
+    CHECK(v == DETFEED_NUMPY_SORT_AVX2);
     detfeed_loader_get_float(l, DETFEED_LOADER_DEGREES, &d);
     CHECK(d == 12.5);
     /* The text setter's message names the range from the same table. */
