@@ -468,6 +468,27 @@ class Library:
         """The detfeed_loader_param of a setting's name; ValueError for another."""
         return self._parse(self.detfeed_loader_param_parse, name, "loader setting")
 
+    def numpy_sort(self, name):
+        """The detfeed_numpy_sort of "scalar", "avx2" or "avx512"."""
+        return self._parse(self.detfeed_numpy_sort_parse, name, "NumPy argsort")
+
+    def numpy_argsort(self, keys, sort):
+        """np.argsort(keys) as NumPy's variant `sort` ("scalar", "avx2",
+        "avx512") computes it, by detfeed_numpy_argsort: an int64 NumPy
+        array. keys: a 1-D NumPy array of int32, uint32, int64, uint64,
+        float32 or float64 (ValueError for another dtype)."""
+        import numpy as np
+        keys = np.ascontiguousarray(keys)
+        if keys.ndim != 1 or keys.dtype.name not in NUMPY_DTYPES:
+            raise ValueError("detfeed: numpy_argsort takes a 1-D array of %s, not %s %s"
+                             % (", ".join(NUMPY_DTYPES), keys.ndim, keys.dtype))
+        keys = keys.astype(keys.dtype.newbyteorder("="), copy=False)
+        order = np.empty(len(keys), np.int64)
+        rc = self.detfeed_numpy_argsort(keys.ctypes.data, NUMPY_DTYPES.index(keys.dtype.name),
+                                        len(keys), order.ctypes.data, self.numpy_sort(sort))
+        self.check(rc, "numpy_argsort")
+        return order
+
     # -- a loader's settings by name ---------------------------------------------
     def loader_set(self, loader, name, value):
         """detfeed_loader_set(loader, name, str(value)) (a bool as 0 or 1);
