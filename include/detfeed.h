@@ -1471,7 +1471,8 @@ DETFEED_API int detfeed_loader_sample(detfeed_loader *loader, uint32_t epoch,
  * load, moved with its box, cast to int32) filled at the sample's size,
  * resized to a quarter with INTER_LINEAR, and painted in descending order
  * of mask area (empty masks first, as NumPy orders the negated unsigned
- * areas) with value k + 1 for the k-th, so smaller objects overwrite larger
+ * areas; equal areas in the order of the numpy_sort setting's argsort)
+ * with value k + 1 for the k-th, so smaller objects overwrite larger
  * ones; 0 is background. For segment datasets detfeed_loader_sample returns
  * the instances in this order, so label k is mask value k + 1. `mask`
  * receives (width / 4) * (height / 4) bytes for detfeed_loader_sample_size's
