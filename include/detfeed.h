@@ -1042,7 +1042,7 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_OPENCV_IPP = 20,  /* int 0/1: cv2.ipp.useIPP() (5.1); default 1 */
     DETFEED_LOADER_NUMPY = 21,       /* 1 or 2: NumPy's float32 matrix products rounded
                                         step by step (1) or fused (2); default 2 */
-    DETFEED_LOADER_NUMPY_SORT = 28,  /* detfeed_numpy_sort (text "scalar", "avx2",
+    DETFEED_LOADER_NUMPY_SORT = 30,  /* detfeed_numpy_sort (text "scalar", "avx2",
                                         "avx512"): NumPy's argsort, which orders a
                                         segment sample's masks; default SCALAR */
     /* Ultralytics' dataset train arguments (see "Datasets"): */

@@ -167,7 +167,7 @@ static void check_refusals(void)
     int64_t iv;
     double fv;
     const detfeed_loader_param unknown[] = {
-        (detfeed_loader_param)29, (detfeed_loader_param)99, (detfeed_loader_param)114,
+        (detfeed_loader_param)28, (detfeed_loader_param)99, (detfeed_loader_param)114,
         (detfeed_loader_param)-1};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         detfeed_loader_param p = unknown[i];
