@@ -587,6 +587,10 @@ static const detfeed__named recipe_cache_names[] = {
     {"device", DETFEED_RECIPE_CACHE_DEVICE},
     {"host", DETFEED_RECIPE_CACHE_HOST}};
 static const detfeed__named ultralytics_names[] = {{"8.3", 803}, {"8.4", 804}};
+static const detfeed__named numpy_sort_names[] = {
+    {"scalar", DETFEED_NUMPY_SORT_SCALAR},
+    {"avx2", DETFEED_NUMPY_SORT_AVX2},
+    {"avx512", DETFEED_NUMPY_SORT_AVX512}};
 static const detfeed__named dtype_names[] = {{"u8", DETFEED_DTYPE_U8},
                                              {"f32", DETFEED_DTYPE_F32},
                                              {"f16", DETFEED_DTYPE_F16},
@@ -598,10 +602,6 @@ static const detfeed__named opencv_names[] = {{"4", DETFEED_CV_4},
 static const detfeed__named cache_names[] = {{"none", DETFEED_CACHE_MODE_NONE},
                                              {"ram", DETFEED_CACHE_MODE_RAM},
                                              {"disk", DETFEED_CACHE_MODE_DISK}};
-static const detfeed__named numpy_sort_names[] = {
-    {"scalar", DETFEED_NUMPY_SORT_SCALAR},
-    {"avx2", DETFEED_NUMPY_SORT_AVX2},
-    {"avx512", DETFEED_NUMPY_SORT_AVX512}};
 static const detfeed__named cpu_names[] = {{"auto", DETFEED_CV_CPU_AUTO},
                                            {"sse", DETFEED_CV_CPU_SSE},
                                            {"avx2", DETFEED_CV_CPU_AVX2},
