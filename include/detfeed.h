@@ -185,6 +185,60 @@ DETFEED_API int detfeed_cv_cpu_parse(const char *name, detfeed_cv_cpu *out);
  * is taken as AUTO. */
 DETFEED_API detfeed_cv_cpu detfeed_cv_cpu_resolve(detfeed_cv_cpu cpu);
 
+/*
+ * NumPy's argsort. Ultralytics orders a segment sample's masks with
+ * np.argsort(-areas) (polygons2masks_overlap: unsigned 64-bit areas) and
+ * CopyPaste's candidates with np.argsort of float32 overlaps. The default
+ * kind ('quicksort') is not stable, and what it makes of equal keys
+ * depends on the NumPy build and the CPU, as the loader's `numpy_sort`
+ * setting names it:
+ *
+ *   scalar  NumPy's own introsort (npysort's aquicksort: median of three,
+ *           insertion sort below 17 elements, heapsort past 2 log2(n)
+ *           levels). NumPy 1.24 and earlier everywhere; NumPy 1.25 to 2.x
+ *           on CPUs without AVX2 (or without AVX-512, for 1.25 and 1.26),
+ *           and for the dtypes NumPy does not hand to x86-simd-sort.
+ *   avx2    x86-simd-sort's argsort with 4 lanes (AVX2): NumPy 2.x on x86
+ *           CPUs with AVX2 (x86-64-v3) but not AVX-512, for the dtypes
+ *           int32, uint32, int64, uint64, float32 and float64.
+ *   avx512  the same with 8 lanes (AVX-512 F, CD, BW, DQ, VL): NumPy 2.x on
+ *           AVX-512 CPUs.
+ *
+ * NumPy 1.25 and 1.26 on AVX-512 CPUs run an older x86-simd-sort, which is
+ * none of these. The Python package tells which one the installed NumPy
+ * runs (detfeed.stack.numpy_sort). Every variant puts NaNs last and treats
+ * -0.0 and +0.0 as equal, as NumPy does.
+ */
+typedef enum detfeed_numpy_sort {
+    DETFEED_NUMPY_SORT_SCALAR = 0,
+    DETFEED_NUMPY_SORT_AVX2 = 1,
+    DETFEED_NUMPY_SORT_AVX512 = 2
+} detfeed_numpy_sort;
+
+/* The key dtypes of detfeed_numpy_argsort. */
+typedef enum detfeed_numpy_dtype {
+    DETFEED_NUMPY_INT32 = 0,
+    DETFEED_NUMPY_UINT32 = 1,
+    DETFEED_NUMPY_INT64 = 2,
+    DETFEED_NUMPY_UINT64 = 3,
+    DETFEED_NUMPY_FLOAT32 = 4,
+    DETFEED_NUMPY_FLOAT64 = 5
+} detfeed_numpy_dtype;
+
+/* "scalar", "avx2", "avx512" into *out; DETFEED_EINVAL otherwise. */
+DETFEED_API int detfeed_numpy_sort_parse(const char *name, detfeed_numpy_sort *out);
+
+/*
+ * np.argsort(keys) of n keys of `dtype` (native byte order), as NumPy's
+ * variant `sort` computes it: order[0..n-1] receives the permutation, the
+ * same int64 indices NumPy returns. DETFEED_EINVAL for an unknown dtype or
+ * variant, a NULL array with n > 0, or n > INT32_MAX; DETFEED_ENOMEM. Safe
+ * to call from any thread.
+ */
+DETFEED_API int detfeed_numpy_argsort(const void *keys, detfeed_numpy_dtype dtype,
+                                      size_t n, int64_t *order,
+                                      detfeed_numpy_sort sort);
+
 /* ------------------------------------------------------------------------ */
 /* Consumer dtypes (the conversion itself: detfeed_img.h)                   */
 /* ------------------------------------------------------------------------ */
@@ -1001,6 +1055,9 @@ typedef enum detfeed_loader_param {
     DETFEED_LOADER_OPENCV_IPP = 20,  /* int 0/1: cv2.ipp.useIPP() (5.1); default 1 */
     DETFEED_LOADER_NUMPY = 21,       /* 1 or 2: NumPy's float32 matrix products rounded
                                         step by step (1) or fused (2); default 2 */
+    DETFEED_LOADER_NUMPY_SORT = 30,  /* detfeed_numpy_sort (text "scalar", "avx2",
+                                        "avx512"): NumPy's argsort, which orders a
+                                        segment sample's masks; default SCALAR */
     /* Ultralytics' dataset train arguments (see "Datasets"): */
     DETFEED_LOADER_SINGLE_CLS = 22, /* int 0/1: single_cls; default 0 */
     DETFEED_LOADER_NC = 25,         /* int 0 .. 1000000: the dataset's
@@ -1213,7 +1270,7 @@ DETFEED_API int detfeed_loader_param_bounds_float(detfeed_loader_param param,
  * "u8", "f32", "f16", "bf16"; value_scale "quotient", "reciprocal"; output
  * "host", "cuda"; color "worker", "device", "recipe"; recipe_cache "auto",
  * "device", "host"; ultralytics "8.3", "8.4";
- * numpy "1", "2";
+ * numpy "1", "2"; numpy_sort "scalar", "avx2", "avx512";
  * opencv "4", "4-debian", "5.0", "5.1"; opencv_cpu "auto", "sse", "avx2", "avx512";
  * cache_bytes a byte count or "ram" (DETFEED_CACHE_BYTES_RAM);
  * cache "none", "ram", "disk"; cache_path a file ("": the default);
@@ -1440,7 +1497,8 @@ DETFEED_API int detfeed_loader_sample(detfeed_loader *loader, uint32_t epoch,
  * load, moved with its box, cast to int32) filled at the sample's size,
  * resized to a quarter with INTER_LINEAR, and painted in descending order
  * of mask area (empty masks first, as NumPy orders the negated unsigned
- * areas) with value k + 1 for the k-th, so smaller objects overwrite larger
+ * areas; equal areas in the order of the numpy_sort setting's argsort)
+ * with value k + 1 for the k-th, so smaller objects overwrite larger
  * ones; 0 is background. For segment datasets detfeed_loader_sample returns
  * the instances in this order, so label k is mask value k + 1. `mask`
  * receives (width / 4) * (height / 4) bytes for detfeed_loader_sample_size's

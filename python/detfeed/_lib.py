@@ -91,6 +91,17 @@ ISAS = (
     "avx512",        # DETFEED_ISA_AVX512 = 3
 )
 
+# detfeed_numpy_dtype by value: NUMPY_DTYPES.index("float32") is
+# DETFEED_NUMPY_FLOAT32 (detfeed_numpy_argsort's keys).
+NUMPY_DTYPES = (
+    "int32",         # DETFEED_NUMPY_INT32 = 0
+    "uint32",        # DETFEED_NUMPY_UINT32
+    "int64",         # DETFEED_NUMPY_INT64
+    "uint64",        # DETFEED_NUMPY_UINT64
+    "float32",       # DETFEED_NUMPY_FLOAT32
+    "float64",       # DETFEED_NUMPY_FLOAT64 = 5
+)
+
 # detfeed_dataset_param (detfeed_dataset_set_int / _set_float), by name.
 DATASET_PARAMS = {
     "policy": 0,          # DETFEED_DATASET_POLICY
@@ -286,6 +297,8 @@ _SIGNATURES = {
     "detfeed_cv_version_parse": (_i, [_s, _pi]),
     "detfeed_cv_cpu_parse": (_i, [_s, _pi]),
     "detfeed_cv_cpu_resolve": (_i, [_i]),
+    "detfeed_numpy_sort_parse": (_i, [_s, _pi]),
+    "detfeed_numpy_argsort": (_i, [_p, _i, _sz, _p, _i]),
     # detfeed.h: the image codec's handle
     "detfeed_codec_create": (_i, [_pp, _u32]),
     "detfeed_codec_destroy": (None, [_p]),
@@ -458,6 +471,27 @@ class Library:
     def loader_param(self, name):
         """The detfeed_loader_param of a setting's name; ValueError for another."""
         return self._parse(self.detfeed_loader_param_parse, name, "loader setting")
+
+    def numpy_sort(self, name):
+        """The detfeed_numpy_sort of "scalar", "avx2" or "avx512"."""
+        return self._parse(self.detfeed_numpy_sort_parse, name, "NumPy argsort")
+
+    def numpy_argsort(self, keys, sort):
+        """np.argsort(keys) as NumPy's variant `sort` ("scalar", "avx2",
+        "avx512") computes it, by detfeed_numpy_argsort: an int64 NumPy
+        array. keys: a 1-D NumPy array of int32, uint32, int64, uint64,
+        float32 or float64 (ValueError for another dtype)."""
+        import numpy as np
+        keys = np.ascontiguousarray(keys)
+        if keys.ndim != 1 or keys.dtype.name not in NUMPY_DTYPES:
+            raise ValueError("detfeed: numpy_argsort takes a 1-D array of %s, not %s %s"
+                             % (", ".join(NUMPY_DTYPES), keys.ndim, keys.dtype))
+        keys = keys.astype(keys.dtype.newbyteorder("="), copy=False)
+        order = np.empty(len(keys), np.int64)
+        rc = self.detfeed_numpy_argsort(keys.ctypes.data, NUMPY_DTYPES.index(keys.dtype.name),
+                                        len(keys), order.ctypes.data, self.numpy_sort(sort))
+        self.check(rc, "numpy_argsort")
+        return order
 
     # -- a loader's settings by name ---------------------------------------------
     def loader_set(self, loader, name, value):

@@ -140,15 +140,16 @@ class _Epoch:
         self._loader = self._handle = None
 
 
-_STACK_KEYS = ("ultralytics", "numpy", "opencv", "opencv_cpu", "opencv_ipp")
+_STACK_KEYS = ("ultralytics", "numpy", "numpy_sort", "opencv", "opencv_cpu", "opencv_ipp")
 
 
-def _stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy):
+def _stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy, numpy_sort):
     """The reference stack's settings: those given, and for the others what
-    the installed cv2 and ultralytics packages are (the library's defaults,
-    OpenCV 5.1 and Ultralytics 8.4, where a package is not installed)."""
+    the installed cv2, ultralytics and numpy packages are (the library's
+    defaults, OpenCV 5.1 and Ultralytics 8.4, where a package is not
+    installed)."""
     given = {"opencv": opencv, "opencv_cpu": opencv_cpu, "opencv_ipp": opencv_ipp,
-             "ultralytics": ultralytics, "numpy": numpy}
+             "ultralytics": ultralytics, "numpy": numpy, "numpy_sort": numpy_sort}
     found = _stack_mod.detect() if any(v is None for v in given.values()) else {}
     out = {k: v for k, v in found.items() if given[k] is None}
     out.update({k: v for k, v in given.items() if v is not None})
@@ -432,7 +433,8 @@ class Loader:
                  world_size=None, augment=True, rect=False, epochs=100, close_mosaic=10,
                  prefetch=4, drop_last=False, split=None,
                  policy="skip", value_scale="quotient", tensors=None, pin_memory=True, opencv=None,
-                 opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None, nc=None,
+                 opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None,
+                 numpy_sort=None, nc=None,
                  max_width=None, max_height=None, max_pixels=None, max_image_bytes=None,
                  max_labels=None, max_label_line=None, **hyp):
         self._handle = None
@@ -494,7 +496,8 @@ class Loader:
                                  % (cache_path,))
             settings["cache_path"] = os.fspath(cache_path)
         settings["verify_record"] = _verify_record(verify_record)
-        settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy))
+        settings.update(_stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy,
+                               numpy_sort))
         if nc is not None:  # the number of classes where data gives none
             settings["nc"] = _integer("nc", nc)
         for name, value in (("max_width", max_width), ("max_height", max_height),

@@ -5,14 +5,20 @@ library takes both as settings (``ultralytics``: "8.3" or "8.4"; ``opencv``:
 "4", "5.0" or "5.1", with ``opencv_cpu`` and ``opencv_ipp`` for the code
 path OpenCV runs; ``numpy``: how NumPy multiplies Ultralytics' small
 float32 matrices, "1" rounding every product and sum, "2" accumulating with
-fused multiply-adds); this module reads them off the installed packages,
-so that a Loader matches the Ultralytics training it stands in for.
+fused multiply-adds; ``numpy_sort``: which argsort NumPy runs, "scalar",
+"avx2" or "avx512", since the order it leaves equal keys in orders a
+segment sample's masks); this module reads them off the installed
+packages, so that a Loader matches the Ultralytics training it stands in
+for.
 
 The ``numpy`` setting is named after the version that first showed the
 difference, but it is not the version: NumPy hands a 3 x 3 float32 product
 to its BLAS, and what the BLAS kernel does on this CPU decides. The PyPI
 wheels of NumPy 2 and of NumPy 1.26 (OpenBLAS, Haswell kernels and later)
 fuse; Debian 12's NumPy 1.24 rounds. So it is measured (numpy_matmul).
+So is ``numpy_sort`` (numpy_sort): NumPy 2 sorts 32- and 64-bit keys with
+x86-simd-sort where the CPU has AVX2 or AVX-512, NumPy 1.24 and CPUs
+without AVX2 with NumPy's own introsort.
 """
 import importlib.metadata
 import os
@@ -97,11 +103,52 @@ def numpy_matmul(np=None):
     return None
 
 
+# The probe of numpy_sort: 600 keys of 5 values, enough for x86-simd-sort to
+# partition (more than 256) and for each variant to leave the ties in an
+# order of its own; the FNV-1 digest of np.argsort's permutation names the
+# variant (the oracle, tests/oracle/test_npsort_oracle.py, checks these
+# digests against the library's argsort of the same keys).
+_SORT_PROBE_N = 600
+_SORT_DIGESTS = {0x7456ed914549a5fd: "scalar", 0x683e8069fbad8e15: "avx2",
+                 0xe0f5a09632bb016f: "avx512"}
+
+
+def sort_probe(np, dtype):
+    """The keys numpy_sort sorts: (i * 7919 % 61) % 5 for i < 600."""
+    i = np.arange(_SORT_PROBE_N, dtype=np.int64)
+    return (i * 7919 % 61 % 5).astype(dtype)
+
+
+def permutation_digest(order):
+    """FNV-1 (64-bit) over a permutation's indices."""
+    x = 14695981039346656037
+    for v in order.tolist():
+        x = ((x * 1099511628211) ^ v) & 0xFFFFFFFFFFFFFFFF
+    return x
+
+
+def numpy_sort(np=None):
+    """Which argsort the installed NumPy runs for the keys Ultralytics sorts
+    (uint64 mask areas, float32 CopyPaste overlaps), as the ``numpy_sort``
+    setting names it: "scalar" (NumPy's own introsort: NumPy 1.24, any
+    NumPy on a CPU without AVX2), "avx2" or "avx512" (x86-simd-sort, NumPy
+    2 on CPUs with AVX2 or AVX-512). The order np.argsort leaves equal keys
+    in tells them apart (sort_probe). None when it is none of them (NumPy
+    1.25 and 1.26 on AVX-512 CPUs run an older x86-simd-sort), or when the
+    two dtypes disagree."""
+    if np is None:
+        import numpy as np
+    found = {_SORT_DIGESTS.get(permutation_digest(np.argsort(sort_probe(np, t))))
+             for t in ("uint64", "float32")}
+    return found.pop() if len(found) == 1 else None
+
+
 def detect():
     """Settings for the installed packages: a dict with whichever of
-    ``opencv``, ``opencv_cpu``, ``opencv_ipp``, ``ultralytics`` and ``numpy`` could be
-    read (the library's defaults hold for the others). Warns once per
-    package whose version is not one detfeed knows, naming the one used."""
+    ``opencv``, ``opencv_cpu``, ``opencv_ipp``, ``ultralytics``, ``numpy`` and
+    ``numpy_sort`` could be read (the library's defaults hold for the
+    others). Warns once per package whose version is not one detfeed knows,
+    naming the one used."""
     out = {}
     try:
         import cv2
@@ -139,6 +186,13 @@ def detect():
                           % numpy.__version__, stacklevel=3)
             rounding = "2"
         out["numpy"] = rounding
+        sort = numpy_sort(numpy)
+        if sort is None:
+            warnings.warn("detfeed: NumPy %s orders equal keys in an argsort detfeed does not "
+                          "reproduce; segment masks of equal area follow NumPy's own "
+                          "introsort (numpy_sort=scalar)" % numpy.__version__, stacklevel=3)
+            sort = "scalar"
+        out["numpy_sort"] = sort
     return out
 
 

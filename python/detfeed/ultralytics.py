@@ -360,8 +360,9 @@ def _open(source, settings, args):
 # trainer() keywords the validation loader takes too (the others concern
 # training batches: colour route, dtype, disk cache file, partners).
 _VAL_OPTIONS = ("prefetch", "pin_memory", "policy", "verify_record", "opencv", "opencv_cpu",
-                "opencv_ipp", "ultralytics", "numpy", "nc", "max_width", "max_height",
-                "max_pixels", "max_image_bytes", "max_labels", "max_label_line")
+                "opencv_ipp", "ultralytics", "numpy", "numpy_sort", "nc", "max_width",
+                "max_height", "max_pixels", "max_image_bytes", "max_labels",
+                "max_label_line")
 
 
 def build_val_loader(args, data, dataset_path, batch_size, device, options):

@@ -313,6 +313,29 @@ def test_numpy_matmul_is_measured_not_the_version():
     assert detfeed.stack.detect()["numpy"] == mode
 
 
+def test_numpy_sort_is_measured_not_the_version():
+    # The stack's numpy_sort names the argsort this NumPy runs on this CPU:
+    # the library's variant of that name leaves equal keys where
+    # np.argsort does (the masks of equal area, CopyPaste's overlaps), and
+    # another variant does not.
+    from detfeed import _lib
+    from detfeed.stack import numpy_sort
+    sort = numpy_sort()
+    assert sort in ("scalar", "avx2", "avx512"), \
+        "NumPy %s runs an argsort detfeed does not know" % np.__version__
+    lib = _lib.library()
+    rng = np.random.default_rng(5)
+    other = 0
+    for n in (5, 17, 300, 2000):
+        for dtype in (np.uint64, np.float32):
+            a = rng.integers(0, 4, n).astype(dtype)
+            assert np.array_equal(lib.numpy_argsort(a, sort), np.argsort(a))
+            other += not np.array_equal(
+                lib.numpy_argsort(a, "avx2" if sort == "scalar" else "scalar"), np.argsort(a))
+    assert other > 4  # the keys do tell the variants apart
+    assert detfeed.stack.detect()["numpy_sort"] == sort
+
+
 def test_an_image_with_20000_boxes_is_kept_with_them_all(tmp_path):
     """Ultralytics keeps an image whatever its number of labels: so does the
     Loader by default, and every box is in its batch; max_labels, a setting

@@ -622,8 +622,7 @@ static int format_sample(const detfeed__augmenter *a, detfeed__scratch *s,
     if (rc == DETFEED_OK && d->labels)
         rc = labels_room(d->labels, out->n, nkpt);
     if (rc == DETFEED_OK && out->mask_type != DETFEED_MASK_NONE)
-        rc = detfeed__format_masks(&s->inst, w, h, a->stack.ultralytics,
-                                   mask ? mask->p : NULL);
+        rc = detfeed__format_masks(&s->inst, w, h, &a->stack, mask ? mask->p : NULL);
     if (rc != DETFEED_OK)
         return rc;
     if (d->labels)

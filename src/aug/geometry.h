@@ -18,7 +18,9 @@
  * (803 for 8.3, 804 for 8.4), how the NumPy it runs on multiplies small
  * float32 matrices (2: with fused multiply-adds, as the NumPy 2 and 1.26
  * wheels' OpenBLAS does; 1: every product and sum rounded, as Debian 12's
- * NumPy 1.24 does) and the OpenCV whose warp it reproduces. In
+ * NumPy 1.24 does), in which order its argsort leaves equal keys (the
+ * order of a segment sample's masks) and the OpenCV whose warp it
+ * reproduces. In
  * 8.4, Instances.clip also clips keypoints (after zeroing the visibility of
  * those outside), segment2box clips polygons to the image (their crossings
  * of the border and the image corners inside them count), and Format
@@ -26,6 +28,7 @@
 typedef struct detfeed__stack {
     int ultralytics;
     int numpy; /* 1 or 2: how Ultralytics' small float32 matrix products round */
+    detfeed_numpy_sort numpy_sort; /* NumPy's argsort (the order of equal keys) */
     detfeed_cv cv;
 } detfeed__stack;
 

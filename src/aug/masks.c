@@ -1,9 +1,11 @@
 /*
  * masks.c - cv2.fillPoly as OpenCV 4.6 rasterises an 8-bit polygon with
- * line type 8 and shift 0, NumPy's argsort, and Ultralytics'
- * polygons2masks_overlap (ultralytics/data/utils.py) on top of them.
+ * line type 8 and shift 0, and Ultralytics' polygons2masks_overlap
+ * (ultralytics/data/utils.py) on top of it and NumPy's argsort.
  */
 #include "masks.h"
+
+#include "core/npsort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -219,120 +221,6 @@ int detfeed__fill_poly(uint8_t *img, int w, int h, const int32_t *pts, int m,
     return DETFEED_OK;
 }
 
-/* ---- NumPy's argsort ------------------------------------------------------ */
-
-static void swap_int(int *a, int *b)
-{
-    int t = *a;
-    *a = *b;
-    *b = t;
-}
-
-/* aheapsort: the depth-limit fallback, on idx[0 .. n - 1]. */
-static void heap_argsort(const uint64_t *v, int *idx, int n)
-{
-    int *a = idx - 1; /* 1-based */
-    for (int l = n >> 1; l > 0; --l) {
-        int tmp = a[l], i = l, j = l << 1;
-        while (j <= n) {
-            if (j < n && v[a[j]] < v[a[j + 1]])
-                j += 1;
-            if (!(v[tmp] < v[a[j]]))
-                break;
-            a[i] = a[j];
-            i = j;
-            j += j;
-        }
-        a[i] = tmp;
-    }
-    for (; n > 1;) {
-        int tmp = a[n];
-        a[n] = a[1];
-        n -= 1;
-        int i = 1, j = 2;
-        while (j <= n) {
-            if (j < n && v[a[j]] < v[a[j + 1]])
-                j += 1;
-            if (!(v[tmp] < v[a[j]]))
-                break;
-            a[i] = a[j];
-            i = j;
-            j += j;
-        }
-        a[i] = tmp;
-    }
-}
-
-void detfeed__argsort_u64(const uint64_t *v, int n, int *idx)
-{
-    enum { SMALL = 15, STACK = 128 };
-    for (int i = 0; i < n; i++)
-        idx[i] = i;
-    if (n < 2)
-        return;
-    int *stack[STACK], **sp = stack, depth[STACK / 2], *dp = depth;
-    int cdepth = 0;
-    for (unsigned u = (unsigned)n; u >>= 1;)
-        cdepth++;
-    cdepth *= 2;
-    int *pl = idx, *pr = idx + n - 1;
-    for (;;) {
-        if (cdepth < 0) {
-            heap_argsort(v, pl, (int)(pr - pl + 1));
-        } else {
-            while (pr - pl > SMALL) {
-                /* Median of three, pivot parked at pr - 1, Hoare partition. */
-                int *pm = pl + ((pr - pl) >> 1);
-                if (v[*pm] < v[*pl])
-                    swap_int(pm, pl);
-                if (v[*pr] < v[*pm])
-                    swap_int(pr, pm);
-                if (v[*pm] < v[*pl])
-                    swap_int(pm, pl);
-                uint64_t vp = v[*pm];
-                int *pi = pl, *pj = pr - 1;
-                swap_int(pm, pj);
-                for (;;) {
-                    do
-                        ++pi;
-                    while (v[*pi] < vp);
-                    do
-                        --pj;
-                    while (vp < v[*pj]);
-                    if (pi >= pj)
-                        break;
-                    swap_int(pi, pj);
-                }
-                swap_int(pi, pr - 1);
-                /* The larger side waits on the stack. */
-                if (pi - pl < pr - pi) {
-                    *sp++ = pi + 1;
-                    *sp++ = pr;
-                    pr = pi - 1;
-                } else {
-                    *sp++ = pl;
-                    *sp++ = pi - 1;
-                    pl = pi + 1;
-                }
-                *dp++ = --cdepth;
-            }
-            for (int *pi = pl + 1; pi <= pr; ++pi) { /* insertion sort */
-                int vi = *pi, *pj = pi;
-                while (pj > pl && v[vi] < v[*(pj - 1)]) {
-                    *pj = *(pj - 1);
-                    pj--;
-                }
-                *pj = vi;
-            }
-        }
-        if (sp == stack)
-            break;
-        pr = *(--sp);
-        pl = *(--sp);
-        cdepth = *(--dp);
-    }
-}
-
 /* ---- polygons2masks_overlap ----------------------------------------------- */
 
 /* polygon2mask: the polygon cast to int32 (toward zero, as NumPy casts),
@@ -381,7 +269,7 @@ static void paint_i32(int32_t *out, const uint8_t *m, size_t size, int v, bool s
 }
 
 int detfeed__masks_overlap(const detfeed__inst *in, int w, int h, int ratio,
-                           int ultralytics, void *out, int *order)
+                           const detfeed__stack *st, void *out, int *order)
 {
     int n = in->n, mw = w / ratio, mh = h / ratio;
     size_t msize = (size_t)mw * mh;
@@ -404,9 +292,10 @@ int detfeed__masks_overlap(const detfeed__inst *in, int w, int h, int ratio,
             area += m[p];
         neg[i] = 0 - area; /* -areas on an unsigned array wraps */
     }
+    if (rc == DETFEED_OK)
+        rc = detfeed__np_argsort(neg, DETFEED_NUMPY_UINT64, n, order, st->numpy_sort);
     if (rc == DETFEED_OK) {
-        bool sum = ultralytics < 804;
-        detfeed__argsort_u64(neg, n, order);
+        bool sum = st->ultralytics < 804;
         for (int k = 0; k < n; k++) {
             const uint8_t *m = ms + msize * (size_t)order[k];
             if (type == DETFEED_MASK_I32)
@@ -422,7 +311,8 @@ int detfeed__masks_overlap(const detfeed__inst *in, int w, int h, int ratio,
     return rc;
 }
 
-int detfeed__format_masks(detfeed__inst *in, int w, int h, int ultralytics, void *mask)
+int detfeed__format_masks(detfeed__inst *in, int w, int h, const detfeed__stack *st,
+                          void *mask)
 {
     enum { RATIO = 4 };
     size_t bytes =
@@ -436,7 +326,7 @@ int detfeed__format_masks(detfeed__inst *in, int w, int h, int ultralytics, void
     int *order = malloc((size_t)in->n * sizeof *order);
     int rc = m && order ? DETFEED_OK : DETFEED_ENOMEM;
     if (rc == DETFEED_OK)
-        rc = detfeed__masks_overlap(in, w, h, RATIO, ultralytics, m, order);
+        rc = detfeed__masks_overlap(in, w, h, RATIO, st, m, order);
     if (rc == DETFEED_OK)
         rc = detfeed__inst_permute(in, order);
     if (m != mask)

@@ -16,10 +16,6 @@
 int detfeed__fill_poly(uint8_t *img, int w, int h, const int32_t *pts, int m,
                        uint8_t color);
 
-/* NumPy 1.24's np.argsort (kind 'quicksort': introsort with insertion sort
- * on runs of up to 16 elements, not stable) of n unsigned 64-bit keys. */
-void detfeed__argsort_u64(const uint64_t *keys, int n, int *idx);
-
 /* The overlap mask's element type for n instances: Ultralytics' np.uint8,
  * np.int32 past 255. */
 static inline detfeed_mask_type detfeed__mask_type(int n)
@@ -32,14 +28,15 @@ static inline detfeed_mask_type detfeed__mask_type(int n)
  * polygon (points cast to int32) filled with 1 at w x h, resized with
  * INTER_LINEAR to (w / ratio) x (h / ratio); the masks ordered by
  * np.argsort(-area) with the areas as uint64 (so empty masks, whose negated
- * area stays 0, come first), then painted in that order with value k + 1:
- * 8.4 (`ultralytics` 804) as the running max masks = max(masks, mask * (k +
+ * area stays 0, come first; equal areas in the order st->numpy_sort's
+ * argsort leaves them), then painted in that order with value k + 1: 8.4
+ * (st->ultralytics 804) as the running max masks = max(masks, mask * (k +
  * 1)), 8.3 as masks = clip(masks + mask * (k + 1), 0, k + 1) in the mask's
  * own arithmetic (uint8 wraps). out receives (w / ratio) * (h / ratio)
  * elements of detfeed__mask_type(n), order[n] the instance order.
  */
 int detfeed__masks_overlap(const detfeed__inst *inst, int w, int h, int ratio,
-                           int ultralytics, void *out, int *order);
+                           const detfeed__stack *st, void *out, int *order);
 
 /*
  * Format's segment step (mask_ratio 4, overlap): the overlap mask of the
@@ -48,7 +45,7 @@ int detfeed__masks_overlap(const detfeed__inst *inst, int w, int h, int ratio,
  * reordered by it. Instances without polygons (a dataset whose polygons
  * were dropped) keep their order and leave the mask 0.
  */
-int detfeed__format_masks(detfeed__inst *inst, int w, int h, int ultralytics,
+int detfeed__format_masks(detfeed__inst *inst, int w, int h, const detfeed__stack *st,
                           void *mask);
 
 #endif /* DETFEED_MASKS_H */

@@ -461,6 +461,7 @@ static void make_augmenter(detfeed_loader *l)
         .train = l->augment,
         .stack = {.ultralytics = l->ultralytics,
                   .numpy = l->numpy,
+                  .numpy_sort = (detfeed_numpy_sort)l->numpy_sort,
                   .cv = {(detfeed_cv_version)l->opencv, (detfeed_cv_cpu)l->opencv_cpu,
                          l->opencv_ipp}}};
 }

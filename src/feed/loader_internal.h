@@ -52,7 +52,7 @@ struct detfeed_loader {
     detfeed__hyp hyp;
     /* the reference stack: Ultralytics as 803/804, OpenCV as detfeed_cv's
      * fields (kept as int like every integer setting) */
-    int ultralytics, numpy, opencv, opencv_cpu, opencv_ipp;
+    int ultralytics, numpy, numpy_sort, opencv, opencv_cpu, opencv_ipp;
     /* state */
     detfeed_dataset *ds;
     detfeed_cache *cache;

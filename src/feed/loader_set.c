@@ -136,6 +136,8 @@ static const param_spec specs[] = {
            DETFEED_CV_CPU_AUTO),
     INT_AT(DETFEED_LOADER_OPENCV_IPP, opencv_ipp, 0, 1, 1),
     INT_AT(DETFEED_LOADER_NUMPY, numpy, 1, 2, 2),
+    INT_AT(DETFEED_LOADER_NUMPY_SORT, numpy_sort, 0, DETFEED_NUMPY_SORT_AVX512,
+           DETFEED_NUMPY_SORT_SCALAR),
     INT_AT(DETFEED_LOADER_SINGLE_CLS, single_cls, 0, 1, 0),
     INT_AT(DETFEED_LOADER_NC, nc, 0, 1000000, 0),
     {.param = DETFEED_LOADER_FRACTION,
@@ -221,6 +223,7 @@ static const detfeed__named param_names[] = {
     {"opencv_ipp", DETFEED_LOADER_OPENCV_IPP},
     {"nc", DETFEED_LOADER_NC},
     {"numpy", DETFEED_LOADER_NUMPY},
+    {"numpy_sort", DETFEED_LOADER_NUMPY_SORT},
     {"single_cls", DETFEED_LOADER_SINGLE_CLS},
     {"partner_window", DETFEED_LOADER_PARTNER_WINDOW},
     {"cache", DETFEED_LOADER_CACHE},
@@ -591,6 +594,10 @@ static const detfeed__named recipe_cache_names[] = {
     {"device", DETFEED_RECIPE_CACHE_DEVICE},
     {"host", DETFEED_RECIPE_CACHE_HOST}};
 static const detfeed__named ultralytics_names[] = {{"8.3", 803}, {"8.4", 804}};
+static const detfeed__named numpy_sort_names[] = {
+    {"scalar", DETFEED_NUMPY_SORT_SCALAR},
+    {"avx2", DETFEED_NUMPY_SORT_AVX2},
+    {"avx512", DETFEED_NUMPY_SORT_AVX512}};
 static const detfeed__named dtype_names[] = {{"u8", DETFEED_DTYPE_U8},
                                              {"f32", DETFEED_DTYPE_F32},
                                              {"f16", DETFEED_DTYPE_F16},
@@ -628,6 +635,7 @@ static const named_setting named_settings[] = {
     NAMED(DETFEED_LOADER_ULTRALYTICS, ultralytics_names),
     NAMED(DETFEED_LOADER_OPENCV, opencv_names),
     NAMED(DETFEED_LOADER_OPENCV_CPU, cpu_names),
+    NAMED(DETFEED_LOADER_NUMPY_SORT, numpy_sort_names),
     NAMED(DETFEED_LOADER_CACHE, cache_names),
     NAMED(DETFEED_LOADER_COPY_PASTE_MODE, paste_names),
 };

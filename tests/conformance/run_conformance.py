@@ -442,7 +442,7 @@ def detfeed_loader(L, side, cfg, conf, stack):
                  ("rect", "1" if cfg.rect and not conf["val"] else "0")]
     settings += [("ultralytics", "8.4"), ("opencv", stack["opencv"]),
                  ("opencv_cpu", stack["opencv_cpu"]), ("opencv_ipp", stack["opencv_ipp"]),
-                 ("numpy", stack["numpy"])]
+                 ("numpy", stack["numpy"]), ("numpy_sort", stack["numpy_sort"])]
     for name, value in settings:
         ld.set(name, value)
     ld.set_split("val" if conf["val"] else "train")
@@ -1058,10 +1058,12 @@ def cv_stack(cv2):
     """The reference stack settings for the imported cv2 and NumPy (numpy:
     how this NumPy's BLAS multiplies Ultralytics' float32 matrices, measured
     as the package measures it; not its version, since the 1.26 wheels fuse
-    as NumPy 2 does and Debian's 1.24 rounds; None when neither)."""
+    as NumPy 2 does and Debian's 1.24 rounds; None when neither. numpy_sort:
+    the argsort it runs, which orders masks of equal area; None when it is
+    none that detfeed knows)."""
     import numpy
     import detfeed_lib  # noqa: F401  (puts the package on sys.path)
-    from detfeed.stack import numpy_matmul
+    from detfeed.stack import numpy_matmul, numpy_sort
     v = cv2.__version__
     major, minor = (int(x) for x in v.split(".")[:2])
     if major == 4:  # Debian's own build rounds one HSV step the wheels fuse
@@ -1073,7 +1075,7 @@ def cv_stack(cv2):
         return None, v
     return {"opencv": name, "opencv_ipp": "1" if cv2.ipp.useIPP() else "0",
             "opencv_cpu": "auto" if cv2.useOptimized() else "sse", "cv2": v,
-            "numpy": numpy_matmul(numpy)}, v
+            "numpy": numpy_matmul(numpy), "numpy_sort": numpy_sort(numpy)}, v
 
 
 def main():
@@ -1142,11 +1144,15 @@ def main():
             print("FAIL: NumPy %s multiplies float32 matrices neither fused nor rounded "
                   "step by step" % numpy.__version__)
             return 1
+        if stack["numpy_sort"] is None:
+            print("FAIL: NumPy %s runs an argsort detfeed does not know" % numpy.__version__)
+            return 1
         print("detfeed %s (%s); ultralytics %s; cv2 %s (%s) -> opencv=%s opencv_ipp=%s "
-              "opencv_cpu=%s; numpy %s (%s) -> numpy=%s; torch %s" % (
+              "opencv_cpu=%s; numpy %s (%s) -> numpy=%s numpy_sort=%s; torch %s" % (
                   L.version(), args.lib, ultralytics.__version__, v, cv2.__file__,
                   stack["opencv"], stack["opencv_ipp"], stack["opencv_cpu"],
-                  numpy.__version__, numpy.__file__, stack["numpy"], torch.__version__))
+                  numpy.__version__, numpy.__file__, stack["numpy"], stack["numpy_sort"],
+                  torch.__version__))
         checks = Checks()
         if ultralytics.__version__ != ULTRALYTICS_VERSION:
             print("note: the suite is written for ultralytics %s" % ULTRALYTICS_VERSION)

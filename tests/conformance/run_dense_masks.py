@@ -251,11 +251,14 @@ def main():
             print("FAIL: NumPy %s multiplies float32 matrices neither fused nor rounded "
                   "step by step" % np.__version__)
             return 1
+        if stack_["numpy_sort"] is None:
+            print("FAIL: NumPy %s runs an argsort detfeed does not know" % np.__version__)
+            return 1
         from detfeed_lib import Library
         L = Library(args.lib)
-        print("detfeed %s; ultralytics %s; cv2 %s -> opencv=%s; numpy %s -> numpy=%s" % (
-            L.version(), ultralytics.__version__, v, stack_["opencv"], np.__version__,
-            stack_["numpy"]))
+        print("detfeed %s; ultralytics %s; cv2 %s -> opencv=%s; numpy %s -> numpy=%s "
+              "numpy_sort=%s" % (L.version(), ultralytics.__version__, v, stack_["opencv"],
+                                 np.__version__, stack_["numpy"], stack_["numpy_sort"]))
         gen = os.path.join(tmp, "gen")
         write_dataset(gen, "dense-seg", [stack(305, 4, 4), stack(200, 8, 12),
                                          stack(20, 300, 200), stack(12, 100, 400)], 1)

@@ -44,6 +44,7 @@ static const char *const names[] = {
     "cutmix",        "bgr",
     "recipe_cache",  "pin_memory",
     "copy_paste",    "copy_paste_mode",
+    "numpy_sort",
 };
 
 /* The settings that are not numbers. */
@@ -214,6 +215,11 @@ static void check_documented(void)
                                               NULL, &def),
               0);
     CHECK(min == 803 && max == 804 && def == 804);
+    CHECK_INT(detfeed_loader_param_bounds_int(DETFEED_LOADER_NUMPY_SORT, &min, &max,
+                                              NULL, &def),
+              0);
+    CHECK(min == DETFEED_NUMPY_SORT_SCALAR && max == DETFEED_NUMPY_SORT_AVX512 &&
+          def == DETFEED_NUMPY_SORT_SCALAR);
     CHECK_INT(detfeed_loader_param_bounds_int(DETFEED_LOADER_MAX_LABELS, &min, &max,
                                               NULL, &def),
               0);
@@ -278,6 +284,8 @@ static void check_fraction_and_text(void)
     CHECK_INT(detfeed_loader_set(l, "cache_bytes", "ram"), 0);
     CHECK_INT(detfeed_loader_set(l, "degrees", "12.5"), 0);
     CHECK_INT(detfeed_loader_set(l, "seed", "-3"), 0);
+    CHECK_INT(detfeed_loader_set(l, "numpy_sort", "avx2"), 0);
+    CHECK_INT(detfeed_loader_set(l, "numpy_sort", "sse"), DETFEED_EINVAL);
     int64_t v = 0;
     double d = 0;
     detfeed_loader_get_int(l, DETFEED_LOADER_IMGSZ, &v);
@@ -288,6 +296,8 @@ static void check_fraction_and_text(void)
     CHECK(v == DETFEED_CACHE_BYTES_RAM);
     detfeed_loader_get_int(l, DETFEED_LOADER_SEED, &v);
     CHECK(v == -3);
+    detfeed_loader_get_int(l, DETFEED_LOADER_NUMPY_SORT, &v);
+    CHECK(v == DETFEED_NUMPY_SORT_AVX2);
     detfeed_loader_get_float(l, DETFEED_LOADER_DEGREES, &d);
     CHECK(d == 12.5);
     /* The text setter's message names the range from the same table. */

@@ -6,6 +6,7 @@
  */
 #include "aug/masks.h"
 #include "aug/segments.h"
+#include "core/npsort.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -144,6 +145,11 @@ static void test_fill_reference(void)
     free(img);
 }
 
+/* The stacks of the mask tests: Ultralytics 8.4 and 8.3 with NumPy's
+ * scalar argsort. */
+static const detfeed__stack st84 = {.ultralytics = 804, .numpy = 2};
+static const detfeed__stack st83 = {.ultralytics = 803, .numpy = 2};
+
 /* Two nested squares and an empty polygon: the empty one first (its negated
  * unsigned area is 0), then the large, then the small one painted last. */
 static void test_overlap_order(void)
@@ -163,14 +169,14 @@ static void test_overlap_order(void)
     }
     uint8_t mask[(S / 4) * (S / 4)];
     int order[3];
-    CHECK_INT(detfeed__masks_overlap(&in, S, S, 4, 804, mask, order), DETFEED_OK);
+    CHECK_INT(detfeed__masks_overlap(&in, S, S, 4, &st84, mask, order), DETFEED_OK);
     /* The single point (30, 30) fills one pixel, which the resize to a
      * quarter averages away: an empty mask. */
     CHECK(order[0] == 1 && order[1] == 0 && order[2] == 2);
     CHECK_INT(mask[0], 0);         /* outside everything */
     CHECK_INT(mask[1 * 8 + 1], 2); /* the big square: value 2 */
     CHECK_INT(mask[3 * 8 + 3], 3); /* the small one on top */
-    CHECK_INT(detfeed__format_masks(&in, S, S, 804, NULL), DETFEED_OK);
+    CHECK_INT(detfeed__format_masks(&in, S, S, &st84, NULL), DETFEED_OK);
     CHECK(in.cls[0] == 11 && in.cls[1] == 10 && in.cls[2] == 12);
     detfeed__inst_free(&in);
 }
@@ -205,7 +211,7 @@ static void test_overlap_wide(void)
     CHECK_INT(detfeed__mask_type(255), DETFEED_MASK_U8);
     static int32_t mask[MW * (H / 4)];
     int order[N], place[N], bad = 0, set = 0;
-    CHECK_INT(detfeed__masks_overlap(&in, W, H, 4, 804, mask, order), DETFEED_OK);
+    CHECK_INT(detfeed__masks_overlap(&in, W, H, 4, &st84, mask, order), DETFEED_OK);
     for (int k = 0; k < N; k++)
         place[order[k]] = k;
     for (int i = 0; i < N; i++)
@@ -214,6 +220,20 @@ static void test_overlap_wide(void)
         set += mask[p] != 0;
     CHECK_INT(bad, 0);
     CHECK_INT(set, N);
+    /* The areas are all equal: their order is each argsort variant's (the
+     * scalar introsort moves equal keys; x86-simd-sort leaves a sorted
+     * array as it is). */
+    static const uint64_t same[N];
+    int want[N];
+    for (int v = DETFEED_NUMPY_SORT_SCALAR; v <= DETFEED_NUMPY_SORT_AVX512; v++) {
+        detfeed__stack st = {.ultralytics = 804, .numpy = 2, .numpy_sort = v};
+        CHECK_INT(detfeed__masks_overlap(&in, W, H, 4, &st, mask, order), DETFEED_OK);
+        CHECK_INT(
+            detfeed__np_argsort(same, DETFEED_NUMPY_UINT64, N, want, st.numpy_sort),
+            DETFEED_OK);
+        CHECK(memcmp(order, want, sizeof order) == 0);
+        CHECK((order[1] == 1) == (v != DETFEED_NUMPY_SORT_SCALAR));
+    }
     detfeed__inst_free(&in);
 }
 
@@ -237,7 +257,7 @@ static void test_overlap_running_max(void)
         int s = (want83 + v) & 255;
         want83 = s < v ? s : v;
     }
-    CHECK_INT(detfeed__masks_overlap(&in, S, S, 4, 804, mask, order), DETFEED_OK);
+    CHECK_INT(detfeed__masks_overlap(&in, S, S, 4, &st84, mask, order), DETFEED_OK);
     CHECK_INT(mask[0], N);
     bool descending = true; /* fewer rectangles cover the pixels further out */
     for (int d = 1; d < S / 4; d++)
@@ -245,31 +265,10 @@ static void test_overlap_running_max(void)
             descending && mask[d * (S / 4) + d] <= mask[(d - 1) * (S / 4) + d - 1];
     CHECK(descending);
     CHECK_INT(order[0], N - 1); /* the largest first */
-    CHECK_INT(detfeed__masks_overlap(&in, S, S, 4, 803, mask, order), DETFEED_OK);
+    CHECK_INT(detfeed__masks_overlap(&in, S, S, 4, &st83, mask, order), DETFEED_OK);
     CHECK_INT(mask[0], want83);
     CHECK(want83 != N);
     detfeed__inst_free(&in);
-}
-
-static void test_argsort(void)
-{
-    /* NumPy 1.24: np.argsort([3, 1, 2, 1]) = [1, 3, 2, 0] (insertion sort
-     * below 17 elements keeps ties in order). */
-    const uint64_t v[4] = {3, 1, 2, 1};
-    int idx[4];
-    detfeed__argsort_u64(v, 4, idx);
-    CHECK(idx[0] == 1 && idx[1] == 3 && idx[2] == 2 && idx[3] == 0);
-    /* Larger inputs are sorted (the tie order is checked by the oracle). */
-    uint64_t big[300];
-    int bi[300];
-    uint64_t rng = 5;
-    for (int i = 0; i < 300; i++)
-        big[i] = tu_rand(&rng) % 7;
-    detfeed__argsort_u64(big, 300, bi);
-    bool sorted = true;
-    for (int i = 1; i < 300; i++)
-        sorted = sorted && big[bi[i - 1]] <= big[bi[i]];
-    CHECK(sorted);
 }
 
 int main(void)
@@ -280,6 +279,5 @@ int main(void)
     test_overlap_order();
     test_overlap_wide();
     test_overlap_running_max();
-    test_argsort();
     return tu_finish("test_segments");
 }

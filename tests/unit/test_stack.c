@@ -18,8 +18,10 @@
 
 #define NO_MOSAIC_84 "b923b12816e91565d8437aae5b1eb5bc2067cc0d21a70f1f63c9732c49e4ca4c"
 
-static const detfeed__stack v83 = {803, 1, {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0}};
-static const detfeed__stack v84 = {804, 1, {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0}};
+static const detfeed__stack v83 = {
+    .ultralytics = 803, .numpy = 1, .cv = {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0}};
+static const detfeed__stack v84 = {
+    .ultralytics = 804, .numpy = 1, .cv = {DETFEED_CV_4, DETFEED_CV_CPU_AUTO, 0}};
 
 static void test_settings(void)
 {
