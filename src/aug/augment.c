@@ -183,9 +183,10 @@ static int paste_partner(const detfeed__augmenter *a, detfeed__scratch *s,
     own_recipe(a, ask, r->slot_base + DETFEED__SLOT_CP_BASE, &pr);
     int rc = train_geometry(a, s, ask, r->cp_partner, &pr, false, &s->cp_out,
                             &s->cp_inst, NULL, NULL, clock);
-    return rc != DETFEED_OK ? rc
-                            : detfeed__copy_paste_mix(out, inst, &s->cp_out,
-                                                      &s->cp_inst, a->hyp.copy_paste);
+    return rc != DETFEED_OK
+               ? rc
+               : detfeed__copy_paste_mix(out, inst, &s->cp_out, &s->cp_inst,
+                                         a->hyp.copy_paste, &a->stack);
 }
 
 /* Mosaic (or LetterBox), CopyPaste in mode flip, RandomPerspective and
@@ -215,7 +216,8 @@ static int train_geometry(const detfeed__augmenter *a, detfeed__scratch *s,
                                     &s->canvas, inst, NULL, NULL);
     }
     if (rc == DETFEED_OK && flip)
-        rc = detfeed__copy_paste_flip(&s->canvas, inst, a->hyp.copy_paste, &s->cp_inst);
+        rc = detfeed__copy_paste_flip(&s->canvas, inst, a->hyp.copy_paste, &a->stack,
+                                      &s->cp_inst);
     if (rc == DETFEED_OK)
         rc = detfeed__random_perspective(in, inst, r, &a->stack, out_w, out_h, out);
     release_owned(s);

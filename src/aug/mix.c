@@ -7,6 +7,7 @@
  */
 #include "mix.h"
 
+#include "core/npsort.h"
 #include "masks.h"
 
 #include <math.h>
@@ -121,18 +122,6 @@ int detfeed__cutmix(detfeed__img *img, detfeed__inst *inst, const detfeed__img *
 
 /* ---- CopyPaste ------------------------------------------------------------ */
 
-/* The candidates' order by their largest overlap: np.argsort of the keys
- * (ties as the reference NumPy orders them). */
-static void order_by(const float *keys, int n, int *idx)
-{
-    for (int i = 0; i < n; i++) { /* insertion sort: NumPy's for n <= 16 */
-        int v = idx[i], j = i;
-        for (; j > 0 && keys[v] < keys[idx[j - 1]]; j--)
-            idx[j] = idx[j - 1];
-        idx[j] = v;
-    }
-}
-
 /* Candidate i of inst2 is eligible when its box overlaps each of inst's by
  * less than 30 % of that box's area ((ioa < 0.30).all(1)); its key is the
  * largest such overlap (ioa.max(1)). Returns the eligible count, their
@@ -221,32 +210,35 @@ static int keep_selected(detfeed__inst *inst2, int *sel, int k)
     return rc;
 }
 
-/* The selected candidates: eligible, ordered by key, the first
- * round(p * count) (Python's round: half to even); their count. */
+/* The selected candidates: eligible, ordered by key (np.argsort: ties as
+ * the reference NumPy orders them), the first round(p * count) (Python's
+ * round: half to even) into pos; their count in *k. */
 static int select_pasted(const detfeed__inst *inst, const detfeed__inst *inst2,
-                         double p, int *idx, int *pos, float *key, float *sub)
+                         double p, detfeed_numpy_sort variant, int *idx, int *pos,
+                         float *key, float *sub, int *k)
 {
     int m = eligible(inst, inst2, idx, key);
     for (int i = 0; i < m; i++)
-        sub[i] = key[idx[i]], pos[i] = i;
-    order_by(sub, m, pos);
-    int k = (int)rint(p * m);
-    for (int s = 0; s < k; s++)
+        sub[i] = key[idx[i]];
+    int rc = detfeed__np_argsort(sub, DETFEED_NUMPY_FLOAT32, m, pos, variant);
+    *k = rc == DETFEED_OK ? (int)rint(p * m) : 0;
+    for (int s = 0; s < *k; s++)
         pos[s] = idx[pos[s]];
-    return k;
+    return rc;
 }
 
 /* The selection, the pixels and the instances (src NULL: mode flip). */
 static int paste_objects(detfeed__img *img, detfeed__inst *inst, const uint8_t *src,
-                         detfeed__inst *inst2, double p)
+                         detfeed__inst *inst2, double p, detfeed_numpy_sort variant)
 {
     size_t n2 = (size_t)(inst2->n ? inst2->n : 1);
     int *idx = malloc(n2 * sizeof *idx), *pos = malloc(n2 * sizeof *pos);
     float *key = malloc(n2 * sizeof *key), *sub = malloc(n2 * sizeof *sub);
     uint8_t *mask = NULL;
-    int rc = idx && pos && key && sub ? DETFEED_OK : DETFEED_ENOMEM;
-    int k = rc == DETFEED_OK ? select_pasted(inst, inst2, p, idx, pos, key, sub) : 0;
-    if (k > 0)
+    int k = 0, rc = idx && pos && key && sub ? DETFEED_OK : DETFEED_ENOMEM;
+    if (rc == DETFEED_OK)
+        rc = select_pasted(inst, inst2, p, variant, idx, pos, key, sub, &k);
+    if (rc == DETFEED_OK && k > 0)
         rc = (mask = calloc((size_t)img->w * img->h, 1)) != NULL
                  ? fill_selected(inst2, pos, k, img->w, img->h, mask)
                  : DETFEED_ENOMEM;
@@ -282,7 +274,7 @@ static void mirror(detfeed__inst *in, int w)
 }
 
 int detfeed__copy_paste_flip(detfeed__img *img, detfeed__inst *inst, double p,
-                             detfeed__inst *work)
+                             const detfeed__stack *st, detfeed__inst *work)
 {
     if (inst->n == 0 || inst->npt == 0 || p == 0)
         return DETFEED_OK;
@@ -291,13 +283,14 @@ int detfeed__copy_paste_flip(detfeed__img *img, detfeed__inst *inst, double p,
     if (rc != DETFEED_OK)
         return rc;
     mirror(work, img->w);
-    return paste_objects(img, inst, NULL, work, p);
+    return paste_objects(img, inst, NULL, work, p, st->numpy_sort);
 }
 
 int detfeed__copy_paste_mix(detfeed__img *img, detfeed__inst *inst,
-                            const detfeed__img *pimg, detfeed__inst *pinst, double p)
+                            const detfeed__img *pimg, detfeed__inst *pinst, double p,
+                            const detfeed__stack *st)
 {
     if (pimg->w != img->w || pimg->h != img->h)
         return DETFEED_EINVAL;
-    return paste_objects(img, inst, pimg->px, pinst, p);
+    return paste_objects(img, inst, pimg->px, pinst, p, st->numpy_sort);
 }

@@ -32,12 +32,12 @@ int detfeed__cutmix(detfeed__img *img, detfeed__inst *inst, const detfeed__img *
  * (else nothing): the instances mirrored left-right (keypoints mirrored,
  * not re-paired) whose box overlaps each of the image's boxes by less than
  * 30 % of that box's area are ordered by their largest overlap
- * (np.argsort), the first round(p * count) are pasted: their mirrored
- * polygons filled (cv2.drawContours, FILLED) take the mirrored image's
- * pixels, and they join inst. `work` is scratch.
+ * (np.argsort as st's NumPy sorts), the first round(p * count) are pasted:
+ * their mirrored polygons filled (cv2.drawContours, FILLED) take the
+ * mirrored image's pixels, and they join inst. `work` is scratch.
  */
 int detfeed__copy_paste_flip(detfeed__img *img, detfeed__inst *inst, double p,
-                             detfeed__inst *work);
+                             const detfeed__stack *st, detfeed__inst *work);
 
 /*
  * CopyPaste in mode mixup, on img / inst (after RandomPerspective) with the
@@ -47,6 +47,7 @@ int detfeed__copy_paste_flip(detfeed__img *img, detfeed__inst *inst, double p,
  * and the gate (the recipe's copy_paste).
  */
 int detfeed__copy_paste_mix(detfeed__img *img, detfeed__inst *inst,
-                            const detfeed__img *pimg, detfeed__inst *pinst, double p);
+                            const detfeed__img *pimg, detfeed__inst *pinst, double p,
+                            const detfeed__stack *st);
 
 #endif /* DETFEED_MIX_H */
