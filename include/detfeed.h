@@ -959,9 +959,9 @@ DETFEED_API int detfeed_cache_set_disk(detfeed_cache *cache, detfeed_disk_cache 
  * no more epochs than that). Validation samples (augment 0) are letterboxed
  * without upscaling into their batch's rectangle and get no colour and no
  * flips: as Ultralytics' rect mode, images are ordered by aspect ratio h / w
- * (a stable sort: ties keep dataset order; Ultralytics' NumPy argsort is not
- * stable, so its order of equal ratios depends on NumPy and the CPU: hand
- * that order over with detfeed_loader_set_rect_order to get its batches),
+ * (np.argsort of the float64 ratios as the numpy_sort setting's NumPy sorts
+ * them: the order of equal ratios depends on NumPy and the CPU; another
+ * order can be handed over with detfeed_loader_set_rect_order),
  * cut into batches, and each batch's shape is
  * ceil(shape * imgsz / 32 + 0.5) * 32 with shape [max_ar, 1] when every
  * ratio is below 1, [1, 1 / min_ar] when every ratio is above 1, else [1, 1].

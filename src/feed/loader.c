@@ -6,10 +6,13 @@
  * (epoch.c) serves. Single samples are in sample.c.
  */
 #include "loader_internal.h"
+
+#include "core/npsort.h"
 #include "loader_set.h"
 
 #include "data/dataset_access.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -147,21 +150,9 @@ int detfeed_loader_set_policy(detfeed_loader *l, detfeed_policy policy)
 }
 
 /* Rect mode (Ultralytics' set_rectangle): images ordered by aspect ratio
- * h / w, cut into batches; each batch's shape from its ratios. The default
- * order is a stable sort; detfeed_loader_set_rect_order hands over
- * another one (NumPy's). */
-typedef struct by_ratio {
-    double ar;
-    size_t index;
-} by_ratio;
-
-static int cmp_ratio(const void *a, const void *b)
-{
-    const by_ratio *x = a, *y = b;
-    if (x->ar != y->ar)
-        return x->ar < y->ar ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
-}
+ * h / w (np.argsort as the numpy_sort setting's NumPy sorts the float64
+ * ratios), cut into batches; each batch's shape from its ratios.
+ * detfeed_loader_set_rect_order hands over another order. */
 
 static double aspect_ratio(const detfeed_loader *l, size_t i)
 {
@@ -200,19 +191,25 @@ static void rect_batches(detfeed_loader *l)
 static int rect_shapes(detfeed_loader *l)
 {
     size_t n = detfeed_dataset_size(l->ds);
-    by_ratio *v = malloc((n ? n : 1) * sizeof *v);
+    if (n > INT_MAX)
+        return detfeed__fail(&l->msg, DETFEED_ELIMIT,
+                             "rect batches: %zu images, more than %d", n, INT_MAX);
+    double *ar = malloc((n ? n : 1) * sizeof *ar);
+    int *order = malloc((n ? n : 1) * sizeof *order);
     l->rect = malloc((n ? n : 1) * sizeof *l->rect);
     l->rect_order = malloc((n ? n : 1) * sizeof *l->rect_order);
-    if (v == NULL || l->rect == NULL || l->rect_order == NULL) {
-        free(v);
-        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++)
-        v[i] = (by_ratio){.ar = aspect_ratio(l, i), .index = i};
-    qsort(v, n, sizeof *v, cmp_ratio);
-    for (size_t p = 0; p < n; p++)
-        l->rect_order[p] = v[p].index;
-    free(v);
+    int rc = ar && order && l->rect && l->rect_order ? DETFEED_OK : DETFEED_ENOMEM;
+    for (size_t i = 0; rc == DETFEED_OK && i < n; i++)
+        ar[i] = aspect_ratio(l, i);
+    if (rc == DETFEED_OK)
+        rc = detfeed__np_argsort(ar, DETFEED_NUMPY_FLOAT64, (int)n, order,
+                                 (detfeed_numpy_sort)l->numpy_sort);
+    for (size_t p = 0; rc == DETFEED_OK && p < n; p++)
+        l->rect_order[p] = (uint64_t)order[p];
+    free(ar);
+    free(order);
+    if (rc != DETFEED_OK)
+        return detfeed__fail(&l->msg, rc, "out of memory");
     rect_batches(l);
     return DETFEED_OK;
 }

@@ -776,14 +776,16 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
         # Validation: Ultralytics' index k is its k-th image in ratio order.
         pos_of = {f: i for i, f in enumerate(det_files)}
         order = [pos_of[f] for f in ul_files]
-        # detfeed's own order first (informational: NumPy's argsort is not
-        # stable, detfeed's sort is), then the reference's order handed over.
+        # detfeed's own order first (the library's np.argsort of the ratios
+        # under the stack's numpy_sort), then the reference's order handed
+        # over (the rest of the comparison does not depend on the first).
         own = [pos_of[side.rel(f)] for bt in ld.batches(0) for f in bt["im_file"]]
         own_pos = {idx: p for p, idx in enumerate(own)}
         moved = sum(1 for k in range(n) if own_pos[order[k]] // conf.batch != k // conf.batch)
-        print("  info  detfeed's own rect order (without set_rect_order): %d of %d images at "
-              "another position than in Ultralytics' (NumPy argsort), %d in another batch" % (
-                  sum(1 for k in range(n) if own[k] != order[k]), n, moved))
+        placed = sum(1 for k in range(n) if own[k] != order[k])
+        checks.check(placed == 0, "%s: detfeed's own rect order (without set_rect_order) is "
+                     "Ultralytics' (NumPy argsort): %d of %d images at another position, %d in "
+                     "another batch" % (conf.name, placed, n, moved))
         ld.close()
         ld2 = detfeed_loader(L, side, ds_cfg_of(ds, conf), {"seed": args.seed, "val": True,
                                                             "batch": conf.batch}, stack)
