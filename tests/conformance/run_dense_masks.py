@@ -148,7 +148,7 @@ def exact(side, L, stack_, args, checks, report, dt):
             (rc.Config("dense-seg", "val", val=True, batch=2), "its letterbox")):
         dt.reset()
         try:
-            rc.run_config(conf, side, L, stack_, args, checks, report)
+            rc.run_config(conf, side, L, stack_, args, checks, report, {})
         except Exception as e:  # a crash in one configuration is its failure
             import traceback
             traceback.print_exc()
