@@ -284,7 +284,13 @@ DETFEED_API int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limi
  * differently (default DETFEED_CV_5_1): a 32-bit BMP with bit fields and an
  * info header of 56 bytes or more, whose masks OpenCV 4.6 ignores (bytes
  * B, G, R) and later versions apply (each field scaled to 0..255 in float,
- * truncated). DETFEED_EINVAL for a value that is not a detfeed_cv_version. */
+ * truncated); WebP animations (refused by 4.6) and EXIF orientation (from
+ * 5.0 on); TIFF: *.tif and *.tiff files, which Ultralytics 8.4 cannot read
+ * with OpenCV 4.6, the compression schemes of the stack's libtiff (the
+ * wheels' lack LZMA, ZSTD, JBIG and LERC, and 4.12's and 5.0's WebP),
+ * 4-bit palettes (from 4.12 on), 16-bit gray tiles the image's edge cuts
+ * (5.1's libtiff reads them whole). DETFEED_EINVAL for a value that is not
+ * a detfeed_cv_version. */
 DETFEED_API int detfeed_codec_set_opencv(detfeed_codec *codec,
                                          detfeed_cv_version version);
 

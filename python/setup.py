@@ -40,7 +40,8 @@ NEEDS = (("cmake", ["cmake", "--version"], "cmake"),
          ("libturbojpeg", ["pkg-config", "--exists", "libturbojpeg"], "libturbojpeg0-dev"),
          ("zlib", ["pkg-config", "--exists", "zlib"], "zlib1g-dev"),
          ("xxhash", ["pkg-config", "--exists", "libxxhash"], "libxxhash-dev"),
-         ("libwebp", ["pkg-config", "--exists", "libwebpdemux"], "libwebp-dev"))
+         ("libwebp", ["pkg-config", "--exists", "libwebpdemux"], "libwebp-dev"),
+         ("libtiff", ["pkg-config", "--exists", "libtiff-4"], "libtiff-dev"))
 
 
 def missing_tools():
