@@ -1,9 +1,10 @@
 /*
  * decode_internal.h - the parts of the image decoder (internal to the data
  * layer): the byte source they read, the EXIF orientation, the JPEG, PNG,
- * BMP, WebP and TIFF readers. decode.c (the dispatch) is their only user outside this
- * group (png.c also holds the public PNG reader and writer). The dependencies run one
- * way: decode.c -> jpeg.c, png.c -> exif.c; all of them -> bytes.c, limits.c.
+ * BMP, WebP, TIFF and JPEG 2000 readers. decode.c (the dispatch) is their only user
+ * outside this group (png.c also holds the public PNG reader and writer). The
+ * dependencies run one way: decode.c -> jpeg.c, png.c -> exif.c; all of them ->
+ * bytes.c, limits.c.
  */
 #ifndef DETFEED_DECODE_INTERNAL_H
 #define DETFEED_DECODE_INTERNAL_H
@@ -184,5 +185,21 @@ int detfeed__tiff_decode(detfeed_codec *c, const char *name, const uint8_t *data
  * first page's header; what that header already refuses is refused. */
 int detfeed__tiff_probe(detfeed_codec *c, const char *name, const uint8_t *data,
                         size_t size, uint32_t *w, uint32_t *h);
+
+/* ---- JPEG 2000 (jp2.c, OpenJPEG) ------------------------------------------ */
+
+/* 1 when p[0, n) starts a JP2 file, 2 a bare codestream (J2K), else 0. */
+int detfeed__jp2_sniff(const uint8_t *p, uint64_t n);
+
+/* Decodes the JPEG 2000 data[0, size) as cv2.imdecode(IMREAD_COLOR) with
+ * the codec's OpenCV (see jp2.c) into a new malloc'd BGR image of *w x
+ * *h; the limits are checked from the header before decoding. */
+int detfeed__jp2_decode(detfeed_codec *c, const char *name, const uint8_t *data,
+                        size_t size, uint8_t **out, uint32_t *w, uint32_t *h);
+
+/* The size detfeed__jp2_decode gives, from the header; what the header
+ * already refuses is refused. */
+int detfeed__jp2_probe(detfeed_codec *c, const char *name, const uint8_t *data,
+                       size_t size, uint32_t *w, uint32_t *h);
 
 #endif /* DETFEED_DECODE_INTERNAL_H */
