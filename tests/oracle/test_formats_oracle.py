@@ -23,6 +23,13 @@ an opencv-python wheel by PYTHONPATH), detfeed's codec set to that OpenCV
   mutations as .tif. detfeed may refuse by design what it says it does not
   read (each message says why), and, with the wheels, a file in which
   libtiff reports damage (the wheels' libtiff is not Debian's);
+- JPEG 2000: every file tests/oracle/jp2_gen.py writes (JP2 and J2K; 1 to
+  4 components of 1 to 16 bits, signed, subsampled; RGB, gray, alpha,
+  sYCC, CMYK, e-YCC; lossless and lossy, resolutions, tiles, code-block
+  and precinct sizes and modes, progression orders, offsets; PIL's, cv2's
+  and opj_compress's), cuts and 1000 mutations, against cv2.imdecode (what
+  Ultralytics' imread does for a .jp2); with the wheels detfeed refuses a
+  file in which OpenJPEG reports an error (their OpenJPEG is not Debian's);
 - detfeed_codec_probe_file gives the size cv2 decodes, and refuses a file
   whose pixel rows are cut short; a TIFF's probe refuses no file the
   decode reads and gives the decoded size.
@@ -37,6 +44,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import bmp_gen  # noqa: E402
+import jp2_gen  # noqa: E402
 import oracle_util as ou  # noqa: E402
 import tiff_gen  # noqa: E402
 import webp_gen  # noqa: E402
@@ -202,6 +210,30 @@ def check_tiff(t, cv2, np, codec, data_dir, mutations, debian):
     return len(cases), refused
 
 
+def check_jp2(t, cv2, np, codec, data_dir, mutations):
+    """Every jp2_gen file (read as a .jp2: cv2.imdecode), cuts of some and
+    mutations."""
+    cases = jp2_gen.cases(data_dir)
+    refused = []
+    for name, data in cases:
+        same(t, cv2, np, codec, f"jp2 {name}", data, file_name="case.jp2", refused=refused)
+    rng = random.Random(19)
+    for name, data in cases[::8]:
+        for n in sorted({1, 4, 12, 40, len(data) // 3, len(data) // 2, len(data) - 2}):
+            if 0 < n < len(data):
+                same(t, cv2, np, codec, f"jp2 {name} cut to {n} bytes", data[:n],
+                     file_name="case.jp2", refused=refused)
+    for k in range(mutations):
+        name, data = cases[rng.randrange(len(cases))]
+        b = bytearray(data)
+        for _ in range(rng.randrange(1, 4)):
+            at = rng.randrange(min(len(b), 200)) if k % 2 else rng.randrange(len(b))
+            b[at] = rng.randrange(256)
+        same(t, cv2, np, codec, f"jp2 {name} mutation {k}", bytes(b), file_name="case.jp2",
+             refused=refused)
+    return len(cases), refused
+
+
 def check_imread_emulation(t, cv2, np, data_dir):
     """imread() above against the real Ultralytics imread, where Ultralytics
     is importable (a venv of it): the same arrays, or both None / raising."""
@@ -212,19 +244,21 @@ def check_imread_emulation(t, cv2, np, data_dir):
         return 0
     n = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, data in tiff_gen.cases(data_dir)[::3]:
-            path = os.path.join(tmp, "x.tif")
+        files = [("tiff", n, d, "x.tif") for n, d in tiff_gen.cases(data_dir)[::3]]
+        files += [("jp2", n, d, "x.jp2") for n, d in jp2_gen.cases(data_dir)[::4]]
+        for kind, name, data, fn in files:
+            path = os.path.join(tmp, fn)
             with open(path, "wb") as f:
                 f.write(data)
             try:
                 r = real(path)
             except Exception:  # noqa: BLE001 - imread raising is None here
                 r = None
-            e = imread(cv2, np, data, "x.tif")
+            e = imread(cv2, np, data, fn)
             t.check((r is None and e is None) or
                     (r is not None and e is not None and r.dtype == e.dtype and
                      r.shape == e.shape and r.tobytes() == e.tobytes()),
-                    f"imread emulation of tiff {name}")
+                    f"imread emulation of {kind} {name}")
             n += 1
     return n
 
@@ -242,10 +276,12 @@ def check_probe(t, cv2, np, codec, data_dir):
             t.check((want is None and got is None) or
                     (want is not None and got == (want.shape[1], want.shape[0])),
                     f"probe {name}: {got}, cv2 {None if want is None else want.shape}")
-        # TIFF: the header gives the size and the refusals it can see; a
-        # file whose pixels fail is refused by the decode only
-        for name, data in tiff_gen.cases(data_dir)[::3]:
-            for fn in (name + ".tif", name):
+        # TIFF and JPEG 2000: the header gives the size and the refusals it
+        # can see; a file whose pixels fail is refused by the decode only
+        later = [(n, d, (n + ".tif", n)) for n, d in tiff_gen.cases(data_dir)[::3]]
+        later += [(n, d, (n + ".jp2",)) for n, d in jp2_gen.cases(data_dir)[::2]]
+        for name, data, names in later:
+            for fn in names:
                 path = os.path.join(tmp, fn)
                 with open(path, "wb") as f:
                     f.write(data)
@@ -290,18 +326,24 @@ def main():
     nw = check_webp(t, cv2, np, codec, args.data)
     nt, refused = check_tiff(t, cv2, np, codec, args.data, args.tiff_mutations,
                              stack == "4-debian")
+    tiff_decoded = list(DECODED)
+    del DECODED[:]
+    nj, jp2_refused = check_jp2(t, cv2, np, codec, args.data, 1000)
     ne = check_imread_emulation(t, cv2, np, args.data)
     check_probe(t, cv2, np, codec, args.data)
-    for line in refused:
+    for line in refused + jp2_refused:
         print("refused by design:", line)
     damaged = sum("a damaged TIFF" in r for r in refused)
+    jp2_damaged = len(jp2_refused)  # the only JPEG 2000 refusals by design
     print(f"oracle: OpenCV {cv2.__version__} (detfeed opencv {stack}): {n} BMP files, "
           f"their cuts and 1500 mutations; {nw} WebP files, their cuts and 300 mutations; "
           f"{nt} TIFF files (as .tif and not), their cuts and {args.tiff_mutations} "
-          f"mutations: {len(DECODED)} decoded alike ({sum(DECODED)} bytes, 0 differ), "
-          f"{len(refused) - damaged} refused by design, {damaged} refused as damaged "
-          f"(libtiff's errors), the rest refused by both; imread emulation checked on "
-          f"{ne} files")
+          f"mutations: {len(tiff_decoded)} decoded alike ({sum(tiff_decoded)} bytes, 0 "
+          f"differ), {len(refused) - damaged} refused by design, {damaged} refused as "
+          f"damaged (libtiff's errors), the rest refused by both; {nj} JPEG 2000 files, "
+          f"their cuts and 1000 mutations: {len(DECODED)} decoded alike ({sum(DECODED)} "
+          f"bytes, 0 differ), {jp2_damaged} refused as damaged (OpenJPEG's errors), the "
+          f"rest refused by both; imread emulation checked on {ne} files")
     t.finish()
 
 
