@@ -338,7 +338,13 @@ DETFEED_API int detfeed_codec_set_limit(detfeed_codec *codec, detfeed_codec_limi
  * differently (default DETFEED_CV_5_1): a 32-bit BMP with bit fields and an
  * info header of 56 bytes or more, whose masks OpenCV 4.6 ignores (bytes
  * B, G, R) and later versions apply (each field scaled to 0..255 in float,
- * truncated). DETFEED_EINVAL for a value that is not a detfeed_cv_version. */
+ * truncated); WebP animations (refused by 4.6) and EXIF orientation (from
+ * 5.0 on); TIFF: *.tif and *.tiff files, which Ultralytics 8.4 cannot read
+ * with OpenCV 4.6, the compression schemes of the stack's libtiff (the
+ * wheels' lack LZMA, ZSTD, JBIG and LERC, and 4.12's and 5.0's WebP),
+ * 4-bit palettes (from 4.12 on), 16-bit gray tiles the image's edge cuts
+ * (5.1's libtiff reads them whole). DETFEED_EINVAL for a value that is not
+ * a detfeed_cv_version. */
 DETFEED_API int detfeed_codec_set_opencv(detfeed_codec *codec,
                                          detfeed_cv_version version);
 
@@ -441,8 +447,9 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  * accepts (its IMG_FORMATS: avif, bmp, dng, heic, heif, jp2, jpeg, jpg, mpo,
  * png, tif, tiff, webp), in byte-wise sorted order of their paths (Python's
  * sorted() on the same paths); names starting with '.' are skipped. detfeed
- * decodes jpg, jpeg, png, bmp, webp and mpo (as the stack's OpenCV decodes them, see
- * detfeed_codec_set_opencv); files of the other formats are counted as
+ * decodes jpg, jpeg, png, bmp, webp, mpo, tif and tiff (as the stack's
+ * OpenCV and Ultralytics' imread decode them, see detfeed_codec_set_opencv
+ * and detfeed_codec_decode_file); files of the other formats are counted as
  * unsupported and skipped. An image's label file is its path with the last
  * "/images/" replaced by "/labels/" and the suffix by ".txt" (Ultralytics'
  * rule). A missing or empty label file makes the image a background; a

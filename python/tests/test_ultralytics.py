@@ -211,10 +211,10 @@ def test_unsupported_arguments_are_refused_before_training(fits, name, words):
     ("augmentations", "augmentations (custom Albumentations"),
     ("channels_1", "channels: 1: detfeed makes 3-channel"),
     ("segment_on_detect_data", "a segment model needs a segment dataset"),
-    ("tiff_image", "1 images of formats detfeed does not decode (000000000009.tif)")])
+    ("dng_image", "1 images of formats detfeed does not decode (000000000009.dng)")])
 def test_data_detfeed_would_train_otherwise_is_refused(fits, name, words):
     """What Ultralytics would train on and detfeed cannot give (custom
-    Albumentations, 1-channel batches, TIFF images) or what Ultralytics' own
+    Albumentations, 1-channel batches, DNG images) or what Ultralytics' own
     dataset refuses (a segment model on boxes) stops train() before the
     first batch, naming the user's data (not a file written for the loader)."""
     fit = fits[name]

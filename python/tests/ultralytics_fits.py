@@ -250,7 +250,7 @@ FITS = {
                           augmentations=[{"transform": {"__class_fullname__": "ToGray", "p": 1}}]),
     "segment_on_detect_data": dict(task="segment", data_override="coco8.yaml"),
     "channels_1": dict(task="detect", data_override="gray8"),
-    "tiff_image": dict(task="detect", data_override="tiff8"),
+    "dng_image": dict(task="detect", data_override="dng8"),
     # Ultralytics never closes mosaic for close_mosaic 0 or less
     "close_mosaic_negative": dict(task="detect", epochs=2, close_mosaic=-1),
     "close_mosaic_zero": dict(task="detect", epochs=2, close_mosaic=0),
@@ -381,21 +381,19 @@ def dense_dataset():
     return yaml
 
 
-def coco8_variant(name, channels=None, tiff=False):
+def coco8_variant(name, channels=None, dng=False):
     """coco8's training images and labels as dataset `name`, with `channels`
-    in its YAML, or with its first image written as a TIFF (a format detfeed
-    does not decode yet); returns its YAML."""
-    import cv2
+    in its YAML, or with its first image renamed .dng (a suffix detfeed does
+    not decode; its JPEG bytes, which Ultralytics reads); returns its YAML."""
     top, src = os.path.join(DATASETS, name), os.path.join(DATASETS, "coco8")
     for d in ("images", "labels"):
         if not os.path.exists(os.path.join(top, d, "train")):
             shutil.copytree(os.path.join(src, d, "train"), os.path.join(top, d, "train"))
-    if tiff:
+    if dng:
         first = sorted(os.listdir(os.path.join(top, "images", "train")))[0]
         path = os.path.join(top, "images", "train", first)
         if path.endswith(".jpg"):
-            cv2.imwrite(path[:-4] + ".tif", cv2.imread(path))
-            os.unlink(path)
+            os.rename(path, path[:-4] + ".dng")
     yaml = os.path.join(top, name + ".yaml")
     with open(yaml, "w") as f:
         f.write("path: %s\ntrain: images/train\nval: images/train\nnc: 80\n%s"
@@ -417,9 +415,9 @@ for name, spec in list(FITS.items()) + list(VAL_FITS.items()):
     data = spec.pop("data_override", None)
     if data == "dense-seg":
         data = dense_dataset()
-    elif data in ("gray8", "tiff8"):
+    elif data in ("gray8", "dng8"):
         data = coco8_variant(data, channels=1 if data == "gray8" else None,
-                             tiff=data == "tiff8")
+                             dng=data == "dng8")
     task = spec.pop("task")
     saved = DATAS[task]
     if data:

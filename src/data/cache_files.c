@@ -8,11 +8,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <openjpeg.h>
 #include <spng.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <tiffvers.h>
 #include <unistd.h>
 #if defined(__has_include)
 #if __has_include(<jconfig.h>)
@@ -254,9 +256,16 @@ bool detfeed__foreign_file(const char *path, const char magic[8], char *why, siz
 
 void detfeed__decode_provenance(const detfeed__limits *lim, char *buf, size_t size)
 {
+    /* the stack decides how some files decode (BMP bit fields, WebP
+     * animations, TIFF, JPEG 2000 damage), libtiff and OpenJPEG how TIFF's
+     * and JPEG 2000's do */
+    static const char *const stacks[] = {"4", "5.0", "5.1", "4-debian"};
+    const char *cv = (unsigned)lim->opencv < 4 ? stacks[lim->opencv] : "?";
     snprintf(buf, size,
-             "libjpeg-turbo %d, spng %s, limits %llux%llu %llu px %llu file %llu bytes",
+             "libjpeg-turbo %d, spng %s, libtiff %d, openjpeg %s, opencv %s, limits "
+             "%llux%llu %llu px %llu file %llu bytes",
              (int)LIBJPEG_TURBO_VERSION_NUMBER, spng_version_string(),
+             (int)TIFFLIB_VERSION, opj_version(), cv,
              (unsigned long long)lim->max_width, (unsigned long long)lim->max_height,
              (unsigned long long)lim->max_pixels, (unsigned long long)lim->max_file,
              (unsigned long long)lim->max_image_bytes);

@@ -95,8 +95,10 @@ int detfeed__own_read_or(const char *path, struct stat *st, const char *none, ch
 bool detfeed__foreign_file(const char *path, const char magic[8], char *why, size_t wn);
 
 /* What decoding the images of a dataset gives, besides their bytes: the
- * JPEG and PNG decoders' versions and the image limits `lim`, as one line
- * of text into buf ("libjpeg-turbo 3000004, spng 0.7.4, limits ..."). */
+ * JPEG, PNG and TIFF decoders' versions, the OpenCV stack whose decoding
+ * the images get and the image limits `lim`, as one line of text into buf
+ * ("libjpeg-turbo 3000004, spng 0.7.4, libtiff 20221213, opencv 5.1,
+ * limits ..."). */
 void detfeed__decode_provenance(const detfeed__limits *lim, char *buf, size_t size);
 
 #endif /* DETFEED_CACHE_FILES_H */

@@ -40,7 +40,8 @@ int detfeed__read_opened(const char *path, int fd, const struct stat *st,
 typedef struct detfeed__limits {
     uint64_t max_width, max_height, max_pixels, max_file, max_image_bytes;
     /* which OpenCV's decoding where versions decode differently (a
-     * detfeed_cv_version): BMP's 32-bit bit fields */
+     * detfeed_cv_version): BMP's 32-bit bit fields, WebP animations and
+     * orientation, TIFF (decode.c, tiff.c) */
     int opencv;
 } detfeed__limits;
 

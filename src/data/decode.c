@@ -18,7 +18,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef enum { FMT_NONE, FMT_JPEG, FMT_PNG, FMT_BMP, FMT_WEBP } img_format;
+typedef enum {
+    FMT_NONE,
+    FMT_JPEG,
+    FMT_PNG,
+    FMT_BMP,
+    FMT_WEBP,
+    FMT_TIFF,
+    FMT_JP2
+} img_format;
 
 static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
@@ -33,6 +41,10 @@ static img_format sniff(const uint8_t *p, uint64_t n)
         return FMT_BMP;
     if (detfeed__webp_sniff(p, n))
         return FMT_WEBP;
+    if (detfeed__tiff_sniff(p, n))
+        return FMT_TIFF;
+    if (detfeed__jp2_sniff(p, n))
+        return FMT_JP2;
     return FMT_NONE;
 }
 
@@ -141,6 +153,28 @@ static int decode_webp(detfeed_codec *c, const char *name, const uint8_t *data,
                   height);
 }
 
+static int decode_tiff(detfeed_codec *c, const char *name, const uint8_t *data,
+                       size_t size, uint8_t **pixels, int *width, int *height)
+{
+    uint8_t *img;
+    uint32_t w, h;
+    int rc = detfeed__tiff_decode(c, name, data, size, &img, &w, &h);
+    if (rc != DETFEED_OK)
+        return rc;
+    return finish(c, name, img, w, h, 1, pixels, width, height); /* oriented */
+}
+
+static int decode_jp2(detfeed_codec *c, const char *name, const uint8_t *data,
+                      size_t size, uint8_t **pixels, int *width, int *height)
+{
+    uint8_t *img;
+    uint32_t w, h;
+    int rc = detfeed__jp2_decode(c, name, data, size, &img, &w, &h);
+    if (rc != DETFEED_OK)
+        return rc;
+    return finish(c, name, img, w, h, 1, pixels, width, height);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Entry points                                                             */
 /* ------------------------------------------------------------------------ */
@@ -154,7 +188,7 @@ static int not_image(detfeed_codec *c, const char *name)
 {
     return detfeed__fail(&c->msg, DETFEED_EFORMAT,
                          "%s: not an image of a format detfeed reads (JPEG, PNG, BMP, "
-                         "WebP)",
+                         "WebP, TIFF, JPEG 2000)",
                          name);
 }
 
@@ -186,6 +220,10 @@ int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
         return decode_bmp(codec, name, data, size, pixels, width, height);
     case FMT_WEBP:
         return decode_webp(codec, name, data, size, pixels, width, height);
+    case FMT_TIFF:
+        return decode_tiff(codec, name, data, size, pixels, width, height);
+    case FMT_JP2:
+        return decode_jp2(codec, name, data, size, pixels, width, height);
     default:
         return not_image(codec, name);
     }
@@ -279,6 +317,13 @@ static int probe_src(detfeed_codec *c, const char *path, detfeed__src *s, uint32
         int rc = detfeed__webp_header(c, path, q, (size_t)s->size, &wh);
         *w = wh.width, *h = wh.height, *o = wh.orientation;
         return rc;
+    }
+    if (f == FMT_TIFF || f == FMT_JP2) { /* the whole file: a directory or
+                                            box may be anywhere */
+        if ((q = detfeed__src_at(s, 0, s->size)) == NULL)
+            goto io;
+        return f == FMT_TIFF ? detfeed__tiff_probe(c, path, q, (size_t)s->size, w, h)
+                             : detfeed__jp2_probe(c, path, q, (size_t)s->size, w, h);
     }
     if (f == FMT_BMP) {
         detfeed__bmp_head bh;

@@ -1,10 +1,10 @@
 /*
  * decode_internal.h - the parts of the image decoder (internal to the data
- * layer): the byte source they read, the EXIF orientation, the JPEG and PNG
- * readers. decode.c (the dispatch) is their only user outside this group
- * (png.c also holds the public PNG reader and writer). The dependencies run
- * one way: decode.c -> jpeg.c, png.c -> exif.c; all of them -> bytes.c,
- * limits.c.
+ * layer): the byte source they read, the EXIF orientation, the JPEG, PNG,
+ * BMP, WebP, TIFF and JPEG 2000 readers. decode.c (the dispatch) is their only user
+ * outside this group (png.c also holds the public PNG reader and writer). The
+ * dependencies run one way: decode.c -> jpeg.c, png.c -> exif.c; all of them ->
+ * bytes.c, limits.c.
  */
 #ifndef DETFEED_DECODE_INTERNAL_H
 #define DETFEED_DECODE_INTERNAL_H
@@ -167,5 +167,39 @@ int detfeed__webp_header(detfeed_codec *c, const char *name, const uint8_t *data
 int detfeed__webp_decode(detfeed_codec *c, const char *name, const uint8_t *data,
                          size_t size, const detfeed__webp_head *h, size_t bytes,
                          uint8_t **out);
+
+/* ---- TIFF (tiff.c, tiff_read.c, libtiff) -------------------------------- */
+
+/* Whether p[0, n) starts a TIFF (or BigTIFF) as OpenCV's signature test
+ * sees it. */
+bool detfeed__tiff_sniff(const uint8_t *p, uint64_t n);
+
+/* Decodes the TIFF data[0, size) as Ultralytics' imread reads a file named
+ * `name` with the codec's OpenCV (see tiff.c) into a new malloc'd BGR image
+ * of *w x *h, oriented; the image limits are checked before any pixel
+ * memory is allocated. */
+int detfeed__tiff_decode(detfeed_codec *c, const char *name, const uint8_t *data,
+                         size_t size, uint8_t **out, uint32_t *w, uint32_t *h);
+
+/* The size detfeed__tiff_decode gives the TIFF data[0, size), from its
+ * first page's header; what that header already refuses is refused. */
+int detfeed__tiff_probe(detfeed_codec *c, const char *name, const uint8_t *data,
+                        size_t size, uint32_t *w, uint32_t *h);
+
+/* ---- JPEG 2000 (jp2.c, OpenJPEG) ------------------------------------------ */
+
+/* 1 when p[0, n) starts a JP2 file, 2 a bare codestream (J2K), else 0. */
+int detfeed__jp2_sniff(const uint8_t *p, uint64_t n);
+
+/* Decodes the JPEG 2000 data[0, size) as cv2.imdecode(IMREAD_COLOR) with
+ * the codec's OpenCV (see jp2.c) into a new malloc'd BGR image of *w x
+ * *h; the limits are checked from the header before decoding. */
+int detfeed__jp2_decode(detfeed_codec *c, const char *name, const uint8_t *data,
+                        size_t size, uint8_t **out, uint32_t *w, uint32_t *h);
+
+/* The size detfeed__jp2_decode gives, from the header; what the header
+ * already refuses is refused. */
+int detfeed__jp2_probe(detfeed_codec *c, const char *name, const uint8_t *data,
+                       size_t size, uint32_t *w, uint32_t *h);
 
 #endif /* DETFEED_DECODE_INTERNAL_H */

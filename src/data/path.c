@@ -345,5 +345,6 @@ bool detfeed__is_txt_suffix(const char *s)
 bool detfeed__is_decodable_suffix(const char *s)
 {
     return strcmp(s, "jpg") == 0 || strcmp(s, "jpeg") == 0 || strcmp(s, "png") == 0 ||
-           strcmp(s, "bmp") == 0 || strcmp(s, "webp") == 0 || strcmp(s, "mpo") == 0;
+           strcmp(s, "bmp") == 0 || strcmp(s, "webp") == 0 || strcmp(s, "mpo") == 0 ||
+           strcmp(s, "tif") == 0 || strcmp(s, "tiff") == 0;
 }

@@ -66,11 +66,14 @@ DATASETS = {
                       ["images/train", "images/val"]),
 }
 # How make_formats writes coco8's eight images, in sorted order: the BMPs
-# that cv2 and PIL write (24 bits; 8-bit palette, gray and 32-bit RGBA), and
-# WebPs (PIL's lossy, lossless and with alpha), and an MPO (PIL's, two
-# pictures: cv2 reads the first, a JPEG).
-FORMATS = ("bmp:cv2", "mpo:PIL", "bmp:P", "webp:lossy", "bmp:L", "webp:lossless",
-           "bmp:RGBA", "webp:RGBA")
+# that cv2 and PIL write (24 bits; 8-bit palette and 32-bit RGBA), WebPs
+# (PIL's lossy and with alpha), an MPO (PIL's, two pictures: cv2 reads the
+# first, a JPEG), and TIFFs: PIL's LZW RGB and cv2's 16-bit RGB (LZW with
+# the predictor; its low bytes noise, as imread keeps the high ones). With
+# a cv2 that has no imdecodemulti (Debian's 4.6), where Ultralytics 8.4's
+# imread raises on a .tif, the TIFFs are written as PNGs (said on stdout).
+FORMATS = ("bmp:cv2", "mpo:PIL", "tif:LZW", "webp:lossy", "bmp:P", "tif:16",
+           "webp:RGBA", "bmp:RGBA")
 GEOMETRY = {"degrees": 10.0, "shear": 5.0, "perspective": 0.0005, "flipud": 0.5,
             "translate": 0.2, "scale": 0.6}
 NO_HSV = {"hsv_h": 0.0, "hsv_s": 0.0, "hsv_v": 0.0}
@@ -310,15 +313,29 @@ def make_formats(src, dst):
     """coco8 (images and labels) with each image written in the format
     FORMATS names for it; its YAML copied. Returns dst."""
     import cv2
+    import numpy as np
     from PIL import Image
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.cache", "*.npy", "images"))
     images = sorted(glob.glob(os.path.join(src, "images", "*", "*.jpg")))
     for path, fmt in zip(images, FORMATS):
         kind, how = fmt.split(":")
+        if kind == "tif" and not hasattr(cv2, "imdecodemulti"):
+            print("note: cv2 %s has no imdecodemulti (Ultralytics' imread raises on .tif): "
+                  "%s written as PNG" % (cv2.__version__, os.path.basename(path)))
+            kind, how = "png", "PIL"
         out = os.path.join(dst, os.path.relpath(path, src))[:-4] + "." + kind
         os.makedirs(os.path.dirname(out), exist_ok=True)
         img = Image.open(path).convert("RGB")
-        if how == "cv2":
+        if kind == "tif" and how == "16":
+            rng = np.random.default_rng(len(images))
+            high = cv2.imread(path).astype(np.uint16) << 8
+            low = rng.integers(0, 256, high.shape, dtype=np.uint16)
+            assert cv2.imwrite(out, high | low), out
+        elif kind == "tif":
+            img.save(out, compression="tiff_lzw")
+        elif kind == "png":
+            img.save(out)
+        elif how == "cv2":
             assert cv2.imwrite(out, cv2.imread(path)), out
         elif kind == "mpo":
             img.save(out, "MPO", save_all=True, append_images=[img.rotate(90)], quality=85)

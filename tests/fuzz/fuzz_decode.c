@@ -1,12 +1,26 @@
 /*
- * fuzz_decode.c - libFuzzer target for the image decoding wrapper (JPEG and
- * PNG with EXIF orientation), under small limits so that huge declared
- * sizes are refused rather than allocated.
+ * fuzz_decode.c - libFuzzer target for the image decoding wrapper (JPEG,
+ * PNG, BMP, WebP, TIFF, with EXIF orientation), under small limits so that
+ * huge declared sizes are refused rather than allocated. An input that
+ * starts like a TIFF is decoded a second time as a *.tif file (Ultralytics'
+ * imread: every page read), with the OpenCV stack its length picks.
  */
 #include "detfeed_img.h"
 
 #include <stdint.h>
 #include <string.h>
+
+static void decode(detfeed_codec *codec, const uint8_t *data, size_t size,
+                   const char *name)
+{
+    uint8_t *px = NULL;
+    int w, h;
+    if (detfeed_codec_decode(codec, data, size, name, &px, &w, &h) == DETFEED_OK) {
+        volatile uint8_t sink = px[(size_t)w * (size_t)h * 3 - 1];
+        (void)sink;
+    }
+    detfeed_free(px);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -14,13 +28,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (detfeed_codec_create(&codec, 0) != DETFEED_OK)
         return 0;
     detfeed_codec_set_limit(codec, DETFEED_LIMIT_MAX_PIXELS, 1u << 22);
-    uint8_t *px = NULL;
-    int w, h;
-    if (detfeed_codec_decode(codec, data, size, "fuzz", &px, &w, &h) == DETFEED_OK) {
-        volatile uint8_t sink = px[(size_t)w * (size_t)h * 3 - 1];
-        (void)sink;
+    decode(codec, data, size, "fuzz");
+    if (size >= 4 && (data[0] == 'I' || data[0] == 'M')) {
+        detfeed_codec_set_opencv(codec, (detfeed_cv_version)(size % 4));
+        decode(codec, data, size, "fuzz.tif");
     }
-    detfeed_free(px);
     detfeed_codec_destroy(codec);
     return 0;
 }

@@ -14,8 +14,8 @@ a class id that is not below the YAML's nc, which Ultralytics takes (and
 matches nothing with), is refused by detfeed with a message.
 
 The datasets are copies in a temporary folder (Ultralytics writes its label
-cache beside the labels). coco8's training folder gets a .bmp and a .webp
-image (with labels) that Ultralytics reads and counts, and files that are
+cache beside the labels). coco8's training folder gets a .bmp, a .webp and
+a .tif image (with labels) that Ultralytics reads and counts, and files that are
 not images to Ultralytics 8.4 (.pfm, .txt, a hidden .jpg).
 
     test_dataset_args_oracle.py --detfeed BIN --data DIR [--no-ctypes]
@@ -32,7 +32,7 @@ import tempfile
 
 import oracle_util as ou
 
-DECODED = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
+DECODED = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".mpo", ".tif", ".tiff")
 
 
 class Index:
@@ -146,7 +146,8 @@ def copy_sets(data, tmp):
     im = os.path.join(root, "images", "train")
     lb = os.path.join(root, "labels", "train")
     for stem, ext, like in (("000000000020", ".bmp", "000000000009"),
-                            ("000000000031", ".webp", "000000000030")):
+                            ("000000000031", ".webp", "000000000030"),
+                            ("000000000032", ".tif", "000000000034")):
         pixels = cv2.imread(os.path.join(im, like + ".jpg"))
         assert cv2.imwrite(os.path.join(im, stem + ext), pixels), ext
         shutil.copy(os.path.join(lb, like + ".txt"), os.path.join(lb, stem + ".txt"))

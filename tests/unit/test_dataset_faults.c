@@ -219,7 +219,7 @@ static void test_orphans(void)
     CHECK(tu_has_problem(ds, "labels/c.txt", 0, "without an image"));
     detfeed_dataset_destroy(ds);
     /* the label of an image detfeed does not decode is no orphan */
-    write_text("orph/images/c.tif", "not decoded\n");
+    write_text("orph/images/c.heic", "not decoded\n");
     ds = open_ds(at("orph/images"), 0, &rc);
     CHECK_INT(STAT(ds, UNSUPPORTED), 1);
     CHECK_INT(STAT(ds, ORPHAN_LABELS), 1); /* d */
