@@ -273,8 +273,8 @@ def check_loader(loader, task, name):
                          "(a %s dataset)" % (name, loader.dataset.task))
     elif unsupported:
         why = TrainArgumentError(
-            "detfeed: %s: %s; Ultralytics would train on them: convert them to JPEG, PNG, BMP, WebP or TIFF, "
-            "or train with Ultralytics' loader" % (name, unsupported))
+            "detfeed: %s: %s; Ultralytics would train on them: convert them to JPEG, PNG, BMP, "
+            "WebP, TIFF or JPEG 2000, or train with Ultralytics' loader" % (name, unsupported))
     if why is not None:
         loader.close()
         raise why
@@ -282,7 +282,7 @@ def check_loader(loader, task, name):
 
 def unsupported_images(loader):
     """What the loader left out as images of formats detfeed does not decode
-    (which Ultralytics reads: jp2, avif, heic, ...), or None."""
+    (which Ultralytics reads: avif, heic, heif, dng), or None."""
     n = loader.dataset.stats()["unsupported"]
     if n == 0:
         return None

@@ -211,16 +211,31 @@ def test_unsupported_arguments_are_refused_before_training(fits, name, words):
     ("augmentations", "augmentations (custom Albumentations"),
     ("channels_1", "channels: 1: detfeed makes 3-channel"),
     ("segment_on_detect_data", "a segment model needs a segment dataset"),
-    ("dng_image", "1 images of formats detfeed does not decode (000000000009.dng)")])
+    ("heic_image", "1 images of formats detfeed does not decode (000000000009.heic)")])
 def test_data_detfeed_would_train_otherwise_is_refused(fits, name, words):
     """What Ultralytics would train on and detfeed cannot give (custom
-    Albumentations, 1-channel batches, DNG images) or what Ultralytics' own
+    Albumentations, 1-channel batches, HEIC images) or what Ultralytics' own
     dataset refuses (a segment model on boxes) stops train() before the
     first batch, naming the user's data (not a file written for the loader)."""
     fit = fits[name]
     assert "error" in fit and words in fit["error"], fit.get("error")
     assert "detfeed-data-" not in fit["error"], fit["error"]
     assert not fit["batches"]
+
+
+def test_a_dataset_of_every_format_trains_on_ultralytics_images(fits):
+    """JPEG, PNG (gray), BMP, MPO, TIFF (8- and 16-bit), WebP (lossy, alpha),
+    JPEG 2000 and DNG (TIFF bytes) in one training split: every image
+    decoded, the files and labels Ultralytics' own dataset holds."""
+    fit = fits["formats"]
+    batches = trained(fit)
+    assert all(b["equals_ultralytics_floats"] for b in batches)
+    files = fit["dataset_files"]
+    assert files == fit["ultralytics"]["files"]
+    assert fit["dataset_cls"] == fit["ultralytics"]["cls"]
+    suffixes = {f.rsplit(".", 1)[1] for f in files}
+    assert {"jpg", "png", "bmp", "mpo", "webp", "jp2", "dng"} <= suffixes, suffixes
+    assert {f for b in batches for f in b["im_file"]} == set(files)
 
 
 def test_close_mosaic_0_or_less_never_closes_mosaic(fits):

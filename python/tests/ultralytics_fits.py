@@ -34,6 +34,8 @@ DEVICE = os.environ.get("DETFEED_FIT_DEVICE", "cpu")
 COLOR = os.environ.get("DETFEED_FIT_COLOR", "worker")
 ONLY = set(sys.argv[4:])
 DATASETS = os.path.join(WORK, "datasets")
+CONFORMANCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
+                           "conformance")
 os.makedirs(DATASETS, exist_ok=True)
 for name in ("coco8", "coco8-seg", "coco8-pose", "coco128"):
     if name == "coco128" and not any(n.endswith("coco128") for n in ONLY):
@@ -250,7 +252,9 @@ FITS = {
                           augmentations=[{"transform": {"__class_fullname__": "ToGray", "p": 1}}]),
     "segment_on_detect_data": dict(task="segment", data_override="coco8.yaml"),
     "channels_1": dict(task="detect", data_override="gray8"),
-    "dng_image": dict(task="detect", data_override="dng8"),
+    "heic_image": dict(task="detect", data_override="heic8"),
+    # every format detfeed decodes, in one training split
+    "formats": dict(task="detect", epochs=2, data_override="formats"),
     # Ultralytics never closes mosaic for close_mosaic 0 or less
     "close_mosaic_negative": dict(task="detect", epochs=2, close_mosaic=-1),
     "close_mosaic_zero": dict(task="detect", epochs=2, close_mosaic=0),
@@ -381,23 +385,40 @@ def dense_dataset():
     return yaml
 
 
-def coco8_variant(name, channels=None, dng=False):
+def coco8_variant(name, channels=None, heic=False):
     """coco8's training images and labels as dataset `name`, with `channels`
-    in its YAML, or with its first image renamed .dng (a suffix detfeed does
-    not decode; its JPEG bytes, which Ultralytics reads); returns its YAML."""
+    in its YAML, or with its first image renamed .heic (a suffix detfeed does
+    not decode; its JPEG bytes, which Ultralytics reads with Pillow); returns
+    its YAML."""
     top, src = os.path.join(DATASETS, name), os.path.join(DATASETS, "coco8")
     for d in ("images", "labels"):
         if not os.path.exists(os.path.join(top, d, "train")):
             shutil.copytree(os.path.join(src, d, "train"), os.path.join(top, d, "train"))
-    if dng:
+    if heic:
         first = sorted(os.listdir(os.path.join(top, "images", "train")))[0]
         path = os.path.join(top, "images", "train", first)
         if path.endswith(".jpg"):
-            os.rename(path, path[:-4] + ".dng")
+            os.rename(path, path[:-4] + ".heic")
     yaml = os.path.join(top, name + ".yaml")
     with open(yaml, "w") as f:
         f.write("path: %s\ntrain: images/train\nval: images/train\nnc: 80\n%s"
                 % (top, "channels: %d\n" % channels if channels else ""))
+    return yaml
+
+
+def formats_dataset():
+    """coco8 in the other formats and two coco128 images (a JPEG, a TIFF
+    named .dng), as the conformance suite's make_formats writes them: JPEG,
+    PNG, BMP, MPO, TIFF, WebP, JPEG 2000 and DNG in one training split;
+    returns its YAML."""
+    top = os.path.join(DATASETS, "formats")
+    if not os.path.exists(top):
+        sys.path.insert(0, CONFORMANCE)
+        import run_conformance
+        run_conformance.make_formats(os.path.join(DATA, "coco8"), top)
+    yaml = os.path.join(top, "formats.yaml")
+    with open(yaml, "w") as f:
+        f.write("path: %s\ntrain: [images/train, images/val]\nval: images/val\nnc: 80\n" % top)
     return yaml
 
 
@@ -415,9 +436,11 @@ for name, spec in list(FITS.items()) + list(VAL_FITS.items()):
     data = spec.pop("data_override", None)
     if data == "dense-seg":
         data = dense_dataset()
-    elif data in ("gray8", "dng8"):
+    elif data == "formats":
+        data = formats_dataset()
+    elif data in ("gray8", "heic8"):
         data = coco8_variant(data, channels=1 if data == "gray8" else None,
-                             dng=data == "dng8")
+                             heic=data == "heic8")
     task = spec.pop("task")
     saved = DATAS[task]
     if data:

@@ -147,8 +147,11 @@ static int add_image(detfeed_dataset *ds, const char *path,
     if (!detfeed__is_decodable_suffix(suffix)) {
         free(label_path);
         ds->stats[DETFEED_STAT_UNSUPPORTED]++;
-        char reason[64];
-        snprintf(reason, sizeof reason, "unsupported image format '%s'", suffix);
+        char reason[160];
+        snprintf(reason, sizeof reason,
+                 "unsupported image format '%s' (Ultralytics reads it with Pillow, "
+                 "which detfeed does not reproduce)",
+                 suffix);
         return detfeed__problem_add(ds, path, 0, reason, false);
     }
     ds->stats[DETFEED_STAT_IMAGES]++;

@@ -342,9 +342,11 @@ bool detfeed__is_txt_suffix(const char *s)
     return strcmp(s, "txt") == 0;
 }
 
+/* Ultralytics' imread reads every suffix but avif, heic and heif through
+ * cv2.imdecode, which knows the format by its signature (a .dng is a TIFF);
+ * those three go to Pillow first, which detfeed does not reproduce. */
 bool detfeed__is_decodable_suffix(const char *s)
 {
-    return strcmp(s, "jpg") == 0 || strcmp(s, "jpeg") == 0 || strcmp(s, "png") == 0 ||
-           strcmp(s, "bmp") == 0 || strcmp(s, "webp") == 0 || strcmp(s, "mpo") == 0 ||
-           strcmp(s, "tif") == 0 || strcmp(s, "tiff") == 0;
+    return detfeed__is_image_suffix(s) && strcmp(s, "avif") != 0 &&
+           strcmp(s, "heic") != 0 && strcmp(s, "heif") != 0;
 }

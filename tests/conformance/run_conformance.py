@@ -65,15 +65,19 @@ DATASETS = {
     "coco8-formats": ("coco8", "detect", ["images/train", "images/val"],
                       ["images/train", "images/val"]),
 }
-# How make_formats writes coco8's eight images, in sorted order: the BMPs
-# that cv2 and PIL write (24 bits; 8-bit palette and 32-bit RGBA), WebPs
-# (PIL's lossy and with alpha), an MPO (PIL's, two pictures: cv2 reads the
-# first, a JPEG), and TIFFs: PIL's LZW RGB and cv2's 16-bit RGB (LZW with
-# the predictor; its low bytes noise, as imread keeps the high ones). With
-# a cv2 that has no imdecodemulti (Debian's 4.6), where Ultralytics 8.4's
-# imread raises on a .tif, the TIFFs are written as PNGs (said on stdout).
-FORMATS = ("bmp:cv2", "mpo:PIL", "tif:LZW", "webp:lossy", "bmp:P", "tif:16",
-           "webp:RGBA", "bmp:RGBA")
+# How make_formats writes coco8's eight images, in sorted order: a BMP
+# (PIL's 8-bit palette), an MPO (PIL's, two pictures: cv2 reads the first, a
+# JPEG), TIFFs (PIL's LZW RGB and cv2's 16-bit RGB, LZW with the predictor,
+# its low bytes noise, as imread keeps the high ones), WebPs (PIL's lossy
+# and with alpha), a JPEG 2000 (cv2's) and a gray PNG. With a cv2 that has
+# no imdecodemulti (Debian's 4.6), where Ultralytics 8.4's imread raises on a
+# .tif, the TIFFs are written as PNGs (said on stdout).
+FORMATS = ("bmp:P", "mpo:PIL", "tif:LZW", "webp:lossy", "jp2:cv2", "tif:16",
+           "webp:RGBA", "png:L")
+# And two of coco128's images in the training split: a JPEG as it is, and a
+# TIFF named .dng (Ultralytics' imread reads every name but *.tif through
+# cv2.imdecode, which knows a TIFF by its signature, as a DNG is one).
+EXTRA = (("000000000071", "jpg"), ("000000000072", "dng"))
 GEOMETRY = {"degrees": 10.0, "shear": 5.0, "perspective": 0.0005, "flipud": 0.5,
             "translate": 0.2, "scale": 0.6}
 NO_HSV = {"hsv_h": 0.0, "hsv_s": 0.0, "hsv_v": 0.0}
@@ -311,7 +315,8 @@ def write_yaml(path, root, task, train, val, meta):
 
 def make_formats(src, dst):
     """coco8 (images and labels) with each image written in the format
-    FORMATS names for it; its YAML copied. Returns dst."""
+    FORMATS names for it, and EXTRA's images from coco128 beside it; its
+    YAML copied. Returns dst."""
     import cv2
     import numpy as np
     from PIL import Image
@@ -334,7 +339,7 @@ def make_formats(src, dst):
         elif kind == "tif":
             img.save(out, compression="tiff_lzw")
         elif kind == "png":
-            img.save(out)
+            (img.convert("L") if how == "L" else img).save(out)
         elif how == "cv2":
             assert cv2.imwrite(out, cv2.imread(path)), out
         elif kind == "mpo":
@@ -347,6 +352,16 @@ def make_formats(src, dst):
             rgba.save(out, quality=85)
         else:
             (img.quantize(256) if how == "P" else img.convert(how)).save(out)
+    more = os.path.join(os.path.dirname(os.path.abspath(src)), "coco128")
+    for stem, kind in EXTRA:
+        path = os.path.join(more, "images", "train2017", stem + ".jpg")
+        out = os.path.join(dst, "images", "train", stem + "." + kind)
+        if kind == "jpg":
+            shutil.copyfile(path, out)
+        else:
+            Image.open(path).convert("RGB").save(out, "TIFF", compression="tiff_adobe_deflate")
+        shutil.copyfile(os.path.join(more, "labels", "train2017", stem + ".txt"),
+                        os.path.join(dst, "labels", "train", stem + ".txt"))
     return dst
 
 

@@ -14,9 +14,11 @@ a class id that is not below the YAML's nc, which Ultralytics takes (and
 matches nothing with), is refused by detfeed with a message.
 
 The datasets are copies in a temporary folder (Ultralytics writes its label
-cache beside the labels). coco8's training folder gets a .bmp, a .webp and
-a .tif image (with labels) that Ultralytics reads and counts, and files that are
-not images to Ultralytics 8.4 (.pfm, .txt, a hidden .jpg).
+cache beside the labels). coco8's training folder gets a .bmp, a .webp, a
+.tif, a .jp2 and a .dng (TIFF bytes) image (with labels) that Ultralytics
+reads and counts, a .heic (JPEG bytes, which Ultralytics reads with Pillow
+and detfeed reports as unsupported), and files that are not images to
+Ultralytics 8.4 (.pfm, .txt, a hidden .jpg).
 
     test_dataset_args_oracle.py --detfeed BIN --data DIR [--no-ctypes]
 
@@ -32,7 +34,7 @@ import tempfile
 
 import oracle_util as ou
 
-DECODED = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".mpo", ".tif", ".tiff")
+DECODED = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".mpo", ".tif", ".tiff", ".jp2", ".dng")
 
 
 class Index:
@@ -147,15 +149,21 @@ def copy_sets(data, tmp):
     lb = os.path.join(root, "labels", "train")
     for stem, ext, like in (("000000000020", ".bmp", "000000000009"),
                             ("000000000031", ".webp", "000000000030"),
-                            ("000000000032", ".tif", "000000000034")):
+                            ("000000000032", ".tif", "000000000034"),
+                            ("000000000033", ".jp2", "000000000009"),
+                            ("000000000035", ".dng", "000000000030")):
         pixels = cv2.imread(os.path.join(im, like + ".jpg"))
-        assert cv2.imwrite(os.path.join(im, stem + ext), pixels), ext
+        made = os.path.join(im, stem + (".tif" if ext == ".dng" else ext))
+        assert cv2.imwrite(made, pixels), ext
+        os.rename(made, os.path.join(im, stem + ext))
         shutil.copy(os.path.join(lb, like + ".txt"), os.path.join(lb, stem + ".txt"))
     with open(os.path.join(im, "000000000026.pfm"), "wb") as f:
         f.write(b"PF\n1 1\n-1\n\0\0\0\0\0\0\0\0\0\0\0\0")
     with open(os.path.join(im, "readme.txt"), "w") as f:
         f.write("not an image\n")
     shutil.copy(os.path.join(im, "000000000009.jpg"), os.path.join(im, ".hidden.jpg"))
+    shutil.copy(os.path.join(im, "000000000009.jpg"), os.path.join(im, "000000000027.heic"))
+    shutil.copy(os.path.join(lb, "000000000009.txt"), os.path.join(lb, "000000000027.txt"))
     return out
 
 

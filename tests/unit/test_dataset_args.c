@@ -40,8 +40,8 @@ static void write_image(detfeed_codec *c, const char *rel, int w, int h)
 /*
  * det: 9 image files in Ultralytics' sorted order (a.pfm and notes.txt are
  * not images to Ultralytics 8.4):
- *   im0.png [0, 1, 2]  im1.png [1]  im2.jp2  im3.png [2, 0]  im4.heic
- *   im5.png (no labels)  im6.png [0]  im7.png [1, 1]  im8.jp2
+ *   im0.png [0, 1, 2]  im1.png [1]  im2.avif  im3.png [2, 0]  im4.heic
+ *   im5.png (no labels)  im6.png [0]  im7.png [1, 1]  im8.heif
  * seg: one image with polygons of classes 0, 1, 0; pose: one with
  * instances of classes 0, 1, 0 and two keypoints each.
  */
@@ -61,9 +61,9 @@ static void make_tree(void)
         snprintf(rel, sizeof rel, "det/images/train/%s.png", png[i]);
         write_image(c, rel, 40 + 8 * i, 30 + 4 * i);
     }
-    write_text("det/images/train/im2.jp2", "jp2");
+    write_text("det/images/train/im2.avif", "avif");
     write_text("det/images/train/im4.heic", "II*");
-    write_text("det/images/train/im8.jp2", "jp2");
+    write_text("det/images/train/im8.heif", "heif");
     write_text("det/images/train/a.pfm", "PF");
     write_text("det/images/train/notes.txt", "not an image");
     write_text("det/labels/train/im0.txt", "0 0.5 0.5 0.2 0.2\n1 0.3 0.3 0.1 0.1\n"
@@ -186,8 +186,8 @@ static void test_fraction_rounding(void)
 static void test_fraction_files(void)
 {
     const char *yaml = at("det/data.yaml");
-    /* 9 * 0.5 = 4.5 rounds to 4: im0 im1 im2.jp2 im3 (half up would add
-     * im4.heic; a list without heic/jp2, or with a.pfm, another four). */
+    /* 9 * 0.5 = 4.5 rounds to 4: im0 im1 im2.avif im3 (half up would add
+     * im4.heic; a list without heic/avif/heif, or with a.pfm, another four). */
     detfeed_dataset *ds = open_with(yaml, (args){.ratio = 0.5}, 0);
     CHECK_STR(names_of(ds), "im0.png im1.png im3.png");
     CHECK_INT(STAT(ds, IMAGES), 3);
