@@ -57,7 +57,6 @@ def _variants(rng):
 
 
 def _pil_cases(pic, k, rng):
-    from PIL import Image
     out = []
     la = pic.convert("LA")
     la.putalpha(pic.convert("L").point(lambda v: 255 - v))

@@ -227,7 +227,6 @@ def write(pages, le=True, bigtiff=False):
 def _ifd(tags, buf, e, bigtiff, prev_link, off_fmt, off_size):
     """Appends the values that do not fit their entries to buf, then returns
     the directory (and links the previous one to it)."""
-    size = {3: 2, 4: 4, 1: 1, 16: 8}
     code = {3: "H", 4: "I", 1: "B", 16: "Q"}
     inline = 8 if bigtiff else 4
     entries = []

@@ -10,25 +10,10 @@ seeded noise picture:
   prefix (OpenCV 5 applies a readable one, 4.x none).
 
 Each case is (name, bytes)."""
-import glob
 import io
-import os
 import random
 
-
-def _pictures(data_dir, rng):
-    from PIL import Image
-    paths = sorted(glob.glob(os.path.join(data_dir, "coco8", "images", "*", "*.jpg")))
-    out = []
-    for p in paths[:4]:
-        im = Image.open(p).convert("RGB")
-        w, h = im.size
-        x, y = rng.randrange(w // 2), rng.randrange(h // 2)
-        out.append(im.crop((x, y, x + rng.randrange(40, w // 2), y + rng.randrange(30, h // 2))))
-    if not out:
-        noise = bytes(rng.randrange(256) for _ in range(97 * 61 * 3))
-        out.append(Image.frombytes("RGB", (97, 61), noise))
-    return out
+import tiff_gen  # pictures(): the seeded crops every generator starts from
 
 
 def _save(im, **kw):
@@ -52,10 +37,9 @@ def _exif(orientation, prefix):
 def mpo_cases(data_dir, seed=6):
     """MPO files (PIL's: JPEG pictures one after the other, cv2 reads the
     first), with and without an EXIF orientation."""
-    from PIL import Image
     rng = random.Random(seed)
     out = []
-    for k, im in enumerate(_pictures(data_dir, rng)):
+    for k, im in enumerate(tiff_gen.pictures(data_dir, rng, count=4)):
         for o in (1, 6):
             b = io.BytesIO()
             im.save(b, "MPO", save_all=True, append_images=[im.rotate(90), im.rotate(180)],
@@ -67,7 +51,7 @@ def mpo_cases(data_dir, seed=6):
 def cases(data_dir, seed=5):
     rng = random.Random(seed)
     out = []
-    for k, im in enumerate(_pictures(data_dir, rng)):
+    for k, im in enumerate(tiff_gen.pictures(data_dir, rng, count=4)):
         for q in (10, 50, 80, 100):
             out.append(("lossy-q%d-%d" % (q, k), _save(im, quality=q)))
         out.append(("lossless-%d" % k, _save(im, lossless=True)))
