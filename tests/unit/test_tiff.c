@@ -291,36 +291,15 @@ static void test_damage(detfeed_codec *c)
     page pages[2] = {{W, H, 3, 16, 2, 3, 0, 0, rgb16}, {W, H, 4, 8, 2, 0, 0, 0, rgba8}};
     buf files[2] = {make_tiff(pages, 2), make_tiff(&pages[1], 1)};
     uint64_t rng = 7;
-    int decoded = 0, refused = 0;
+    int counts[2] = {0, 0};
+    const char *const names[2] = {"cut", "cut.tif"}; /* as imdecode, as imread */
     for (int v = 0; v < 4; v++) {
         CHECK_INT(detfeed_codec_set_opencv(c, (detfeed_cv_version)v), 0);
-        for (int k = 0; k < 2; k++) {
-            for (size_t n = 1; n < files[k].n; n += TU_SANITIZED ? 7 : 1) {
-                buf cut = {files[k].p, n, n};
-                uint8_t *px;
-                int w, h;
-                int rc = decode(c, &cut, n % 2 ? "cut.tif" : "cut", &px, &w, &h);
-                rc == 0 ? decoded++ : refused++;
-                CHECK(rc == 0 ? (px != NULL && w > 0 && h > 0) : px == NULL);
-                detfeed_free(px);
-            }
-            uint8_t *copy = malloc(files[k].n);
-            for (int m = 0; m < (TU_SANITIZED ? 200 : 1000); m++) {
-                memcpy(copy, files[k].p, files[k].n);
-                for (int j = 0; j < 3; j++)
-                    copy[tu_rand(&rng) % files[k].n] = (uint8_t)tu_rand(&rng);
-                buf mb = {copy, files[k].n, files[k].n};
-                uint8_t *px;
-                int w, h;
-                int rc = decode(c, &mb, m % 2 ? "m.tif" : "m", &px, &w, &h);
-                rc == 0 ? decoded++ : refused++;
-                CHECK(rc == 0 ? (px != NULL && w > 0 && h > 0) : px == NULL);
-                detfeed_free(px);
-            }
-            free(copy);
-        }
+        for (int k = 0; k < 2; k++)
+            tu_decode_damaged(c, files[k].p, files[k].n, TU_SANITIZED ? 7 : 1,
+                              TU_SANITIZED ? 200 : 1000, names, &rng, counts);
     }
-    CHECK(decoded > 0 && refused > 0);
+    CHECK(counts[0] > 0 && counts[1] > 0);
     CHECK_INT(detfeed_codec_set_opencv(c, DETFEED_CV_5_1), 0);
     free(files[0].p);
     free(files[1].p);
