@@ -102,7 +102,8 @@ int main(int argc, char **argv)
                 t[r] = now() - t0;
         }
         qsort(t, (size_t)rounds, sizeof *t, cmp);
-        printf("%-36s %6.2f GB/s\n", fs[k].name, (double)n * reps / t[rounds / 2] / 1e9);
+        printf("%-36s %6.2f GB/s\n", fs[k].name,
+               (double)n * reps / t[rounds / 2] / 1e9);
     }
     free(t);
     free(buf);
