@@ -16,6 +16,8 @@
 # HEAD_SITE, BASE_SITE: `pip install --target` folders of the detfeed wheel
 # after and before (HEAD_SITE also holds ultralytics); DATA: a folder with
 # coco128, coco8-seg and coco8-pose; OUT: the results (summary.txt).
+# STEPS (environment, default 1234) chooses the steps run; PAIRS the pairs
+# of step 3 (default 9).
 set -uo pipefail
 head=$(cd "$1" && pwd) base=$(cd "$2" && pwd) data=$(cd "$3" && pwd) formats=$4 out=$5
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +26,8 @@ status=0
 say() { echo "$*" | tee -a "$out/summary.txt"; }
 export PYTHONPATH=$head
 
+steps=${STEPS:-1234}
+if [[ $steps == *1* ]]; then
 say "== 1. replay digests on the three routes"
 t=$(date +%s)
 FORMATS=$formats JOBS=6 bash "$top/bench/recipe_replay.sh" "$head/detfeed/_bin/detfeed" "$data" \
@@ -31,19 +35,23 @@ FORMATS=$formats JOBS=6 bash "$top/bench/recipe_replay.sh" "$head/detfeed/_bin/d
 grep -E "rows:|DIFFER" "$out/replay/replay.txt" | tee -a "$out/summary.txt"
 say "   $(( $(date +%s) - t )) s"
 rm -rf "$out/replay/d" "$out/replay/synth"
+fi
 
+if [[ $steps == *2* ]]; then
 say "== 2. CUDA tensors against the host route"
 (cd "$top/python/tests" && DETFEED_TEST_DATA=$data DETFEED_CLI=$head/detfeed/_bin/detfeed \
   timeout 400 python3 -m pytest -q -p no:cacheprovider test_cuda.py -k "not trainer" \
   >"$out/pytest.log" 2>&1) || status=1
 tail -n 1 "$out/pytest.log" | tee -a "$out/summary.txt"
+fi
 
+if [[ $steps == *3* ]]; then
 say "== 3. loader images/s, before (A) and after (B), coco128, 2 workers"
 taskset -c "${CPUS_AB:-0-1}" bash "$top/bench/ab_loader.sh" "$base/detfeed/_bin/detfeed" \
   "$head/detfeed/_bin/detfeed" "$data/coco128/coco128.yaml" "${PAIRS:-9}" --workers 2 \
   --epochs 2 2>&1 | tee -a "$out/summary.txt"
+fi
 
-say "== 4. detfeed and Ultralytics' loader with the same arguments"
 vs() { # NAME DATASET TASK HYP
   taskset -c "${CPUS_VS:-2-5}" python3 "$top/bench/vs_ultralytics.py" "$data/$2" --images 1024 \
     --workers 2 --epochs 2 --warmup 5 --modes ultralytics-none,detfeed-none,detfeed-ram \
@@ -57,8 +65,11 @@ for m in r["results"]:
           " / ".join(str(x["images_per_s"]) for x in e) or m.get("error", "?")[-200:]))' \
     "$out/vs-$1.json" "$1" | tee -a "$out/summary.txt"
 }
+if [[ $steps == *4* ]]; then
+say "== 4. detfeed and Ultralytics' loader with the same arguments"
 vs cutmix coco128 detect cutmix=0.5
 vs copy_paste coco8-seg segment copy_paste=0.5
 vs copy_paste_mixup coco8-seg segment copy_paste=0.5,copy_paste_mode=mixup
 vs defaults coco128 detect ""
+fi
 exit $status
