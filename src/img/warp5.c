@@ -15,13 +15,38 @@
  *     fuses every FMA and takes blocks of 16 pixels; SSE does a rounded
  *     multiply then an add and takes blocks of 8;
  *   - OpenCV 5.1 with IPP on (its default): Intel IPP, closed source,
- *     modelled from measurements. For an affine matrix whose inverse has
- *     M1 == M3 == 0 (scale and translation: every Ultralytics warp without
- *     rotation, shear or perspective) the position is computed in double
- *     and only its fraction rounded to float (measured exact); for any other
- *     matrix the position is computed in double and rounded to float
- *     (about 1 byte in a million off by one). The lerps are fused. 5.1
- *     keeps sources of 1 pixel a side away from IPP (measured);
+ *     modelled from measurements (black-box, on IPP 2026.1's AVX2 code
+ *     "l9" and, with OPENCV_IPP=sse42, its SSE4.2 code "y8"). Two kernels:
+ *       scale: an affine matrix whose inverse has M1 == M3 == 0 (scale and
+ *         translation: every Ultralytics warp without rotation, shear or
+ *         perspective) when some destination column has 0 <= sx <= W - 2
+ *         and some row 0 <= sy <= H - 2 (IPP's inner region is not empty;
+ *         otherwise the general kernel runs: destinations that only see
+ *         the source's last row or column, most sources of 2 pixels a
+ *         side). The position in double, floor in double, only the
+ *         fraction rounded to float; lerps along x, then y, except: a
+ *         pixel with one x tap and both y taps inside (ix == -1 or W - 1)
+ *         lerps along y first; on a flipped y axis (M4 < 0) a pixel with
+ *         one y tap inside (iy == -1 or H - 1) lerps along y from the
+ *         bottom row with weight 1 - ay (rounded to float).
+ *       general: any other affine matrix, and every perspective one (also
+ *         one whose last row is 0 0 1). The position in double (divided by
+ *         w in double). A pixel whose four taps are all inside, 0 <= sx <
+ *         W - 1 and 0 <= sy < H - 1 in double, rounds the position to
+ *         float and splits it in float; any other pixel splits the double
+ *         as the scale kernel does. Then the lerps run along y first, then
+ *         x (the blend's order matters: it is what rotated warps differed
+ *         by). The classification is per pixel, independent of the row
+ *         stripes OpenCV hands to IPP per thread (1 to 16 threads gave the
+ *         same bytes).
+ *     Exact on every case measured, except where the scale kernel's choice
+ *     hangs on a position within rounding (~1e-14) of 0, W - 2 or H - 2:
+ *     IPP decides that with its own arithmetic (likely through the forward
+ *     matrix), not modelled.
+ *     IPP fuses its lerps on AVX2 and rounds product and sum on SSE4.2,
+ *     following the CPU setting; AVX-512 CPUs ("k0") are taken to fuse like
+ *     AVX2 (not measured: no such CPU here). 5.1 keeps sources of 1 pixel a
+ *     side away from IPP (measured);
  *   - non-finite positions: as measured, see warp_px.h.
  *
  * The work is split in two per destination row: the positions of the row
@@ -72,7 +97,7 @@ static bool cv_ok(const detfeed_cv *cv)
 
 /* The model of `cv` for the inverted matrix `inv` (9 entries). */
 static void set_model(detfeed__warp5 *w, const detfeed_cv *cv, const double inv[9],
-                      bool persp)
+                      bool persp, int dw, int dh)
 {
     w->persp = persp;
     for (int i = 0; i < 9; i++) {
@@ -82,17 +107,19 @@ static void set_model(detfeed__warp5 *w, const detfeed_cv *cv, const double inv[
     /* Measured: a NaN blend stores 0 in 5.0 and 255 in 5.1; 5.1 does not
      * hand sources of 1 pixel a side to IPP (its float kernel's bytes). */
     w->nan_byte = cv->version == DETFEED_CV_5_1 ? 255 : 0;
+    w->fused = detfeed_cv_cpu_resolve(cv->cpu) != DETFEED_CV_CPU_SSE;
+    w->yfirst = false;
     if (cv->version == DETFEED_CV_5_1 && cv->ipp && w->src_width > 1 &&
         w->src_height > 1) {
-        bool scale = !persp && inv[1] == 0.0 && inv[3] == 0.0;
+        bool scale =
+            !persp && detfeed__wo_ipp_scale(inv, w->src_width, w->src_height, dw, dh);
         w->model = scale ? DETFEED__WARP5_IPP_SCALE : DETFEED__WARP5_IPP;
-        w->fused = true;
+        w->yfirst = !scale;
         w->block = 1;
         return;
     }
     /* OpenCV has no AVX-512 build of this kernel: AVX-512 CPUs run AVX2. */
     w->model = DETFEED__WARP5_FLOAT;
-    w->fused = detfeed_cv_cpu_resolve(cv->cpu) != DETFEED_CV_CPU_SSE;
     w->block = w->fused ? 16 : 8;
 }
 
@@ -214,6 +241,19 @@ static const float *sep_hrow(warp5_job *job, int r, int keep)
     return job->h[k];
 }
 
+/* The destination row d from the lerped rows h0 and h1. */
+static void sep_vrow(const warp5_job *job, const float *h0, const float *h1, float ay,
+                     uint8_t *d)
+{
+#ifdef DETFEED_HAVE_AVX2
+    if (job->avx2) {
+        detfeed__warp5_vrow_avx2(&job->w, h0, h1, ay, d, job->dw);
+        return;
+    }
+#endif
+    detfeed__warp5_vrow_portable(&job->w, h0, h1, ay, d, job->dw);
+}
+
 static void sep_rows(warp5_job *job)
 {
     for (int y = 0; y < job->dh; y++) {
@@ -223,13 +263,14 @@ static void sep_rows(warp5_job *job)
         sep_y(&job->w, y, &iy, &ay);
         const float *h0 = sep_hrow(job, iy, iy + 1);
         const float *h1 = sep_hrow(job, iy + 1, iy);
-#ifdef DETFEED_HAVE_AVX2
-        if (job->avx2) {
-            detfeed__warp5_vrow_avx2(&job->w, h0, h1, ay, d, job->dw);
-            continue;
-        }
-#endif
-        detfeed__warp5_vrow_portable(&job->w, h0, h1, ay, d, job->dw);
+        if (job->w.model == DETFEED__WARP5_IPP_SCALE && job->w.md[4] < 0.0 &&
+            (iy == -1 || iy == job->src.height - 1))
+            sep_vrow(job, h1, h0, 1.0f - ay, d); /* from the bottom row */
+        else
+            sep_vrow(job, h0, h1, ay, d);
+        if (job->w.model == DETFEED__WARP5_IPP_SCALE)
+            detfeed__warp5_ipp_scale_edges(&job->src, &job->w, &job->pos, iy, ay, d,
+                                           job->dw);
     }
 }
 
@@ -266,7 +307,7 @@ static int warp5(const uint8_t *src, size_t src_stride, int sw, int sh, uint8_t 
             detfeed__warp_invert_affine(M, inv);
         else
             detfeed__warp_invert_3x3(M, inv);
-        set_model(&job.w, cv, inv, n == 9);
+        set_model(&job.w, cv, inv, n == 9, dw, dh);
         run_rows(&job);
     }
     free(job.block);

@@ -1,6 +1,7 @@
 /*
  * warp5_avx2.c - the OpenCV 5.x warp (warp5.c) for x86-64 with AVX2 and FMA:
- * the float kernel's positions and the row sampler, 8 pixels per step.
+ * the positions of the float kernel and of IPP's general kernel, and the
+ * row samplers, 8 pixels per step.
  * Compiled with -mavx2 -mfma -ffp-contract=off and only called after
  * detfeed_isa_available(DETFEED_ISA_AVX2) said yes.
  *
@@ -86,38 +87,84 @@ bool detfeed__warp5_float_pos_avx2(const detfeed__warp5 *w, int y, int n,
     return nonfinite;
 }
 
-/* split8, then a NaN fraction becomes 0: IPP stores the border for a
- * non-finite position. */
-static ALWAYS_INLINE void split8_settled(__m256 s, __m256 lim, int32_t *ip, float *ap)
+/* IPP, general matrix: 4 double positions s of one axis split as an edge
+ * pixel is (detfeed__warp5_ipp_split in double): floor clamped to [-2,
+ * lim] (NaN to -2) and the fraction s - floor(s) rounded to float inside
+ * the clamp range, 0 outside (the settled border). */
+static ALWAYS_INLINE void split4d(__m256d s, __m256d lim, __m128i *ip, __m128 *ap)
 {
-    split8(s, lim, ip, ap);
-    __m256 a = _mm256_loadu_ps(ap);
-    _mm256_storeu_ps(ap, _mm256_and_ps(a, _mm256_cmp_ps(a, a, _CMP_ORD_Q)));
+    const __m256d m2 = _mm256_set1_pd(-2.0);
+    __m256d f = _mm256_floor_pd(s);
+    /* max_pd returns its second operand when one is NaN. */
+    __m256d c = _mm256_min_pd(_mm256_max_pd(f, m2), lim);
+    __m256d in = _mm256_and_pd(_mm256_cmp_pd(s, m2, _CMP_GE_OQ),
+                               _mm256_cmp_pd(s, lim, _CMP_LT_OQ));
+    *ip = _mm256_cvttpd_epi32(c);
+    *ap = _mm256_cvtpd_ps(_mm256_and_pd(_mm256_sub_pd(s, f), in));
 }
 
-/* 8 positions of one axis in double, (m0 x + m1 y) + m2 (divided by w),
- * rounded to float: x = x0 .. x0 + 7. */
-static ALWAYS_INLINE __m256 ipp8(const double *m, __m256d y, __m256d xa, __m256d xb,
-                                 const __m256d *wa, const __m256d *wb)
+/* The low dword of each qword of two 4-lane double masks, as 8 lanes. */
+static ALWAYS_INLINE __m256i mask8(__m256d a, __m256d b)
 {
-    const __m256d m0 = _mm256_set1_pd(m[0]),
-                  m1y = _mm256_mul_pd(_mm256_set1_pd(m[1]), y);
-    const __m256d m2 = _mm256_set1_pd(m[2]);
-    __m256d a = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(m0, xa), m1y), m2);
-    __m256d b = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(m0, xb), m1y), m2);
-    if (wa != NULL) {
-        a = _mm256_div_pd(a, *wa);
-        b = _mm256_div_pd(b, *wb);
-    }
-    return _mm256_set_m128(_mm256_cvtpd_ps(b), _mm256_cvtpd_ps(a));
+    const __m256i lo = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    __m256i pa = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(a), lo);
+    __m256i pb = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(b), lo);
+    return _mm256_permute2x128_si256(pa, pb, 0x20);
+}
+
+/* One axis of 8 IPP positions (lanes 0-3 in a, 4-7 in b): an inner pixel
+ * (mask `inner`) splits the position rounded to float, any other the
+ * double. */
+static ALWAYS_INLINE void ipp_axis8(__m256d a, __m256d b, __m256i inner, float lim,
+                                    int32_t *ip, float *ap)
+{
+    const __m256d limd = _mm256_set1_pd((double)lim);
+    __m128i ia, ib;
+    __m128 fa, fb;
+    split4d(a, limd, &ia, &fa);
+    split4d(b, limd, &ib, &fb);
+    __m256i id = _mm256_set_m128i(ib, ia);
+    __m256 ad = _mm256_set_m128(fb, fa);
+    int32_t fi[8];
+    float fr[8];
+    split8(_mm256_set_m128(_mm256_cvtpd_ps(b), _mm256_cvtpd_ps(a)), _mm256_set1_ps(lim),
+           fi, fr);
+    __m256i i = _mm256_blendv_epi8(id, _mm256_loadu_si256((const __m256i *)fi), inner);
+    __m256 f = _mm256_blendv_ps(ad, _mm256_loadu_ps(fr), _mm256_castsi256_ps(inner));
+    _mm256_storeu_si256((__m256i *)ip, i);
+    _mm256_storeu_ps(ap, f);
+}
+
+/* Whether 4 double positions are inner pixels: 0 <= sx < wl, 0 <= sy < hl
+ * (wl = W - 1, hl = H - 1; NaN is not). */
+static ALWAYS_INLINE __m256d inner4(__m256d sx, __m256d sy, __m256d wl, __m256d hl)
+{
+    const __m256d z = _mm256_setzero_pd();
+    __m256d x = _mm256_and_pd(_mm256_cmp_pd(sx, z, _CMP_GE_OQ),
+                              _mm256_cmp_pd(sx, wl, _CMP_LT_OQ));
+    __m256d y = _mm256_and_pd(_mm256_cmp_pd(sy, z, _CMP_GE_OQ),
+                              _mm256_cmp_pd(sy, hl, _CMP_LT_OQ));
+    return _mm256_and_pd(x, y);
+}
+
+/* 4 positions of one axis in double, (m0 x + m1 y) + m2, divided by w when
+ * ww is not NULL. */
+static ALWAYS_INLINE __m256d ipp4(const double *m, __m256d y, __m256d x,
+                                  const __m256d *ww)
+{
+    __m256d m1y = _mm256_mul_pd(_mm256_set1_pd(m[1]), y);
+    __m256d a =
+        _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(m[0]), x), m1y),
+                      _mm256_set1_pd(m[2]));
+    return ww != NULL ? _mm256_div_pd(a, *ww) : a;
 }
 
 void detfeed__warp5_ipp_pos_avx2(const detfeed__warp5 *w, int y, int n,
                                  const detfeed__warp5_pos *p)
 {
     const __m256d yd = _mm256_set1_pd((double)y), four = _mm256_set1_pd(4.0);
-    const __m256 wl = _mm256_set1_ps((float)w->src_width);
-    const __m256 hl = _mm256_set1_ps((float)w->src_height);
+    const __m256d wl = _mm256_set1_pd((double)(w->src_width - 1));
+    const __m256d hl = _mm256_set1_pd((double)(w->src_height - 1));
     const double *m = w->md;
     const int n8 = n - n % 8;
     __m256d xa = _mm256_setr_pd(0.0, 1.0, 2.0, 3.0);
@@ -125,31 +172,19 @@ void detfeed__warp5_ipp_pos_avx2(const detfeed__warp5 *w, int y, int n,
         __m256d xb = _mm256_add_pd(xa, four), wa, wb;
         const __m256d *pa = NULL, *pb = NULL;
         if (w->persp) {
-            const __m256d m6 = _mm256_set1_pd(m[6]), m8 = _mm256_set1_pd(m[8]);
-            const __m256d m7y = _mm256_mul_pd(_mm256_set1_pd(m[7]), yd);
-            wa = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(m6, xa), m7y), m8);
-            wb = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(m6, xb), m7y), m8);
+            wa = ipp4(m + 6, yd, xa, NULL);
+            wb = ipp4(m + 6, yd, xb, NULL);
             pa = &wa;
             pb = &wb;
         }
-        split8_settled(ipp8(m, yd, xa, xb, pa, pb), wl, p->ix + x, p->ax + x);
-        split8_settled(ipp8(m + 3, yd, xa, xb, pa, pb), hl, p->iy + x, p->ay + x);
+        __m256d sxa = ipp4(m, yd, xa, pa), sxb = ipp4(m, yd, xb, pb);
+        __m256d sya = ipp4(m + 3, yd, xa, pa), syb = ipp4(m + 3, yd, xb, pb);
+        __m256i inner = mask8(inner4(sxa, sya, wl, hl), inner4(sxb, syb, wl, hl));
+        ipp_axis8(sxa, sxb, inner, (float)w->src_width, p->ix + x, p->ax + x);
+        ipp_axis8(sya, syb, inner, (float)w->src_height, p->iy + x, p->ay + x);
         xa = _mm256_add_pd(xb, four);
     }
-    for (int x = n8; x < n; x++) {
-        double sx = m[0] * x + m[1] * y + m[2], sy = m[3] * x + m[4] * y + m[5];
-        if (w->persp) {
-            double ww = m[6] * x + m[7] * y + m[8];
-            sx = sx / ww;
-            sy = sy / ww;
-        }
-        detfeed__warp5_split((float)sx, w->src_width, &p->ix[x], &p->ax[x]);
-        detfeed__warp5_split((float)sy, w->src_height, &p->iy[x], &p->ay[x]);
-        if (p->ax[x] != p->ax[x])
-            p->ax[x] = 0.0f;
-        if (p->ay[x] != p->ay[x])
-            p->ay[x] = 0.0f;
-    }
+    detfeed__warp5_ipp_pos(w, y, n8, n, p);
 }
 
 /* ---- the row samplers ------------------------------------------------------ */
@@ -170,9 +205,10 @@ static ALWAYS_INLINE __m256 lerp8(__m256 a, __m256 p, __m256 q, bool fused)
 
 /* 8 pixels with all taps inside, at byte offsets ofs: dwords B | G << 8 |
  * R << 16. The dword at ofs holds B G R of p00 (and a byte of p01); the
- * one 2 bytes further holds B G R of p01 in its upper three bytes. */
+ * one 2 bytes further holds B G R of p01 in its upper three bytes. Lerps
+ * along x then y, or along y then x (`yfirst`). */
 static ALWAYS_INLINE __m256i blend8(const uint8_t *px, size_t stride, __m256i ofs,
-                                    __m256 ax, __m256 ay, bool fused)
+                                    __m256 ax, __m256 ay, bool fused, bool yfirst)
 {
     const int *r0 = (const int *)(const void *)px;
     const int *r0b = (const int *)(const void *)(px + 2);
@@ -185,9 +221,16 @@ static ALWAYS_INLINE __m256i blend8(const uint8_t *px, size_t stride, __m256i of
     const __m256i lo = _mm256_setzero_si256(), hi = _mm256_set1_epi32(255);
     __m256i out = _mm256_setzero_si256();
     for (int c = 0; c < 3; c++) {
-        __m256 v0 = lerp8(ax, channel(t0, 8 * c), channel(t1, 8 * c + 8), fused);
-        __m256 v1 = lerp8(ax, channel(b0, 8 * c), channel(b1, 8 * c + 8), fused);
-        __m256i r = _mm256_cvtps_epi32(lerp8(ay, v0, v1, fused));
+        const __m256 p00 = channel(t0, 8 * c), p01 = channel(t1, 8 * c + 8);
+        const __m256 p10 = channel(b0, 8 * c), p11 = channel(b1, 8 * c + 8);
+        __m256 v;
+        if (yfirst)
+            v = lerp8(ax, lerp8(ay, p00, p10, fused), lerp8(ay, p01, p11, fused),
+                      fused);
+        else
+            v = lerp8(ay, lerp8(ax, p00, p01, fused), lerp8(ax, p10, p11, fused),
+                      fused);
+        __m256i r = _mm256_cvtps_epi32(v);
         r = _mm256_min_epi32(_mm256_max_epi32(r, lo), hi);
         out = _mm256_or_si256(out, _mm256_slli_epi32(r, 8 * c));
     }
@@ -216,8 +259,8 @@ static void pixels(const detfeed__warp_src *s, const detfeed__warp5 *w,
 }
 
 static ALWAYS_INLINE void row(const detfeed__warp_src *s, const detfeed__warp5 *w,
-                              const detfeed__warp5_pos *p, bool fused, uint8_t *d,
-                              int n)
+                              const detfeed__warp5_pos *p, bool fused, bool yfirst,
+                              uint8_t *d, int n)
 {
     int i = 0;
     if (s->offsets32 && s->width >= 2 && s->height >= 2) {
@@ -259,7 +302,7 @@ static ALWAYS_INLINE void row(const detfeed__warp_src *s, const detfeed__warp5 *
             __m256i ofs =
                 _mm256_add_epi32(_mm256_mullo_epi32(iy, vstride),
                                  _mm256_add_epi32(ix, _mm256_add_epi32(ix, ix)));
-            store24(d, blend8(s->px, s->stride, ofs, ax, ay, fused));
+            store24(d, blend8(s->px, s->stride, ofs, ax, ay, fused, yfirst));
         }
     }
     pixels(s, w, p, d, i, n - i);
@@ -360,8 +403,14 @@ void detfeed__warp5_vrow_avx2(const detfeed__warp5 *w, const float *h0, const fl
 void detfeed__warp5_row_avx2(const detfeed__warp_src *s, const detfeed__warp5 *w,
                              const detfeed__warp5_pos *p, uint8_t *d, int n)
 {
-    if (w->fused)
-        row(s, w, p, true, d, n);
-    else
-        row(s, w, p, false, d, n);
+    if (w->yfirst) {
+        if (w->fused)
+            row(s, w, p, true, true, d, n);
+        else
+            row(s, w, p, false, true, d, n);
+    } else if (w->fused) {
+        row(s, w, p, true, false, d, n);
+    } else {
+        row(s, w, p, false, false, d, n);
+    }
 }

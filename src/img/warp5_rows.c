@@ -109,19 +109,22 @@ static void ipp_scale_row(const detfeed__warp5 *w, int y, int n,
     }
 }
 
-/* IPP, any other matrix: in double, rounded to float. */
-static void ipp_row(const detfeed__warp5 *w, int y, int n, const detfeed__warp5_pos *p)
+/* IPP, any other matrix: in double; an inner pixel rounds it to float, an
+ * edge pixel rounds only its fraction. */
+void detfeed__warp5_ipp_pos(const detfeed__warp5 *w, int y, int x0, int n,
+                            const detfeed__warp5_pos *p)
 {
     const double *m = w->md;
-    for (int x = 0; x < n; x++) {
+    for (int x = x0; x < n; x++) {
         double sx = m[0] * x + m[1] * y + m[2], sy = m[3] * x + m[4] * y + m[5];
         if (w->persp) {
             double ww = m[6] * x + m[7] * y + m[8];
             sx = sx / ww;
             sy = sy / ww;
         }
-        detfeed__warp5_ipp_split(sx, w->src_width, true, &p->ix[x], &p->ax[x]);
-        detfeed__warp5_ipp_split(sy, w->src_height, true, &p->iy[x], &p->ay[x]);
+        const bool inner = detfeed__wo_ipp_inner(sx, sy, w->src_width, w->src_height);
+        detfeed__warp5_ipp_split(sx, w->src_width, inner, &p->ix[x], &p->ax[x]);
+        detfeed__warp5_ipp_split(sy, w->src_height, inner, &p->iy[x], &p->ay[x]);
     }
 }
 
@@ -138,9 +141,21 @@ void detfeed__warp5_row_pos(const detfeed__warp5 *w, int y, int n,
         ipp_scale_row(w, y, n, p);
         break;
     case DETFEED__WARP5_IPP:
-        ipp_row(w, y, n, p);
+        detfeed__warp5_ipp_pos(w, y, 0, n, p);
         break;
     }
+}
+
+void detfeed__warp5_ipp_scale_edges(const detfeed__warp_src *s, const detfeed__warp5 *w,
+                                    const detfeed__warp5_pos *p, int32_t iy, float ay,
+                                    uint8_t *d, int n)
+{
+    if (iy < 0 || iy >= s->height - 1)
+        return;
+    for (int x = 0; x < n; x++)
+        if (p->ix[x] == -1 || p->ix[x] == s->width - 1)
+            detfeed__warp5_pixel_order(s, w, p->ix[x], iy, p->ax[x], ay,
+                                       DETFEED__WO_YFIRST, d + (size_t)x * 3);
 }
 
 /* ---- the portable row samplers -------------------------------------------- */

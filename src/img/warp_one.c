@@ -44,20 +44,21 @@ static void invert(const double *M, bool perspective, double inv[9])
 }
 
 /* OpenCV 5.x's model (warp5.c, set_model): IPP for 5.1 with IPP on and a
- * source above 1 pixel a side, else the float kernel of cv's build. */
+ * source above 1 pixel a side, else the float kernel of cv's build. Both
+ * fuse their lerps except on the SSE code path. */
 static void plan5(detfeed__warp_one *p, const detfeed_cv *cv)
 {
     const double *m = p->md;
     p->nan_byte = cv->version == DETFEED_CV_5_1 ? 255 : 0;
+    p->fused = detfeed_cv_cpu_resolve(cv->cpu) != DETFEED_CV_CPU_SSE;
     if (cv->version == DETFEED_CV_5_1 && cv->ipp && p->src_w > 1 && p->src_h > 1) {
-        bool scale = !p->persp && m[1] == 0.0 && m[3] == 0.0;
+        bool scale = !p->persp &&
+                     detfeed__wo_ipp_scale(m, p->src_w, p->src_h, p->dst_w, p->dst_h);
         p->kind = scale ? DETFEED__WARP_ONE_IPP_SCALE : DETFEED__WARP_ONE_IPP;
-        p->fused = 1;
         return;
     }
     /* OpenCV has no AVX-512 build of this kernel: AVX-512 CPUs run AVX2. */
     p->kind = DETFEED__WARP_ONE_FLOAT;
-    p->fused = detfeed_cv_cpu_resolve(cv->cpu) != DETFEED_CV_CPU_SSE;
     p->block = p->fused ? 16 : 8;
     p->nvec = p->dst_w - p->dst_w % p->block;
 }

@@ -71,16 +71,32 @@
  *               and sy by w computed alike. FMA is fmaf when `fused` (the
  *               AVX2 build of OpenCV), a rounded product then a rounded sum
  *               otherwise (its SSE build).
- *   IPP_SCALE   5.1 with IPP, affine with md1 == md3 == 0: sx = md0 * x +
- *               md2, sy = md4 * y + md5 in double, floor in double, the
- *               fraction rounded to float.
- *   IPP         5.1 with IPP, any other matrix: the position of FLOAT's
- *               formula in double ((md0 x + md1 y) + md2, perspective
- *               divided by w), rounded to float, then split in float.
+ *   IPP_SCALE   5.1 with IPP, affine with md1 == md3 == 0 where some
+ *               destination column has 0 <= sx <= W - 2 and some row 0 <=
+ *               sy <= H - 2: sx = md0 * x + md2, sy = md4 * y + md5 in
+ *               double, floor in double, the fraction rounded to float.
+ *   IPP         5.1 with IPP, any other matrix: the position in double
+ *               ((md0 x + md1 y) + md2, perspective divided by w). An
+ *               inner pixel, 0 <= sx < W - 1 and 0 <= sy < H - 1 in double
+ *               (all four taps inside), rounds the position to float and
+ *               splits it in float; any other pixel (an edge pixel) splits
+ *               the double as IPP_SCALE does: floor in double, the fraction
+ *               rounded to float.
  * Sampling: per channel, taps outside the source read the border value,
  *     v0 = FMA(ax, p01 - p00, p00),  v1 = FMA(ax, p11 - p10, p10)
  *     v  = FMA(ay, v1 - v0, v0),     byte = clamp(round half even(v))
- * (FMA fused in IPP). A pixel with all four taps outside is the border.
+ * except IPP's general kernel (kind IPP), which lerps along y first:
+ *     v0 = FMA(ay, p10 - p00, p00),  v1 = FMA(ay, p11 - p01, p01)
+ *     v  = FMA(ax, v1 - v0, v0)
+ * and IPP_SCALE at the pixels with one x tap inside (ix == -1 or W - 1)
+ * and both y taps inside (0 <= iy < H - 1), which lerp along y first too.
+ * IPP_SCALE's other pixels with one y tap inside (iy == -1 or H - 1, the
+ * corners included) lerp along x first and, when md4 < 0 (a flipped y
+ * axis), lerp along y from the bottom row: v = FMA(1 - ay, v0 - v1, v1),
+ * 1 - ay rounded to float.
+ * IPP fuses the FMAs on AVX2 (and, unmeasured, AVX-512) CPUs and rounds the
+ * product then the sum on SSE4.2 ones (`fused` follows the CPU setting, as
+ * for the float kernel). A pixel with all four taps outside is the border.
  * Non-finite positions (NaN or infinite matrices, w == 0): IPP stores the
  * border. The float kernel stores the border in its scalar tail and in a
  * vector block whose pixels all have their four taps outside; in any other
@@ -358,8 +374,8 @@ static inline DETFEED__HD detfeed__wo_axis detfeed__wo_split(float s, int32_t li
     return r;
 }
 
-/* The same for a double position whose fraction is rounded to float (IPP,
- * scale and translation). */
+/* The same for a double position whose fraction is rounded to float (IPP:
+ * scale and translation, and the edge pixels of any other matrix). */
 static inline DETFEED__HD detfeed__wo_axis detfeed__wo_split_d(double s, int32_t lim)
 {
     detfeed__wo_axis r;
@@ -377,7 +393,8 @@ static inline DETFEED__HD detfeed__wo_axis detfeed__wo_split_d(double s, int32_t
 
 /* IPP's split: a non-finite position stores the border (fraction 0; the
  * tap is already outside). `to_float`: round the double position to float
- * first (IPP), else keep the double (IPP_SCALE). */
+ * first (IPP's inner pixels), else keep the double (IPP_SCALE, IPP's edge
+ * pixels). */
 static inline DETFEED__HD detfeed__wo_axis detfeed__wo_ipp_split(double s, int32_t lim,
                                                                  bool to_float)
 {
@@ -386,6 +403,14 @@ static inline DETFEED__HD detfeed__wo_axis detfeed__wo_ipp_split(double s, int32
     if (r.a != r.a)
         r.a = 0.0f;
     return r;
+}
+
+/* Whether IPP's general kernel treats the double position (sx, sy) in a
+ * w x h source as an inner pixel: all four taps inside (NaN is not). */
+static inline DETFEED__HD bool detfeed__wo_ipp_inner(double sx, double sy, int32_t w,
+                                                     int32_t h)
+{
+    return sx >= 0.0 && sx < (double)(w - 1) && sy >= 0.0 && sy < (double)(h - 1);
 }
 
 /* The float kernel's position of row y's pixel x on the axis of matrix row
@@ -423,8 +448,9 @@ static inline DETFEED__HD void detfeed__wo_pos5(const detfeed__warp_one *p, int 
             sx = sx / w;
             sy = sy / w;
         }
-        *ax = detfeed__wo_ipp_split(sx, p->src_w, true);
-        *ay = detfeed__wo_ipp_split(sy, p->src_h, true);
+        const bool inner = detfeed__wo_ipp_inner(sx, sy, p->src_w, p->src_h);
+        *ax = detfeed__wo_ipp_split(sx, p->src_w, inner);
+        *ay = detfeed__wo_ipp_split(sy, p->src_h, inner);
         return;
     }
     float sx = detfeed__wo_float_coord(p, p->mf, x, y);
@@ -476,6 +502,69 @@ static inline DETFEED__HD uint8_t detfeed__wo_byte(float v)
     return (uint8_t)((v + magic) - magic);
 }
 
+/* The orders of the 5.x blend (see the top). */
+enum {
+    DETFEED__WO_XFIRST = 0,   /* along x, then along y from the top row */
+    DETFEED__WO_YFIRST = 1,   /* along y, then along x (IPP's general kernel) */
+    DETFEED__WO_XFIRST_UP = 2 /* along x, then along y from the bottom row
+                                 with weight 1 - ay (IPP_SCALE, edge rows of
+                                 a flipped y axis) */
+};
+
+/* The 5.x blend of one channel's taps at fractions (ax, ay) in `order`. */
+static inline DETFEED__HD uint8_t detfeed__wo_blend(float p00, float p01, float p10,
+                                                    float p11, float ax, float ay,
+                                                    bool fused, int order)
+{
+    if (order == DETFEED__WO_YFIRST) {
+        const float v0 = detfeed__wo_fma(ay, p10 - p00, p00, fused);
+        const float v1 = detfeed__wo_fma(ay, p11 - p01, p01, fused);
+        return detfeed__wo_byte(detfeed__wo_fma(ax, v1 - v0, v0, fused));
+    }
+    const float v0 = detfeed__wo_fma(ax, p01 - p00, p00, fused);
+    const float v1 = detfeed__wo_fma(ax, p11 - p10, p10, fused);
+    if (order == DETFEED__WO_XFIRST_UP)
+        return detfeed__wo_byte(detfeed__wo_fma(1.0f - ay, v0 - v1, v1, fused));
+    return detfeed__wo_byte(detfeed__wo_fma(ay, v1 - v0, v0, fused));
+}
+
+/* Whether IPP takes its scale kernel for the affine inverse m (md1 == md3
+ * == 0): some destination column has 0 <= sx <= W - 2 and some row 0 <= sy
+ * <= H - 2 (measured: else its general kernel runs, e.g. for sources of 2
+ * pixels a side unless a position is 0 exactly). IPP decides a position
+ * within about 1e-13 of a bound by its own rounding (measured: H - 2 +
+ * 1e-13 and -9e-16 still count as inside), which this does not model. */
+static inline DETFEED__HD bool detfeed__wo_ipp_scale_axis(double m, double c, int n,
+                                                          int32_t size)
+{
+    for (int i = 0; i < n; i++) {
+        const double s = m * i + c;
+        if (s >= 0.0 && s <= (double)(size - 2))
+            return true;
+    }
+    return false;
+}
+
+static inline DETFEED__HD bool detfeed__wo_ipp_scale(const double *m, int32_t src_w,
+                                                     int32_t src_h, int dst_w,
+                                                     int dst_h)
+{
+    return m[1] == 0.0 && m[3] == 0.0 &&
+           detfeed__wo_ipp_scale_axis(m[0], m[2], dst_w, src_w) &&
+           detfeed__wo_ipp_scale_axis(m[4], m[5], dst_h, src_h);
+}
+
+/* The order of IPP_SCALE's blend at taps (ix, iy) (see the top). */
+static inline DETFEED__HD int detfeed__wo_ipp_scale_order(const double *m, int32_t ix,
+                                                          int32_t iy, int32_t src_w,
+                                                          int32_t src_h)
+{
+    const bool yin = iy >= 0 && iy < src_h - 1, yedge = iy == -1 || iy == src_h - 1;
+    if ((ix == -1 || ix == src_w - 1) && yin)
+        return DETFEED__WO_YFIRST;
+    return yedge && m[4] < 0.0 ? DETFEED__WO_XFIRST_UP : DETFEED__WO_XFIRST;
+}
+
 /* The 5.x blend of finite position (ax, ay) (see the top). */
 static inline DETFEED__HD void detfeed__wo_sample5(const detfeed__warp_one *p,
                                                    const detfeed__canvas *c,
@@ -483,16 +572,17 @@ static inline DETFEED__HD void detfeed__wo_sample5(const detfeed__warp_one *p,
                                                    detfeed__wo_axis ay, uint8_t out[3])
 {
     const bool fused = p->fused != 0;
+    int order =
+        p->kind == DETFEED__WARP_ONE_IPP ? DETFEED__WO_YFIRST : DETFEED__WO_XFIRST;
+    if (p->kind == DETFEED__WARP_ONE_IPP_SCALE)
+        order = detfeed__wo_ipp_scale_order(p->md, ax.i, ay.i, p->src_w, p->src_h);
     const uint8_t *t00 = detfeed__canvas_tap(c, ax.i, ay.i, p->border);
     const uint8_t *t01 = detfeed__canvas_tap(c, ax.i + 1, ay.i, p->border);
     const uint8_t *t10 = detfeed__canvas_tap(c, ax.i, ay.i + 1, p->border);
     const uint8_t *t11 = detfeed__canvas_tap(c, ax.i + 1, ay.i + 1, p->border);
-    for (int k = 0; k < 3; k++) {
-        const float p00 = t00[k], p01 = t01[k], p10 = t10[k], p11 = t11[k];
-        const float v0 = detfeed__wo_fma(ax.a, p01 - p00, p00, fused);
-        const float v1 = detfeed__wo_fma(ax.a, p11 - p10, p10, fused);
-        out[k] = detfeed__wo_byte(detfeed__wo_fma(ay.a, v1 - v0, v0, fused));
-    }
+    for (int k = 0; k < 3; k++)
+        out[k] =
+            detfeed__wo_blend(t00[k], t01[k], t10[k], t11[k], ax.a, ay.a, fused, order);
 }
 
 /* ---- the pixel ----------------------------------------------------------- */

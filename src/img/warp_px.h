@@ -140,6 +140,9 @@ void detfeed__warp_invert_3x3(const double m[9], double t[9]);
  * then add, as the emulated OpenCV build does):
  *     v0 = FMA(ax, p01 - p00, p00),  v1 = FMA(ax, p11 - p10, p10)
  *     v  = FMA(ay, v1 - v0, v0),     byte = clamp(round half even(v))
+ * or, for IPP's general kernel (yfirst), along y first:
+ *     v0 = FMA(ay, p10 - p00, p00),  v1 = FMA(ay, p11 - p01, p01)
+ *     v  = FMA(ax, v1 - v0, v0)
  * A pixel with all four taps outside is the border value (the lerp of four
  * equal values), or nan_byte when a fraction is NaN.
  */
@@ -153,14 +156,16 @@ typedef struct detfeed__warp5_pos {
 /* What decides the positions: the OpenCV model and its matrix. */
 typedef enum detfeed__warp5_model {
     DETFEED__WARP5_FLOAT = 0,     /* 5.0 float kernel (5.1 without IPP) */
-    DETFEED__WARP5_IPP_SCALE = 1, /* 5.1 IPP, affine with M1 == M3 == 0 */
+    DETFEED__WARP5_IPP_SCALE = 1, /* 5.1 IPP, affine with M1 == M3 == 0 and a
+                                     source above 2 pixels a side */
     DETFEED__WARP5_IPP = 2        /* 5.1 IPP, any other matrix */
 } detfeed__warp5_model;
 
 typedef struct detfeed__warp5 {
     detfeed__warp5_model model;
     bool persp;       /* 3x3 matrix (third row used) */
-    bool fused;       /* FMA fused (OpenCV's AVX2 build, and IPP) or not (SSE) */
+    bool fused;       /* FMA fused (OpenCV's and IPP's AVX2 code) or not (SSE) */
+    bool yfirst;      /* the blend lerps along y first (IPP, general matrix) */
     int block;        /* the float kernel's vector block: 16 (AVX2) or 8 (SSE) */
     uint8_t nan_byte; /* what a NaN blend stores: 0 in 5.0, 255 in 5.1 */
     float mf[9];      /* the inverted matrix rounded to float (float kernel) */
@@ -199,7 +204,9 @@ static inline void detfeed__warp5_split_d(double s, int32_t lim, int32_t *i, flo
 }
 
 /* IPP stores the border for a non-finite position (measured on a
- * perspective whose w is 0 on a column). */
+ * perspective whose w is 0 on a column). `round`: the position is rounded
+ * to float and split in float (IPP's inner pixels), else split in double
+ * with the fraction rounded to float (IPP_SCALE, IPP's edge pixels). */
 static inline void detfeed__warp5_ipp_split(double s, int32_t lim, bool round,
                                             int32_t *i, float *a)
 {
@@ -216,10 +223,12 @@ static inline void detfeed__warp5_ipp_split(double s, int32_t lim, bool round,
 void detfeed__warp5_ipp_scale_columns(const detfeed__warp5 *w, int n,
                                       const detfeed__warp5_pos *p);
 
-/* One destination pixel from its record, taps one by one (any position). */
-static inline void detfeed__warp5_pixel(const detfeed__warp_src *s,
-                                        const detfeed__warp5 *w, int32_t ix, int32_t iy,
-                                        float ax, float ay, uint8_t *d)
+/* One destination pixel from its record, taps one by one (any position),
+ * blended in `order` (DETFEED__WO_XFIRST, ...: warp_one.h). */
+static inline void detfeed__warp5_pixel_order(const detfeed__warp_src *s,
+                                              const detfeed__warp5 *w, int32_t ix,
+                                              int32_t iy, float ax, float ay, int order,
+                                              uint8_t *d)
 {
     const bool fused = w->fused;
     const uint32_t sw = (uint32_t)s->width, sh = (uint32_t)s->height;
@@ -238,10 +247,17 @@ static inline void detfeed__warp5_pixel(const detfeed__warp_src *s,
         const float b = s->border[c];
         float p00 = x0 && y0 ? r0[o0 + c] : b, p01 = x1 && y0 ? r0[o1 + c] : b;
         float p10 = x0 && y1 ? r1[o0 + c] : b, p11 = x1 && y1 ? r1[o1 + c] : b;
-        float v0 = detfeed__wo_fma(ax, p01 - p00, p00, fused);
-        float v1 = detfeed__wo_fma(ax, p11 - p10, p10, fused);
-        d[c] = detfeed__wo_byte(detfeed__wo_fma(ay, v1 - v0, v0, fused));
+        d[c] = detfeed__wo_blend(p00, p01, p10, p11, ax, ay, fused, order);
     }
+}
+
+/* The same in the order of the model (w->yfirst). */
+static inline void detfeed__warp5_pixel(const detfeed__warp_src *s,
+                                        const detfeed__warp5 *w, int32_t ix, int32_t iy,
+                                        float ax, float ay, uint8_t *d)
+{
+    detfeed__warp5_pixel_order(s, w, ix, iy, ax, ay,
+                               w->yfirst ? DETFEED__WO_YFIRST : DETFEED__WO_XFIRST, d);
 }
 
 /* Separable rows. When the positions of every row share their x part and
@@ -250,7 +266,12 @@ static inline void detfeed__warp5_pixel(const detfeed__warp_src *s,
  * v0 = h(iy), v1 = h(iy + 1), v = FMA(ay, v1 - v0, v0), where h(r) is source
  * row r lerped at each column's (ix, ax): rows outside the source give the
  * border value (a lerp of equal values), taps outside read as the border.
- * So each source row is lerped once, not once per destination row. */
+ * So each source row is lerped once, not once per destination row.
+ * IPP's scale kernel lerps along y first at the pixels with one x tap
+ * inside and both y taps inside (detfeed__warp5_ipp_scale_edges redoes
+ * them after the separable row), and on a flipped y axis (md4 < 0) lerps
+ * the rows with one y tap inside from the bottom row: v = FMA(1 - ay, v0 -
+ * v1, v1), the separable blend of h(iy + 1) and h(iy) at 1 - ay. */
 
 /* Channel c of column x of source row `row` (NULL: outside the source)
  * lerped horizontally. */
@@ -271,6 +292,12 @@ void detfeed__warp5_hrow_portable(const detfeed__warp_src *s, const detfeed__war
 /* The destination row from two lerped rows and the row's fraction ay. */
 void detfeed__warp5_vrow_portable(const detfeed__warp5 *w, const float *h0,
                                   const float *h1, float ay, uint8_t *d, int n);
+/* IPP, scale and translation: when both y taps are inside (0 <= iy < H -
+ * 1), the pixels of the row whose x taps straddle the left or right edge
+ * (ix == -1 or ix == W - 1) blended again along y first. */
+void detfeed__warp5_ipp_scale_edges(const detfeed__warp_src *s, const detfeed__warp5 *w,
+                                    const detfeed__warp5_pos *p, int32_t iy, float ay,
+                                    uint8_t *d, int n);
 /* AVX2 versions, same bytes, same conditions as detfeed__warp5_row_avx2. */
 void detfeed__warp5_hrow_avx2(const detfeed__warp_src *s, const detfeed__warp5 *w,
                               const detfeed__warp5_pos *p, int r, int n, float *h);
@@ -294,6 +321,10 @@ void detfeed__warp5_row_pos(const detfeed__warp5 *w, int y, int n,
  * detfeed__warp5_settle must follow. */
 bool detfeed__warp5_float_pos(const detfeed__warp5 *w, int y, int x0, int n,
                               const detfeed__warp5_pos *p);
+/* The IPP model's positions of pixels [x0, n) of row y for matrices other
+ * than scale and translation, non-finite ones settled (border). */
+void detfeed__warp5_ipp_pos(const detfeed__warp5 *w, int y, int x0, int n,
+                            const detfeed__warp5_pos *p);
 /* OpenCV's rule for non-finite positions of the float kernel: a vector
  * block whose pixels all have their four taps outside stores the border
  * (NaN fractions become 0); in any other block they stay NaN (the pixel

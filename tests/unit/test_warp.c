@@ -618,11 +618,11 @@ static void test_blocks(void)
 /* ==== OpenCV 5.x: detfeed_warp_affine_cv, detfeed_warp_perspective_cv ==== */
 
 /* The stacks the 5.x tests run: 5.0's AVX2 and SSE builds, 5.1 with IPP
- * (its default) and without. */
+ * (its default; IPP's AVX2 and SSE4.2 code) and without. */
 static const detfeed_cv STACKS5[] = {
     {DETFEED_CV_5_0, DETFEED_CV_CPU_AVX2, 0}, {DETFEED_CV_5_0, DETFEED_CV_CPU_SSE, 0},
     {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX2, 1}, {DETFEED_CV_5_1, DETFEED_CV_CPU_AVX2, 0},
-    {DETFEED_CV_5_1, DETFEED_CV_CPU_SSE, 0},
+    {DETFEED_CV_5_1, DETFEED_CV_CPU_SSE, 0},  {DETFEED_CV_5_1, DETFEED_CV_CPU_SSE, 1},
 };
 #define NSTACKS5 (int)(sizeof STACKS5 / sizeof STACKS5[0])
 
@@ -877,6 +877,7 @@ typedef struct ref5_ctx {
     int dw;
     int model; /* 0 float kernel, 1 IPP scale and translation, 2 IPP other */
     bool fused;
+    bool yfirst; /* lerp along y, then x (IPP other) */
     int uf;
     uint8_t nan_byte;
     const uint8_t *border;
@@ -936,8 +937,11 @@ static void ref5_pixel(const void *ctx, int x, int y, uint8_t out[3])
         sx = fx, sy = fy;
         ax = fx - floorf(fx), ay = fy - floorf(fy);
     } else {
+        /* IPP's general kernel rounds the position of a pixel with all four
+         * taps inside to float; the others keep the double. */
         ref5_ipp_pos(c, x, y, &sx, &sy);
-        if (c->model == 2)
+        if (c->model == 2 && sx >= 0 && sx < c->src->w - 1 && sy >= 0 &&
+            sy < c->src->h - 1)
             sx = (float)sx, sy = (float)sy;
         ax = (float)(sx - floor(sx)), ay = (float)(sy - floor(sy));
     }
@@ -969,15 +973,43 @@ static void ref5_pixel(const void *ctx, int x, int y, uint8_t out[3])
                        ? px_at(c->src, tx, ty)[ch]
                        : c->border[ch];
         }
-        float v0 = ref5_fma(c, (float)ax, p[1] - p[0], p[0]);
-        float v1 = ref5_fma(c, (float)ax, p[3] - p[2], p[2]);
-        float v = nearbyintf(ref5_fma(c, (float)ay, v1 - v0, v0));
+        /* IPP's scale kernel: along y first where one x tap and both y
+         * taps are inside; where one y tap is inside and y is flipped,
+         * along x, then along y from the bottom row at 1 - ay. */
+        bool yin = iy >= 0 && iy < c->src->h - 1,
+             yedge = iy == -1 || iy == c->src->h - 1;
+        bool yfirst =
+            c->yfirst || (c->model == 1 && (ix == -1 || ix == c->src->w - 1) && yin);
+        bool up = c->model == 1 && !yfirst && yedge && c->inv[4] < 0;
+        float v;
+        if (yfirst) {
+            float v0 = ref5_fma(c, (float)ay, p[2] - p[0], p[0]);
+            float v1 = ref5_fma(c, (float)ay, p[3] - p[1], p[1]);
+            v = nearbyintf(ref5_fma(c, (float)ax, v1 - v0, v0));
+        } else {
+            float v0 = ref5_fma(c, (float)ax, p[1] - p[0], p[0]);
+            float v1 = ref5_fma(c, (float)ax, p[3] - p[2], p[2]);
+            if (up)
+                v = nearbyintf(ref5_fma(c, 1.0f - (float)ay, v0 - v1, v1));
+            else
+                v = nearbyintf(ref5_fma(c, (float)ay, v1 - v0, v0));
+        }
         out[ch] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
     }
 }
 
+/* Whether some destination position m * i + c (0 <= i < n) lies in [0,
+ * size - 2]: IPP's scale kernel needs one per axis. */
+static bool ref5_scale_axis(double m, double c, int n, int size)
+{
+    for (int i = 0; i < n; i++)
+        if (m * i + c >= 0 && m * i + c <= size - 2)
+            return true;
+    return false;
+}
+
 static void ref5_setup(ref5_ctx *c, int kind, const img *src, const double *M, int dw,
-                       const detfeed_cv *cv, const uint8_t *border)
+                       int dh, const detfeed_cv *cv, const uint8_t *border)
 {
     *c = (ref5_ctx){.kind = kind, .src = src, .dw = dw, .border = border};
     c->inv[8] = 1;
@@ -985,15 +1017,16 @@ static void ref5_setup(ref5_ctx *c, int kind, const img *src, const double *M, i
     for (int k = 0; k < 9; k++)
         c->f[k] = (float)c->inv[k];
     c->nan_byte = cv->version == DETFEED_CV_5_1 ? 255 : 0;
-    c->fused = true;
-    c->uf = 16;
+    /* OpenCV's and IPP's SSE code round product and sum */
+    c->fused = detfeed_cv_cpu_resolve(cv->cpu) != DETFEED_CV_CPU_SSE;
+    c->uf = c->fused ? 16 : 8;
     if (cv->version == DETFEED_CV_5_1 && cv->ipp && src->w > 1 && src->h > 1) {
-        bool scale = kind == AFFINE && c->inv[1] == 0 && c->inv[3] == 0;
+        bool scale = kind == AFFINE && c->inv[1] == 0 && c->inv[3] == 0 &&
+                     ref5_scale_axis(c->inv[0], c->inv[2], dw, src->w) &&
+                     ref5_scale_axis(c->inv[4], c->inv[5], dh, src->h);
         c->model = scale ? 1 : 2;
-        return;
+        c->yfirst = !scale;
     }
-    if (detfeed_cv_cpu_resolve(cv->cpu) == DETFEED_CV_CPU_SSE)
-        c->fused = false, c->uf = 8;
 }
 
 /* One matrix, every stack, every code path against the restatement. */
@@ -1012,7 +1045,7 @@ static long check5_case(uint64_t *rng, int kind, int sw, int sh, int dw, int dh,
     long bad = 0;
     for (int s = 0; s < NSTACKS5; s++) {
         ref5_ctx c;
-        ref5_setup(&c, kind, &src, M, dw, &STACKS5[s], border);
+        ref5_setup(&c, kind, &src, M, dw, dh, &STACKS5[s], border);
         for (int k = 0; k < np; k++) {
             img dst = img_new(dw, dh, 5, NULL);
             if (dst.px == NULL)
