@@ -374,18 +374,27 @@ DETFEED_API int detfeed_warp_perspective(const uint8_t *src, size_t src_stride,
  *                       product before the add, blocks of 8. The two differ
  *                       by 1 on about 0.05 % of bytes.
  *   DETFEED_CV_5_1      Intel IPP, which OpenCV 5.1 uses by default, as
- *   with ipp != 0       modelled from measurements (IPP is closed source):
- *                       for an affine matrix whose inverse has M1 == M3 == 0
- *                       (scale and translation, every Ultralytics warp
- *                       without rotation, shear or perspective) the
- *                       position is computed in double and its fraction
- *                       rounded to float: exact in every measurement. For
- *                       any other matrix the position is computed in double
- *                       and rounded to float: about 1 byte in a million
- *                       differs by 1 from OpenCV. The lerps are fused,
- *                       whatever cv->cpu says. Sources of 1 pixel a side
- *                       do not go to IPP: they get the float kernel, as
- *                       with ipp == 0.
+ *   with ipp != 0       modelled from measurements (IPP is closed source;
+ *                       0 bytes differ from cv2 5.1 over every case the
+ *                       oracle and the conformance suite measure). The
+ *                       position in double. A "scale" kernel where the
+ *                       inverse has M1 == M3 == 0 (scale and translation)
+ *                       and some destination pixel maps inside the source
+ *                       (0 <= sx <= W - 2, 0 <= sy <= H - 2): the position
+ *                       floored in double, its fraction rounded to float,
+ *                       lerps along x then y (y first for a pixel with one
+ *                       x tap inside; from the bottom row when the y axis
+ *                       is flipped and one y tap is inside). A "general"
+ *                       kernel for every other matrix: a pixel whose four
+ *                       taps are inside rounds the position to float and
+ *                       splits it in float, others as the scale kernel;
+ *                       lerps along y then x. The lerps are fused unless
+ *                       cv->cpu is DETFEED_CV_CPU_SSE (IPP's SSE4.2 code).
+ *                       Not matched: a position within about 1e-13 of an
+ *                       edge of that inside test, where IPP decides with
+ *                       its own rounding (no Ultralytics warp comes near).
+ *                       Sources of 1 pixel a side do not go to IPP: they
+ *                       get the float kernel, as with ipp == 0.
  *
  * A non-finite position (a NaN or infinite matrix, w == 0) gives the border
  * value, except inside one of the float kernel's vector blocks that has a
