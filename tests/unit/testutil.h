@@ -140,7 +140,6 @@ bool tu_run_unprivileged(int (*child)(const char *a, const char *b), const char 
 bool tu_has_problem(const detfeed_dataset *ds, const char *file_end, int line,
                     const char *words);
 
-/* sha256 of a buffer as 64 hex characters. */
 /* Decodes every cut of data (its first 1, 1 + step, ... bytes) and
  * `mutations` copies with 3 seeded bytes changed, under the codec's
  * settings, the name of each from names[count % 2]: each gives a status or
@@ -149,6 +148,7 @@ void tu_decode_damaged(detfeed_codec *c, const uint8_t *data, size_t size, size_
                        int mutations, const char *const names[2], uint64_t *rng,
                        int counts[2]);
 
+/* sha256 of a buffer as 64 hex characters. */
 void tu_sha256_hex(const void *data, size_t size, char hex[65]);
 
 /* Runs epochs 0 .. epochs - 1 of an opened loader and digests every batch

@@ -284,3 +284,33 @@ bool tu_chmod_tree(const char *path, unsigned clear, unsigned set)
     chmod_job job = {(mode_t)clear, (mode_t)set};
     return walk(path, chmod_entry, &job);
 }
+
+/* One decode of damaged input: counted, and an image or nothing. */
+static void decode_one(detfeed_codec *c, const uint8_t *p, size_t n, const char *name,
+                       int counts[2])
+{
+    uint8_t *px = NULL;
+    int w, h;
+    int rc = detfeed_codec_decode(c, p, n, name, &px, &w, &h);
+    counts[rc == 0 ? 0 : 1]++;
+    CHECK(rc == 0 ? (px != NULL && w > 0 && h > 0) : px == NULL);
+    detfeed_free(px);
+}
+
+void tu_decode_damaged(detfeed_codec *c, const uint8_t *data, size_t size, size_t step,
+                       int mutations, const char *const names[2], uint64_t *rng,
+                       int counts[2])
+{
+    for (size_t n = 1; n < size; n += step)
+        decode_one(c, data, n, names[n % 2], counts);
+    uint8_t *copy = malloc(size ? size : 1);
+    if (!CHECK(copy != NULL))
+        return;
+    for (int m = 0; m < mutations; m++) {
+        memcpy(copy, data, size);
+        for (int j = 0; j < 3 && size; j++)
+            copy[tu_rand(rng) % size] = (uint8_t)tu_rand(rng);
+        decode_one(c, copy, size, names[m % 2], counts);
+    }
+    free(copy);
+}
