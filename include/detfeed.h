@@ -570,8 +570,8 @@ typedef enum detfeed_dataset_param {
 } detfeed_dataset_param;
 
 typedef enum detfeed_dataset_stat {
-    DETFEED_STAT_IMAGES = 0,          /* image files found (jpg, jpeg, png),
-                                         of those the fraction keeps */
+    DETFEED_STAT_IMAGES = 0,          /* image files of the formats detfeed
+                                         decodes, of those the fraction keeps */
     DETFEED_STAT_USABLE = 1,          /* images in the index (not skipped) */
     DETFEED_STAT_LABELLED = 2,        /* usable images with at least one instance
                                          (after the classes filter) */
@@ -783,8 +783,9 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * detfeed_disk_cache_note says which check failed (the file that changed,
  * the setting that differs): the magic, version and byte order; the
  * completion mark; the header's and the index's SHA-256; the file's size;
- * how pixels are made (this library's load step, its JPEG and PNG
- * decoders' versions and the OpenCV whose BMP decoding it gives); imgsz; the number of
+ * how pixels are made (this library's load step, its decoders' versions
+ * (libjpeg-turbo, libspng, libtiff, OpenJPEG) and the OpenCV whose
+ * decoding it gives); imgsz; the number of
  * images; and for each image its path (made absolute), its file size and modification
  * time (ns), its size and its load size. imgsz is the only setting that changes the
  * load size (the resize is OpenCV's INTER_LINEAR on every reference stack); the split,
@@ -1391,9 +1392,9 @@ detfeed_loader_disk_cache(const detfeed_loader *loader);
  *         auto or none is not taken for a file name).
  * What a verdict depends on is its key: the image's absolute path (not
  * resolved), file size and modification time (ns), the image limits
- * (DETFEED_LOADER_MAX_*: they decide what fails), the JPEG and PNG
- * decoders' versions and the format version. An image whose entry matches
- * takes its verdict from the record (a failed one leaves the index with
+ * (DETFEED_LOADER_MAX_*: they decide what fails), the decoders' versions
+ * (and the OpenCV whose decoding they give) and the format version. An image whose
+ * entry matches takes its verdict from the record (a failed one leaves the index with
  * the recorded message, as if it had just failed); an image that is new or
  * changed is decoded; other limits or decoders make every image decoded.
  * A record that is missing, damaged, truncated or not a record (checked
