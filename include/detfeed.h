@@ -800,7 +800,11 @@ DETFEED_API int64_t detfeed_cache_stat_get(const detfeed_cache *cache,
  * seed 0), checked the first time a process reads the image from the
  * file, and again once the file has changed: after every read the file's
  * change time and size are looked at (fstat), and a change, by whoever
- * made it, has every image checked again at its next read. An image
+ * made it, has every image checked again at its next read. While the
+ * file's change time is under 2 s older than a read, that read is checked
+ * whatever was checked before: file systems keep change times in steps,
+ * and a change within the step of the last one leaves them as they were
+ * (the check counts for later reads once the time has settled). An image
  * that does not match, or that cannot be read whole (the file was cut
  * short or changed by another program, the disk is damaged), is decoded
  * from its own file instead, so no damaged pixel reaches a sample; it is

@@ -36,6 +36,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DC_MAGIC    "DFDCACHE"
@@ -337,15 +338,42 @@ static int read_at(int fd, void *dst, size_t bytes, uint64_t offset)
 }
 
 /* What changes when a file is written, truncated or renamed: its change
- * time (ns) and size, in one value; 0 when it cannot be looked at. */
-static uint64_t stamp_of(int fd)
+ * time (ns) and size, in one value; 0 when it cannot be looked at. The
+ * change time alone into *ctime_ns (0 then) when ctime_ns is not NULL. */
+static uint64_t stamp_of(int fd, uint64_t *ctime_ns)
 {
     struct stat st;
-    if (fstat(fd, &st) != 0)
+    uint64_t ctime = 0, stamp = 0;
+    if (fstat(fd, &st) == 0) {
+        ctime =
+            (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec;
+        stamp = ctime * 0x9e3779b97f4a7c15u ^ (uint64_t)st.st_size;
+    }
+    if (ctime_ns != NULL)
+        *ctime_ns = ctime;
+    return stamp;
+}
+
+/* The wall clock (ns), as file change times are kept; 0 if unknown. */
+static uint64_t wall_ns(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_REALTIME, &t) != 0 || t.tv_sec < 0)
         return 0;
-    uint64_t ctime =
-        (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec;
-    return ctime * 0x9e3779b97f4a7c15u ^ (uint64_t)st.st_size;
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* A file system keeps change times in steps (a clock tick, up to seconds on
+ * some): a file changed again within the step of its last change keeps its
+ * change time, and a same-size change then leaves its stamp as it was. So a
+ * check of bytes read at `read_at` (wall clock) counts for later reads only
+ * when the file's change time was older than the read by more than any
+ * such step (git's "racy clean" rule); until then every read is checked. */
+#define SETTLED_NS 2000000000u
+
+static bool settled(uint64_t ctime_ns, uint64_t read_at)
+{
+    return ctime_ns != 0 && read_at > SETTLED_NS && ctime_ns < read_at - SETTLED_NS;
 }
 
 /* The records of a checked index against the dataset's: each image's place
@@ -424,7 +452,7 @@ static int try_reuse(detfeed_disk_cache *dc, const char *path, int k, char *why,
     *v = (dc_view){.fd = fd,
                    .size = (uint64_t)st.st_size,
                    .id = {st.st_dev, st.st_ino, st.st_size, detfeed__mtime_ns(&st)}};
-    atomic_init(&v->stamp, stamp_of(fd));
+    atomic_init(&v->stamp, stamp_of(fd, NULL));
     if (dc->has_refused && memcmp(&v->id, &dc->refused, sizeof v->id) == 0) {
         snprintf(why, wn, "%s", dc->refused_why); /* found when opening */
         close(fd);
@@ -662,7 +690,7 @@ static int become_writer(detfeed_disk_cache *dc)
     if (rc != DETFEED_OK)
         return rc;
     dc->views[0] = (dc_view){.fd = -1, .size = dc->file_bytes, .writing = true};
-    atomic_init(&dc->views[0].stamp, stamp_of(dc->fd));
+    atomic_init(&dc->views[0].stamp, stamp_of(dc->fd, NULL));
     size_t left = 0;
     for (size_t i = 0; i < dc->n; i++)
         if (records(dc)[i].offset == 0) {
@@ -1010,10 +1038,11 @@ static void damaged(detfeed_disk_cache *dc, size_t i, size_t r, int err)
 /* Whether the file of v has changed since its stamp was taken (a write, a
  * truncation, a rename: its change time or size moved); a change moves
  * the view's gen and then the stamp, so that every image is checked
- * again, and a reader that finds the stamp moved finds gen moved too. */
-static bool file_changed(dc_view *v, int fd)
+ * again, and a reader that finds the stamp moved finds gen moved too.
+ * The file's change time into *ctime_ns. */
+static bool file_changed(dc_view *v, int fd, uint64_t *ctime_ns)
 {
-    uint64_t now = stamp_of(fd);
+    uint64_t now = stamp_of(fd, ctime_ns);
     if (now == atomic_load(&v->stamp))
         return false;
     atomic_fetch_add(&v->gen, 1); /* before the stamp: see read_pixels */
@@ -1025,8 +1054,10 @@ static bool file_changed(dc_view *v, int fd)
  * a hit counted, else false (not held, or damaged: see damaged). Its
  * checksum is checked the first time this process reads it, and again
  * after the file changed (file_changed, looked at after each read, so
- * that a read a change may have reached is checked): an image read whole
- * from a file that has not changed since its check is the bytes checked. */
+ * that a read a change may have reached is checked), and at every read
+ * while the file's last change is too recent to see the next (settled):
+ * an image read whole from a file that has not changed since its check
+ * is the bytes checked. */
 static bool read_pixels(detfeed_disk_cache *dc, dc_view *v, size_t i, size_t r,
                         uint8_t *dst, detfeed__clock *clock)
 {
@@ -1039,9 +1070,10 @@ static bool read_pixels(detfeed_disk_cache *dc, dc_view *v, size_t i, size_t r,
     unsigned gen = atomic_load(&v->gen);
     bool known = atomic_load_explicit(&dc->checked[r], memory_order_relaxed) == gen + 1;
     int was = detfeed__clock_enter(clock, DETFEED_STAGE_READ);
+    uint64_t read_time = wall_ns(), ctime = 0;
     int err = read_at(fd, dst, bytes, p.offset);
     /* a change seen here or by another thread since gen was read */
-    if (err == 0 && (file_changed(v, fd) || atomic_load(&v->gen) != gen))
+    if (err == 0 && (file_changed(v, fd, &ctime) || atomic_load(&v->gen) != gen))
         known = false;
     if (err == 0 && !known) {
         detfeed__clock_enter(clock, DETFEED_STAGE_CHECK);
@@ -1049,7 +1081,10 @@ static bool read_pixels(detfeed_disk_cache *dc, dc_view *v, size_t i, size_t r,
     }
     detfeed__clock_enter(clock, was);
     if (err == 0 && known) {
-        atomic_store_explicit(&dc->checked[r], gen + 1, memory_order_relaxed);
+        if (settled(ctime, read_time))
+            atomic_store_explicit(&dc->checked[r], gen + 1, memory_order_relaxed);
+        else /* checked, but the next read must check again */
+            atomic_store_explicit(&dc->checked[r], 0, memory_order_relaxed);
         atomic_fetch_add_explicit(&dc->hits, 1, memory_order_relaxed);
         return true;
     }
