@@ -56,9 +56,10 @@ def bmp(width, height, bits, compression, pixels, palette=b"", masks=b"",
     return head + info + palette + pixels
 
 
-def _rle8(width, height, rng):
-    """An RLE8 stream: runs, absolute runs, end of line, a delta, end of
-    bitmap, covering every pixel."""
+def _rle(width, height, rng, bits):
+    """An RLE8 (bits 8) or RLE4 (bits 4) stream: encoded runs, absolute runs
+    (padded to 16 bits), end of line, end of bitmap, covering every pixel."""
+    longest = 8 if bits == 8 else 9  # encoded runs of 1 .. longest - 1
     out = bytearray()
     for y in range(height):
         x = 0
@@ -66,37 +67,16 @@ def _rle8(width, height, rng):
             left = width - x
             kind = rng.randrange(3)
             if kind == 0 or left < 3:
-                n = min(left, rng.randrange(1, 8))
+                n = min(left, rng.randrange(1, longest))
                 out += bytes([n, rng.randrange(256)])
             else:
                 n = min(left, rng.randrange(3, 12))
-                out += bytes([0, n]) + bytes(rng.randrange(256) for _ in range(n))
-                if n & 1:
-                    out += b"\x00"
-            x += n
-        out += b"\x00\x00"  # end of line
-    out += b"\x00\x01"
-    return bytes(out)
-
-
-def _rle4(width, height, rng):
-    out = bytearray()
-    for y in range(height):
-        x = 0
-        while x < width:
-            left = width - x
-            kind = rng.randrange(3)
-            if kind == 0 or left < 3:
-                n = min(left, rng.randrange(1, 9))
-                out += bytes([n, rng.randrange(256)])
-            else:
-                n = min(left, rng.randrange(3, 12))
-                data = bytes(rng.randrange(256) for _ in range((n + 1) // 2))
+                data = bytes(rng.randrange(256) for _ in range(n if bits == 8 else (n + 1) // 2))
                 out += bytes([0, n]) + data
                 if len(data) & 1:
                     out += b"\x00"
             x += n
-        out += b"\x00\x00"
+        out += b"\x00\x00"  # end of line
     out += b"\x00\x01"
     return bytes(out)
 
@@ -122,9 +102,9 @@ def cases(seed=7):
                         bmp(w, h, bits, BI_RGB, _rows(w, bits, w, h, rng),
                             _palette(1 << bits, False, rng, quad=False), header=12)))
         pal = _palette(256, False, rng)
-        out.append(("rle8-%dx%d" % (w, h), bmp(w, h, 8, BI_RLE8, _rle8(w, h, rng), pal)))
+        out.append(("rle8-%dx%d" % (w, h), bmp(w, h, 8, BI_RLE8, _rle(w, h, rng, 8), pal)))
         pal = _palette(16, False, rng)
-        out.append(("rle4-%dx%d" % (w, h), bmp(w, h, 4, BI_RLE4, _rle4(w, h, rng), pal)))
+        out.append(("rle4-%dx%d" % (w, h), bmp(w, h, 4, BI_RLE4, _rle(w, h, rng, 4), pal)))
         px16 = _rows(w, 16, w, h, rng)
         out.append(("rgb16-%dx%d" % (w, h), bmp(w, h, 16, BI_RGB, px16)))
         out.append(("bf555-%dx%d" % (w, h), bmp(w, h, 16, BI_BITFIELDS, px16,
