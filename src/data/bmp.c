@@ -63,6 +63,12 @@ static int truncated(detfeed_codec *c, const char *name, const char *what)
                          name, what);
 }
 
+/* A part of the file that could not be had: a read error, or its end. */
+static int unread(detfeed_codec *c, const char *name, detfeed__src *s, const char *what)
+{
+    return s->io_errno ? detfeed__src_fail(c, name, s) : truncated(c, name, what);
+}
+
 /* The palette of h->bits (entries of `quad` bytes, at `at`). */
 static int read_palette(detfeed_codec *c, const char *name, detfeed__src *s,
                         uint64_t at, uint32_t used, bool quad, detfeed__bmp_head *h)
@@ -70,8 +76,7 @@ static int read_palette(detfeed_codec *c, const char *name, detfeed__src *s,
     uint32_t n = used ? used : 1u << h->bits, size = quad ? 4 : 3;
     const uint8_t *p = detfeed__src_at(s, at, (uint64_t)n * size);
     if (p == NULL)
-        return s->io_errno ? detfeed__src_fail(c, name, s)
-                           : truncated(c, name, "palette");
+        return unread(c, name, s, "palette");
     memset(h->palette, 0, sizeof h->palette);
     for (uint32_t k = 0; k < n; k++)
         memcpy(h->palette[k], p + (size_t)k * size, 3);
@@ -84,8 +89,7 @@ static int read_masks(detfeed_codec *c, const char *name, detfeed__src *s, uint6
 {
     const uint8_t *p = detfeed__src_at(s, at, 12);
     if (p == NULL)
-        return s->io_errno ? detfeed__src_fail(c, name, s)
-                           : truncated(c, name, "masks");
+        return unread(c, name, s, "masks");
     uint32_t r = le32(p), g = le32(p + 4), b = le32(p + 8);
     if (b == 0x1f && g == 0x3e0 && r == 0x7c00)
         h->bits = 15;
@@ -104,8 +108,7 @@ static int read_32bit_masks(detfeed_codec *c, const char *name, detfeed__src *s,
 {
     const uint8_t *p = detfeed__src_at(s, 54, 16);
     if (p == NULL)
-        return s->io_errno ? detfeed__src_fail(c, name, s)
-                           : truncated(c, name, "masks");
+        return unread(c, name, s, "masks");
     h->masked = true;
     for (int k = 0; k < 3; k++) { /* stored R, G, B; kept B, G, R */
         uint32_t m = le32(p + 4 * (2 - k)), shift = 0;
@@ -124,8 +127,7 @@ static int windows_header(detfeed_codec *c, const char *name, detfeed__src *s,
 {
     const uint8_t *p = detfeed__src_at(s, 18, 32);
     if (p == NULL)
-        return s->io_errno ? detfeed__src_fail(c, name, s)
-                           : truncated(c, name, "header");
+        return unread(c, name, s, "header");
     int32_t w = (int32_t)le32(p), ht = (int32_t)le32(p + 4);
     uint32_t bits = le16(p + 10), comp = le32(p + 12);
     int32_t used = (int32_t)le32(p + 28);
@@ -161,8 +163,7 @@ static int os2_header(detfeed_codec *c, const char *name, detfeed__src *s,
 {
     const uint8_t *p = detfeed__src_at(s, 18, 8);
     if (p == NULL)
-        return s->io_errno ? detfeed__src_fail(c, name, s)
-                           : truncated(c, name, "header");
+        return unread(c, name, s, "header");
     uint32_t w = le16(p), ht = le16(p + 2), bits = le16(p + 6);
     if (w == 0 || ht == 0 || bits == 16 || !readable(bits, BI_RGB))
         return detfeed__fail(&c->msg, DETFEED_EFORMAT,
@@ -178,8 +179,7 @@ int detfeed__bmp_header(detfeed_codec *c, const char *name, detfeed__src *s,
 {
     const uint8_t *p = detfeed__src_at(s, 0, 18);
     if (p == NULL)
-        return s->io_errno ? detfeed__src_fail(c, name, s)
-                           : truncated(c, name, "header");
+        return unread(c, name, s, "header");
     memset(h, 0, sizeof *h);
     uint32_t offset = le32(p + 10), size = le32(p + 14);
     int rc;
