@@ -787,15 +787,7 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
                                                             "batch": conf.batch}, stack)
         ld2.set_rect_order(order)
         try:
-            shape_bad = []
-            for k in range(n):
-                want = tuple(int(x) for x in ds.batch_shapes[ds.batch[k]])
-                got = ld2.sample_size(order[k])
-                if want != got:
-                    shape_bad.append("%s: Ultralytics rect %s, detfeed %s" % (ul_files[k], want,
-                                                                             got))
-            checks.check(not shape_bad, "%s: rect shape of every image (%d images)" % (
-                conf.name, n), shape_bad[:DETAILS])
+            check_rect_shapes(conf, ds, ld2, order, ul_files, checks)
             ul_samples = []
             for k in range(n):
                 out, info = ul_or_fail(ul_get, k, order[k], False, draw_fail)
@@ -833,6 +825,19 @@ def ul_or_fail(ul_get, k, det_index, train, draw_fail):
         return None, None
 
 
+def check_rect_shapes(conf, ds, ld, order, ul_files, checks):
+    """Each image's rect shape: Ultralytics' batch shape for its k-th image
+    against the size detfeed gives image order[k]."""
+    bad = []
+    for k, f in enumerate(ul_files):
+        want = tuple(int(x) for x in ds.batch_shapes[ds.batch[k]])
+        got = ld.sample_size(order[k])
+        if want != got:
+            bad.append("%s: Ultralytics rect %s, detfeed %s" % (f, want, got))
+    checks.check(not bad, "%s: rect shape of every image (%d images)" % (conf.name, len(ul_files)),
+                 bad[:DETAILS])
+
+
 def rect_training(conf, side, L, ld, ds, stack, args, checks, ul_get, ul_files, det_files,
                   img_t, lab_t, bimg_t, blab_t, draw_fail, recipe_fail):
     """rect=True training: Ultralytics' index k is its k-th image in ratio
@@ -843,14 +848,7 @@ def rect_training(conf, side, L, ld, ds, stack, args, checks, ul_get, ul_files, 
     pos_of = {f: i for i, f in enumerate(det_files)}
     order = [pos_of[f] for f in ul_files]
     ld.set_rect_order(order)
-    shape_bad = []
-    for k in range(n):
-        want = tuple(int(x) for x in ds.batch_shapes[ds.batch[k]])
-        if want != ld.sample_size(order[k]):
-            shape_bad.append("%s: Ultralytics %s, detfeed %s" % (ul_files[k], want,
-                                                                 ld.sample_size(order[k])))
-    checks.check(not shape_bad, "%s: rect shape of every image (%d images)" % (conf.name, n),
-                 shape_bad[:DETAILS])
+    check_rect_shapes(conf, ds, ld, order, ul_files, checks)
     count = n if conf.samples is None else min(conf.samples, n)
     ul_samples = []
     for k in range(count):
