@@ -153,26 +153,21 @@ static int decode_webp(detfeed_codec *c, const char *name, const uint8_t *data,
                   height);
 }
 
-static int decode_tiff(detfeed_codec *c, const char *name, const uint8_t *data,
-                       size_t size, uint8_t **pixels, int *width, int *height)
+/* A decoder that checks the limits itself and gives the image oriented
+ * (TIFF, JPEG 2000). */
+typedef int (*whole_decoder)(detfeed_codec *c, const char *name, const uint8_t *data,
+                             size_t size, uint8_t **out, uint32_t *w, uint32_t *h);
+
+static int decode_whole(detfeed_codec *c, whole_decoder decode, const char *name,
+                        const uint8_t *data, size_t size, uint8_t **pixels, int *width,
+                        int *height)
 {
     uint8_t *img;
     uint32_t w, h;
-    int rc = detfeed__tiff_decode(c, name, data, size, &img, &w, &h);
+    int rc = decode(c, name, data, size, &img, &w, &h);
     if (rc != DETFEED_OK)
         return rc;
     return finish(c, name, img, w, h, 1, pixels, width, height); /* oriented */
-}
-
-static int decode_jp2(detfeed_codec *c, const char *name, const uint8_t *data,
-                      size_t size, uint8_t **pixels, int *width, int *height)
-{
-    uint8_t *img;
-    uint32_t w, h;
-    int rc = detfeed__jp2_decode(c, name, data, size, &img, &w, &h);
-    if (rc != DETFEED_OK)
-        return rc;
-    return finish(c, name, img, w, h, 1, pixels, width, height);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -221,9 +216,11 @@ int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
     case FMT_WEBP:
         return decode_webp(codec, name, data, size, pixels, width, height);
     case FMT_TIFF:
-        return decode_tiff(codec, name, data, size, pixels, width, height);
+        return decode_whole(codec, detfeed__tiff_decode, name, data, size, pixels,
+                            width, height);
     case FMT_JP2:
-        return decode_jp2(codec, name, data, size, pixels, width, height);
+        return decode_whole(codec, detfeed__jp2_decode, name, data, size, pixels, width,
+                            height);
     default:
         return not_image(codec, name);
     }
