@@ -180,6 +180,20 @@ static int set_limits(detfeed_dataset *ds, const char *list)
 #undef names
 }
 
+/* check's exit status for a dataset that opened: 1 when it holds images
+ * detfeed cannot use (corrupt, or in a format it does not read) or label
+ * lines it rejected, 0 when clean. Orphans, duplicates and missing labels
+ * are reported but are no failure (Ultralytics trains with them too). */
+static int found_status(const detfeed_dataset *ds)
+{
+    const detfeed_dataset_stat bad[] = {DETFEED_STAT_CORRUPT, DETFEED_STAT_UNSUPPORTED,
+                                        DETFEED_STAT_REJECTED_LINES};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (detfeed_dataset_stat_get(ds, bad[i]) > 0)
+            return CLI_FAIL;
+    return CLI_OK;
+}
+
 int cmd_check(int argc, char **argv)
 {
     const char *split = NULL, *policy = "skip", *verify = "decode", *root = NULL,
@@ -218,7 +232,10 @@ int cmd_check(int argc, char **argv)
         "rejected label line with file:line and the reason. Text from the data is\n"
         "escaped: control characters and bytes that are not UTF-8 as \\xHH in the\n"
         "text report; in --json control characters as \\u00XX and bytes that are\n"
-        "not UTF-8 as \\ufffd (U+FFFD), so the JSON is always valid UTF-8.";
+        "not UTF-8 as \\ufffd (U+FFFD), so the JSON is always valid UTF-8.\n"
+        "Exit status: 0 when every image is usable and every label line taken; 1\n"
+        "when it found corrupt images, images of formats detfeed does not read or\n"
+        "rejected label lines (or could not open DATA); 2 for a usage error.";
     char *pos[1];
     int p = 0, v = 0;
     int rc = cli_parse_exact(argc, argv, opts, usage, about, pos, 1);
@@ -268,8 +285,8 @@ int cmd_check(int argc, char **argv)
         else
             print_text(ds, pos[0], split, shown);
     }
-    int status =
-        rc == DETFEED_OK ? CLI_OK : cli_error("%s", detfeed_dataset_last_error(ds));
+    int status = rc == DETFEED_OK ? found_status(ds)
+                                  : cli_error("%s", detfeed_dataset_last_error(ds));
     detfeed_dataset_destroy(ds);
     return status;
 }

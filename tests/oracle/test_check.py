@@ -16,9 +16,11 @@ def run(d, *args):
     return subprocess.run([d, "check", *args], capture_output=True, text=True)
 
 
-def check_json(t, d, source, want, *extra):
+def check_json(t, d, source, want, *extra, status=0):
+    """check --json of source: the counts in want, and the exit status (0: a
+    clean dataset, 1: unusable images or rejected label lines found)."""
     p = run(d, source, "--json", *extra)
-    ok = p.returncode == 0
+    ok = p.returncode == status
     try:
         got = json.loads(p.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -90,7 +92,7 @@ def make_bad(tmp):
 def check_bad(t, d, tmp):
     yaml = os.path.join(tmp, "data.yaml")
     got = check_json(t, d, yaml, {"images": 11, "usable": 2, "corrupt": 9, "labelled": 2,
-                                  "instances": 3})
+                                  "instances": 3}, status=1)
     want = {"nan.txt": (1, "not finite"), "neg.txt": (1, "below -0.01"),
             "range.txt": (1, "above 1.01"), "cols.txt": (1, "expected 5 columns"),
             "text.txt": (1, "non-numeric value 'zero'"),
@@ -111,7 +113,7 @@ def check_bad(t, d, tmp):
     t.check(p.returncode == 1 and "broken.yaml:2: malformed YAML" in p.stderr,
             f"malformed YAML: {p.stderr.strip()}")
     got = check_json(t, d, os.path.join(tmp, "list.txt"), {"images": 2, "usable": 1,
-                                                          "corrupt": 1})
+                                                          "corrupt": 1}, status=1)
     t.check(any("listed.jpg" in p["file"] and "not a regular file" in p["reason"]
                 for p in got.get("problems", [])), "folder named like an image in a list")
     for args in (["--policy", "maybe"], ["--verify", "x"], ["--split", "dev"], []):
@@ -123,7 +125,10 @@ def check_bad(t, d, tmp):
     p = run(d, os.path.join(tmp, "images"), "--split", "val")
     t.check(p.returncode == 2 and "--split is for a dataset YAML" in p.stderr,
             f"--split of a folder: exit {p.returncode} {p.stderr.strip()}")
-    check_json(t, d, os.path.join(tmp, "images"), {"split": None, "images": 11})
+    check_json(t, d, os.path.join(tmp, "images"), {"split": None, "images": 11}, status=1)
+    p = run(d, os.path.join(tmp, "images"))
+    t.check(p.returncode == 1 and "skipped (corrupt)" in p.stdout,
+            f"text report of unusable images: exit {p.returncode}")
     # no usable image: the report comes all the same, then the error
     none = os.path.join(tmp, "none.yaml")
     open(none, "w").write("path: .\ntrain: images/cls.png\nnames: [a]\n")
@@ -165,7 +170,7 @@ def check_escapes(t, d, tmp):
     p = subprocess.run([d, "check", tmp], capture_output=True)
     out = p.stdout
     bad = sorted({c for c in out if (c < 0x20 and c not in (0x0a,)) or c == 0x7f})
-    t.check(p.returncode == 0 and not bad, f"text report: control bytes {bad} in {out[-300:]!r}")
+    t.check(p.returncode == 1 and not bad, f"text report: control bytes {bad} in {out[-300:]!r}")
     try:
         text = out.decode("utf-8", "strict")
     except UnicodeDecodeError as e:

@@ -158,17 +158,17 @@ def check_bombs(t, d, src, tmp, ctypes_ok):
             shutil.copy(img, os.path.join(root, "images"))
     imgs = os.path.join(root, "images")
     rc, out, err, peak = child_peak_mib([d, "check", imgs, "--json"])
-    got = json.loads(out.strip().splitlines()[-1]) if rc == 0 else {}
+    got = json.loads(out.strip().splitlines()[-1]) if rc == 1 else {}  # 1: corrupt found
     bombs = [q for q in got.get("problems", []) if "bomb" in q["file"]]
     t.check(got.get("corrupt") == 4 and got.get("usable") == 7 and len(bombs) == 4 and all(
         "16384x16384" in q["reason"] and "max_pixels = 178956970" in q["reason"]
         for q in bombs), f"check: {bombs or got} {err}")
     t.check(peak < 200, f"check: peak RSS {peak:.0f} MiB for four 768 MiB bombs")
     rc, out, err, _ = child_peak_mib([d, "check", imgs, "--json", "--set", "max_pixels=200000"])
-    got = json.loads(out.strip().splitlines()[-1]) if rc == 0 else {}
+    got = json.loads(out.strip().splitlines()[-1]) if rc == 1 else {}
     over = [q for q in got.get("problems", []) if "max_pixels = 200000" in q["reason"]]
     # the bombs and six of the seven coco8 images (000000000049 is 381 x 500)
-    t.check(rc == 0 and len(over) == 4 + 6, f"check --set max_pixels=200000: {len(over)} {err}")
+    t.check(rc == 1 and len(over) == 4 + 6, f"check --set max_pixels=200000: {len(over)} {err}")
     p = subprocess.run([d, "check", imgs, "--set", "max_pixels=0"], capture_output=True,
                        text=True)
     t.check(p.returncode == 2 and "max_pixels" in p.stderr, f"check bad limit: {p.stderr}")
