@@ -60,7 +60,7 @@ def main():
     if cuda:
         torch.cuda.set_device(local)
     kw = dict(imgsz=a.imgsz, batch=a.batch, workers=a.workers, seed=0, epochs=a.epochs,
-              close_mosaic=1)
+              close_mosaic=1, dtype="float32")
     with detfeed.Loader(a.data, device="cuda:%d" % local if cuda else "cpu",
                         color="device" if cuda else "worker", **kw) as loader:
         assert (loader.rank, loader.world_size) == (rank, world)

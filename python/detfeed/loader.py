@@ -156,17 +156,60 @@ def _stack(opencv, opencv_cpu, opencv_ipp, ultralytics, numpy, numpy_sort):
     return out
 
 
-def _ratio_pad(ori, rect, imgsz, ultralytics):
-    """A validation image's ratio_pad as Ultralytics' LetterBox leaves it:
-    load_image's (h, w) gains, times the letterbox ratio from 8.4 on, and
-    the (left, top) padding, all in Python floats as Ultralytics has them."""
+def _load_gains(ori, imgsz):
+    """load_image's size for an image of (h, w) `ori` and its (h, w) gains,
+    the training ratio_pad of a Mosaic sample, in Python floats as
+    Ultralytics has them."""
     h0, w0 = ori
     r = imgsz / max(h0, w0)
     h, w = h0, w0
     if r != 1:
         w, h = min(math.ceil(w0 * r), imgsz), min(math.ceil(h0 * r), imgsz)
-    gain = (h / h0, w / w0)
-    lr = min(min(rect[0] / h, rect[1] / w), 1.0)  # LetterBox with scaleup off
+    return (h, w), (h / h0, w / w0)
+
+
+def sem_masks(masks, cls, batch_idx):
+    """Per image the class of the instance each mask pixel belongs to
+    (float32, B x H/4 x W/4), as Ultralytics' Format makes sem_masks from
+    overlapping masks: cls[mask - 1], so that a pixel of no instance takes
+    the image's last instance's class; zeros for an image without one.
+    NumPy arrays or torch tensors (the result is of the same kind)."""
+    is_np = isinstance(masks, np.ndarray)
+    m = masks if is_np else masks.cpu().numpy()
+    c = (cls if is_np else cls.cpu().numpy()).reshape(-1)
+    idx = batch_idx if is_np else batch_idx.cpu().numpy()
+    out = np.zeros(m.shape, np.float32)
+    for i in range(m.shape[0]):
+        ci = c[idx == i]
+        if ci.size:
+            out[i] = ci[m[i].astype(np.int64) - 1]
+    return out if is_np else torch.from_numpy(out).to(masks.device)
+
+
+def _batch_ratio_pad(ori_shapes, resized_shapes, imgsz, ultralytics, train):
+    """A batch's ratio_pad: in training load_image's (h, w) gains, which
+    Ultralytics' training transforms leave as they are; in validation the
+    LetterBox's (see _ratio_pad)."""
+    if train:
+        return tuple(_load_gains(o, imgsz)[1] for o in ori_shapes)
+    return tuple(_ratio_pad(o, r, imgsz, ultralytics)
+                 for o, r in zip(ori_shapes, resized_shapes))
+
+
+def _rect_shapes(resized_shapes):
+    """Rect training: each image's batch shape (h, w), the int64 arrays
+    Ultralytics' rect dataset adds as rect_shape (detfeed makes each
+    sample at its batch's shape)."""
+    return tuple(np.array(r, np.int64) for r in resized_shapes)
+
+
+def _ratio_pad(ori, rect, imgsz, ultralytics):
+    """A validation image's ratio_pad as Ultralytics' LetterBox (scaleup
+    off) to `rect` (h, w) leaves it: load_image's (h, w) gains, times the
+    letterbox ratio from 8.4 on, and the (left, top) padding, all in Python
+    floats as Ultralytics has them."""
+    (h, w), gain = _load_gains(ori, imgsz)
+    lr = min(min(rect[0] / h, rect[1] / w), 1.0)
     unpad_w, unpad_h = max(round(w * lr), 1), max(round(h * lr), 1)
     left, top = round((rect[1] - unpad_w) / 2 - 0.1), round((rect[0] - unpad_h) / 2 - 0.1)
     if ultralytics == "8.3":
@@ -298,7 +341,7 @@ class Loader:
     random affine, HSV colour, flips), with deterministic randomness.
 
     Loader(data, imgsz=640, batch=16, workers=None, color="worker",
-           device="cpu", dtype="float32", seed=0, cache="ram", cache_path=None,
+           device="cpu", dtype="uint8", seed=0, cache="ram", cache_path=None,
            recipe_cache="auto", verify_record="auto", rank=None, world_size=None, augment=True,
            rect=False, epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None, policy="skip",
            value_scale="quotient", tensors=None, pin_memory=True, nc=None, max_width=None,
@@ -322,7 +365,10 @@ class Loader:
     PyTorch's current device when there is none yet); False keeps it
     pageable, and device="cpu" then makes no CUDA call. `pinned` says which.
     (Ultralytics' own loaders pin where a CUDA device is, as the default does.)
-    dtype: uint8 (codes), float32, float16 or bfloat16 (code / 255).
+    dtype: uint8 (codes, the default: Ultralytics' batches, which its
+    trainer divides by 255), float32, float16 or bfloat16 (code / 255, made
+    by the workers or, on CUDA, by the kernel that converts the batch; the
+    device routes need a float dtype).
     cache: "ram" (every image decoded once, within the memory available:
     Ultralytics' check, the need and a margin), "none", a byte budget, or
     "disk": every image decoded once into one file that later runs (and the
@@ -383,21 +429,22 @@ class Loader:
     batch of 1), while flags and hyperparameters take bools (mosaic=False
     is 0.0).
 
-    Iterating gives one epoch: dicts with Ultralytics' batch keys: img
-    (B x 3 x H x W, RGB; BGR for the images whose bgr gate fell), cls
-    (N x 1), bboxes (N x 4, normalized xywh), batch_idx (N), im_file,
-    ori_shape, resized_shape, and keypoints
-    (N x K x 3, also for kpt_shape [K, 2] datasets, as Ultralytics carries
-    them) or masks (B x H/4 x W/4; uint8, or int32 when an image of the
-    batch has more than 255 instances, as Ultralytics' collate_fn gives
-    them) where the task has them. img is not
+    Iterating gives one epoch: dicts with the keys and values Ultralytics'
+    collate_fn gives for the task: img (B x 3 x H x W, RGB; BGR for the
+    images whose bgr gate fell; uint8 by default), cls (N x 1), bboxes
+    (N x 4, normalized xywh), batch_idx (N), im_file, ori_shape,
+    resized_shape, ratio_pad (per image: the (h, w) gains of the load; in
+    validation times the LetterBox's ratio, with its (left, top) padding),
+    rect_shape (rect training: each image's batch shape), and keypoints (N x K x 3, also for kpt_shape [K, 2] datasets, as
+    Ultralytics carries them) or masks (B x H/4 x W/4; uint8, or int32
+    when an image of the batch has more than 255 instances) and sem_masks
+    (B x H/4 x W/4 float32: per pixel the class of its instance, see
+    sem_masks()) where the task has them. img is not
     a copy: it is the loader's buffer, valid until the next batch is taken
     (clone it to keep it). On CUDA it is ordered before the work later queued
     on the stream that was current when the batch was taken. Epochs count
     up from 0 by themselves; set_epoch() sets the next one. Validation
-    batches also carry ratio_pad (per image: the (h, w) gains and the
-    (left, top) padding, as Ultralytics' validators read them) and take the
-    images in the order `rect_order` holds (dataset indices, int64; None in
+    batches take the images in the order `rect_order` holds (dataset indices, int64; None in
     training): NumPy's argsort of the aspect ratios h / w, as Ultralytics'
     rect mode orders them.
 
@@ -428,7 +475,7 @@ class Loader:
     """
 
     def __init__(self, data, imgsz=640, batch=16, workers=None, color="worker", device="cpu",
-                 dtype="float32", seed=0, cache="ram", cache_path=None, recipe_cache="auto",
+                 dtype="uint8", seed=0, cache="ram", cache_path=None, recipe_cache="auto",
                  verify_record="auto", rank=None,
                  world_size=None, augment=True, rect=False, epochs=100, close_mosaic=10,
                  prefetch=4, drop_last=False, split=None,
@@ -505,7 +552,7 @@ class Loader:
                             ("max_labels", max_labels), ("max_label_line", max_label_line)):
             if value is not None:  # image and label limits; the library checks the range
                 settings[name] = _integer(name, value)
-        self._imgsz, self._augment = imgsz, augment
+        self._imgsz, self._augment, self._rect = imgsz, augment, rect
         self._ultralytics = str(settings.get("ultralytics", "8.4"))
         # The reference stack in effect: what was given or found installed
         # (settings not listed keep the library's defaults).
@@ -860,6 +907,7 @@ class Loader:
         if masks:  # int32 when a sample has more than 255 instances, as in Ultralytics
             out["masks"] = self._array(masks, (n, mh.value, mw.value),
                                        np.int32 if mt.value == MASK_I32 else np.uint8)
+            out["sem_masks"] = sem_masks(out["masks"], out["cls"], out["batch_idx"])
         out["im_file"] = tuple(os.fsdecode(lib.detfeed_batch_im_file(b, i)) for i in range(n))
         ori, res = (ctypes.c_int * 2)(), (ctypes.c_int * 2)()
         shapes = []
@@ -868,9 +916,10 @@ class Loader:
             shapes.append(((ori[0], ori[1]), (res[0], res[1])))
         out["ori_shape"] = tuple(s[0] for s in shapes)
         out["resized_shape"] = tuple(s[1] for s in shapes)
-        if not self._augment:  # what Ultralytics' validators read
-            out["ratio_pad"] = tuple(_ratio_pad(o, (h.value, w.value), self._imgsz,
-                                                self._ultralytics) for o, _ in shapes)
+        out["ratio_pad"] = _batch_ratio_pad(out["ori_shape"], out["resized_shape"],
+                                            self._imgsz, self._ultralytics, self._augment)
+        if self._augment and self._rect:
+            out["rect_shape"] = _rect_shapes(out["resized_shape"])
         return out
 
     def _images(self, b, shape, handle):

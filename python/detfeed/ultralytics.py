@@ -199,10 +199,8 @@ class _DetfeedMixin:
         if not isinstance(getattr(self, "train_loader", None), Loader):
             return super().preprocess_batch(batch)
         if self.args.task == "detect":  # a segment or pose dataset's: Ultralytics' detect has none
-            batch.pop("masks", None)
-            batch.pop("keypoints", None)
-        elif self.args.task == "segment":  # YOLO26-seg's semantic loss reads them
-            batch["sem_masks"] = sem_masks(batch)
+            for key in ("masks", "sem_masks", "keypoints"):
+                batch.pop(key, None)
         if not img.is_floating_point():
             return super().preprocess_batch(batch)  # dtype uint8: Ultralytics converts
         batch["img"] = _Prescaled(img.to(self.device, non_blocking=self.device.type == "cuda"))
@@ -425,8 +423,6 @@ class ValidationLoader:
                 return
             if self._task == "detect":
                 batch.pop("keypoints", None)  # a pose dataset's: Ultralytics' detect has none
-            elif self._task == "segment":
-                batch["sem_masks"] = sem_masks(batch)
             yield batch
 
     def reset(self):
@@ -459,21 +455,6 @@ class ValidationDataset:
         if name.startswith("__") or name in ("_dataset", "_order"):
             raise AttributeError(name)
         return getattr(self._dataset, name)
-
-
-def sem_masks(batch):
-    """Per image the class of the instance each mask pixel belongs to
-    (float32, B x H/4 x W/4), as Ultralytics' Format makes sem_masks from
-    overlapping masks: cls[mask - 1], so that a pixel of no instance takes
-    the image's last instance's class; zeros for an image without one."""
-    import torch
-    masks, cls, idx = batch["masks"], batch["cls"].view(-1), batch["batch_idx"]
-    out = torch.zeros(masks.shape, dtype=torch.float32, device=masks.device)
-    for i in range(masks.shape[0]):
-        c = cls[idx == i]
-        if c.numel():
-            out[i] = c[masks[i].long() - 1]
-    return out
 
 
 def _write_data_yaml(data, dataset_path, args, split):

@@ -36,6 +36,7 @@ def cli_digest(path, stack=None, **kw):
     if not os.path.exists(CLI):
         pytest.skip("no detfeed tool at %s" % CLI)
     args = [CLI, "replay", path, "--json"]
+    kw.setdefault("dtype", "u8")  # the Loader's default: Ultralytics' uint8 batches
     if stack:
         args += ["--set", ",".join("%s=%s" % kv for kv in sorted(stack.items()))]
     for k, v in kw.items():

@@ -545,6 +545,16 @@ def ul_batch(samples):
     return YOLODataset.collate_fn(fresh)
 
 
+def nested(value):
+    """Nested tuples and lists (of arrays' scalars too) as tuples of Python
+    numbers, for an exact comparison."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (tuple, list)):
+        return tuple(nested(v) for v in value)
+    return value
+
+
 def compare_batch(side, b, ulb, detb, img_tally, lab_tally, kinds):
     """One packed batch: images, label arrays, files and shapes."""
     import numpy as np
@@ -557,9 +567,10 @@ def compare_batch(side, b, ulb, detb, img_tally, lab_tally, kinds):
             lab_tally.add(label, "batch", field,
                           to_numpy(ulb.get(field, np.zeros(0, np.float32))),
                           detb.get(field, np.zeros(0, np.float32)))
-    if "masks" in ulb or "masks" in detb:
-        lab_tally.add(label, "batch", "masks", to_numpy(ulb.get("masks", np.zeros(0))),
-                      detb.get("masks", np.zeros(0)))
+    for field in ("masks", "sem_masks"):
+        if field in ulb or field in detb:
+            lab_tally.add(label, "batch", field, to_numpy(ulb.get(field, np.zeros(0))),
+                          detb.get(field, np.zeros(0)))
     files_ul = tuple(side.rel(f) for f in ulb["im_file"])
     files_det = tuple(side.rel(f) for f in detb["im_file"])
     lab_tally.compared["im_file"] = lab_tally.compared.get("im_file", 0) + 1
@@ -568,14 +579,16 @@ def compare_batch(side, b, ulb, detb, img_tally, lab_tally, kinds):
         if len(lab_tally.details) < DETAILS:
             lab_tally.details.append("%s im_file: Ultralytics %s, detfeed %s" % (
                 label, files_ul[:4], files_det[:4]))
-    if "ratio_pad" in ulb and "ratio_pad" in detb:
-        lab_tally.compared["ratio_pad"] = lab_tally.compared.get("ratio_pad", 0) + 1
-        if tuple(map(tuple, map(lambda p: map(tuple, p), ulb["ratio_pad"]))) != \
-                tuple(map(tuple, map(lambda p: map(tuple, p), detb["ratio_pad"]))):
-            lab_tally.differing["ratio_pad"] = lab_tally.differing.get("ratio_pad", 0) + 1
+    for field in ("ratio_pad", "rect_shape"):
+        if field not in ulb or field not in detb:
+            continue
+        lab_tally.compared[field] = lab_tally.compared.get(field, 0) + 1
+        if nested(ulb[field]) != nested(detb[field]) or \
+                {type(v) for v in ulb[field]} != {type(v) for v in detb[field]}:
+            lab_tally.differing[field] = lab_tally.differing.get(field, 0) + 1
             if len(lab_tally.details) < DETAILS:
-                lab_tally.details.append("%s ratio_pad: Ultralytics %r, detfeed %r" % (
-                    label, ulb["ratio_pad"][:2], detb["ratio_pad"][:2]))
+                lab_tally.details.append("%s %s: Ultralytics %r, detfeed %r" % (
+                    label, field, ulb[field][:2], detb[field][:2]))
     for field in ("ori_shape", "resized_shape"):
         a = tuple(tuple(int(v) for v in s) for s in ulb[field])
         d = tuple(tuple(int(v) for v in s) for s in detb[field])
@@ -589,14 +602,18 @@ def compare_batch(side, b, ulb, detb, img_tally, lab_tally, kinds):
                     a[k] if k < len(a) else None, d[k] if k < len(d) else None))
 
 
-def add_ratio_pad(detb, imgsz, stack):
-    """Validation: the ratio_pad the Python package adds to a batch (the C
-    library has no such array), from the package's own code (which runs on
-    the library detfeed_lib loaded)."""
+def add_package_keys(detb, imgsz, stack, train):
+    """The keys the Python package adds to a batch (the C library has no
+    such arrays): ratio_pad and, for segment data, sem_masks, from the
+    package's own code (which runs on the library detfeed_lib loaded)."""
     import detfeed_lib  # noqa: F401  (the package on sys.path, its library loaded)
-    from detfeed.loader import _ratio_pad
-    detb["ratio_pad"] = tuple(_ratio_pad(o, r, imgsz, stack.get("ultralytics", "8.4"))
-                              for o, r in zip(detb["ori_shape"], detb["resized_shape"]))
+    from detfeed.loader import _batch_ratio_pad, _rect_shapes, sem_masks
+    detb["ratio_pad"] = _batch_ratio_pad(detb["ori_shape"], detb["resized_shape"], imgsz,
+                                         stack.get("ultralytics", "8.4"), train)
+    if train == "rect":
+        detb["rect_shape"] = _rect_shapes(detb["resized_shape"])
+    if "masks" in detb:
+        detb["sem_masks"] = sem_masks(detb["masks"], detb["cls"], detb["batch_idx"])
 
 
 def chw(det_img, rgb):
@@ -767,6 +784,7 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
                 kinds.append(infos[idx].kind())
             if len(samples) != len(pos):
                 continue
+            add_package_keys(detb, ds.imgsz, stack, True)
             compare_batch(side, b, ul_batch(samples), detb, bimg_t, blab_t, kinds)
     else:
         # Validation: Ultralytics' index k is its k-th image in ratio order.
@@ -802,7 +820,7 @@ def _run(conf, side, L, ld, ds, hyp, stack, args, checks, report, t0):
             checks.check(len(dets) == int(ds.batch[-1]) + 1, "%s: batch count (%d Ultralytics, "
                          "%d detfeed)" % (conf.name, int(ds.batch[-1]) + 1, len(dets)))
             for b, detb in enumerate(dets):
-                add_ratio_pad(detb, ds.imgsz, stack)
+                add_package_keys(detb, ds.imgsz, stack, False)
                 chunk = ul_samples[b * conf.batch:(b + 1) * conf.batch]
                 if any(s is None for s in chunk) or not chunk:
                     continue
@@ -867,6 +885,7 @@ def rect_training(conf, side, L, ld, ds, stack, args, checks, ul_get, ul_files, 
         chunk = ul_samples[b * conf.batch:(b + 1) * conf.batch]
         if not chunk or any(s is None for s in chunk) or len(chunk) != len(detb["im_file"]):
             continue
+        add_package_keys(detb, ds.imgsz, stack, "rect")
         compare_batch(side, b, ul_batch(chunk), detb, bimg_t, blab_t, ["rect"])
 
 
@@ -900,17 +919,10 @@ def finalize(conf, stack, checks, report, img_t, lab_t, bimg_t, blab_t, draw_fai
     bc, bd = blab_t.total()
     checks.check(bd == 0, "%s: batch labels: %d arrays, %d differ (%s)" % (
         name, bc, bd, blab_t.summary()), blab_t.details)
-    # Keys of Ultralytics' batch that detfeed's batch has no counterpart of.
-    # Validation must carry what Ultralytics' validators read (ratio_pad:
-    # DetectionValidator._prepare_batch); in training it is information.
+    # Every key of Ultralytics' batch (collate_fn's) is in detfeed's.
     missing = sorted(blab_t.missing_keys)
-    if conf.val:
-        needed = [k for k in missing if k == "ratio_pad"]
-        checks.check(not needed, "%s: batch keys the validator reads (missing: %s)" % (
-            name, ", ".join(needed) or "none"))
-    if missing:
-        print("  info  keys of Ultralytics' batch that detfeed's batch lacks: %s" % (
-            ", ".join(missing)))
+    checks.check(not missing, "%s: the keys of Ultralytics' batch (missing: %s)" % (
+        name, ", ".join(missing) or "none"))
     report.append({"config": name, "opencv": stack["opencv"], "samples": img_t.samples,
                    "bytes": img_t.bytes, "differing": img_t.differing, "max": img_t.maxdiff,
                    "diff_samples": img_t.differing_samples, "labels": (lc, ld_),
