@@ -606,6 +606,13 @@ DETFEED_API void detfeed_dataset_destroy(detfeed_dataset *ds);
 /* Message of the last failure ("" after a success); valid until the next
  * non-const call. */
 DETFEED_API const char *detfeed_dataset_last_error(const detfeed_dataset *ds);
+/* How far detfeed_dataset_open has come, for another thread to show while
+ * it runs (the one call that may run beside it): the stage ("index": image
+ * files looked at, each checked as DETFEED_DATASET_VERIFY says) and its
+ * units done and total; NULL when nothing is running (done and total then
+ * say where the last stage ended). */
+DETFEED_API const char *detfeed_dataset_progress(const detfeed_dataset *ds,
+                                                 uint64_t *done, uint64_t *total);
 
 /* Sets a parameter before detfeed_dataset_open (DETFEED_EBADSTATE after);
  * DETFEED_EINVAL for an unknown parameter or a value out of its range (with
@@ -910,6 +917,11 @@ DETFEED_API int detfeed_disk_cache_open(detfeed_disk_cache *dc,
  * the message, when writing fails; images that fail to decode are left out
  * (as in the RAM cache) and counted in the note. */
 DETFEED_API int detfeed_disk_cache_fill(detfeed_disk_cache *dc, int threads);
+/* How far detfeed_disk_cache_fill has come, for another thread to show while
+ * it runs (the one call that may run beside it): "cache" and the images
+ * looked at and their total; NULL when it is not running. */
+DETFEED_API const char *detfeed_disk_cache_progress(const detfeed_disk_cache *dc,
+                                                    uint64_t *done, uint64_t *total);
 
 /* Image i at its load size, in a new buffer (*pixels == *owned, released
  * with detfeed_free): read from the file and checked (a hit), or decoded
@@ -1217,6 +1229,13 @@ DETFEED_API void detfeed_loader_destroy(detfeed_loader *loader);
  * call that fails always sets it; detfeed_loader_set and _open clear it
  * when they succeed, other successful calls may leave an older one. */
 DETFEED_API const char *detfeed_loader_last_error(const detfeed_loader *loader);
+/* How far detfeed_loader_open has come, for another thread to show while it
+ * runs (the one call that may run beside it): the stage ("index": image
+ * files looked at; "cache": images decoded into the RAM cache; "check":
+ * images decoded by the open's check, which also writes a disk cache) and
+ * its units done and total; NULL when none is running. */
+DETFEED_API const char *detfeed_loader_progress(const detfeed_loader *loader,
+                                                uint64_t *done, uint64_t *total);
 
 /* Integer and float settings, before detfeed_loader_open (EBADSTATE after);
  * EINVAL for an unknown key or a value out of range (the ranges:

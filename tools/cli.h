@@ -8,6 +8,7 @@
 #include "detfeed.h"
 #include "detfeed_img.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -91,18 +92,43 @@ double cli_median(double *v, int n);
 int cli_isa_option(const char *s, detfeed_isa *out);
 const char *cli_isa_name(detfeed_isa isa);
 
-/* A progress bar on stderr, shown only when stderr is a terminal and the
- * work has taken more than a second. */
+/* A progress line on stderr: what, a bar, count, rate and time left,
+ * shown only when stderr is a terminal, not quiet (--quiet), and the work
+ * has taken more than a second; updated at most 10 times a second. */
 typedef struct cli_progress {
     double start, last;
     bool tty, shown;
     const char *what;
 } cli_progress;
 
-void cli_progress_init(cli_progress *p, const char *what);
+void cli_progress_init(cli_progress *p, const char *what, bool quiet);
 void cli_progress_update(cli_progress *p, long done, long total);
-/* Clears the bar's line if it was shown. */
+/* Clears the line if it was shown. */
 void cli_progress_end(cli_progress *p);
+
+/* The progress of a library call that runs on this thread (an open), shown
+ * from a thread of its own that reads `read(obj, ...)` (e.g.
+ * detfeed_loader_progress) ten times a second: a line per stage. Nothing
+ * runs when stderr is not a terminal or quiet. cli_watch_stop clears it. */
+typedef const char *(*cli_progress_read)(const void *obj, uint64_t *done,
+                                         uint64_t *total);
+typedef struct cli_watch {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool running, stop;
+    cli_progress_read read;
+    const void *obj;
+} cli_watch;
+
+void cli_watch_start(cli_watch *w, cli_progress_read read, const void *obj, bool quiet);
+void cli_watch_stop(cli_watch *w);
+/* detfeed_loader_open under a progress line (cli_watch). */
+int cli_open_loader(detfeed_loader *l, const char *data, bool quiet);
+/* The readers of the library's long calls, as cli_progress_read. */
+const char *cli_loader_progress(const void *loader, uint64_t *done, uint64_t *total);
+const char *cli_dataset_progress(const void *ds, uint64_t *done, uint64_t *total);
+const char *cli_disk_progress(const void *dc, uint64_t *done, uint64_t *total);
 
 /* One epoch of a loader under a progress line, for the commands that run
  * whole epochs: cli_epoch_begin starts epoch e of `epochs` (the route's
@@ -117,7 +143,7 @@ typedef struct cli_epoch {
 } cli_epoch;
 
 int cli_epoch_begin(cli_epoch *it, detfeed_loader *l, long e, long epochs,
-                    const char *what);
+                    const char *what, bool quiet);
 void cli_epoch_step(cli_epoch *it);
 int cli_epoch_end(cli_epoch *it, int rc);
 
@@ -200,11 +226,11 @@ int cmd_grid(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 
 /* Writes the synthetic dataset of `detfeed synth` into dir. */
-int cli_synth(const char *dir, long n, long imgsz, uint64_t seed);
+int cli_synth(const char *dir, long n, long imgsz, uint64_t seed, bool quiet);
 /* The same, stopping with CLI_INTERRUPTED (and no message) before the next
  * image once *stop is nonzero (stop may be NULL). */
 int cli_synth_until(const char *dir, long n, long imgsz, uint64_t seed,
-                    const atomic_int *stop);
+                    const atomic_int *stop, bool quiet);
 
 /* Removes dir and everything below it without a shell (nftw, depth first,
  * symbolic links removed, never followed); false, with errno, when

@@ -319,38 +319,6 @@ void cli_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-void cli_progress_init(cli_progress *p, const char *what)
-{
-    p->start = p->last = cli_now();
-    p->tty = isatty(2);
-    p->shown = false;
-    p->what = what;
-}
-
-void cli_progress_update(cli_progress *p, long done, long total)
-{
-    double now = cli_now();
-    if (!p->tty || now - p->start < 1.0 || (now - p->last < 0.1 && done < total))
-        return;
-    p->last = now;
-    p->shown = true;
-    int width = 30, fill = total > 0 ? (int)(width * done / total) : 0;
-    char bar[31];
-    for (int i = 0; i < width; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[width] = '\0';
-    fprintf(stderr, "\r%s [%s] %ld/%ld %.1f s", p->what, bar, done, total,
-            now - p->start);
-    fflush(stderr);
-}
-
-void cli_progress_end(cli_progress *p)
-{
-    if (p->shown)
-        fprintf(stderr, "\r%*s\r", 70, "");
-    p->shown = false;
-}
-
 int cli_route_set(detfeed_loader *l, const char *route, const char *output)
 {
     static const char *const names[] = {"worker", "device", "recipe"};
@@ -399,14 +367,14 @@ void cli_route_note(const detfeed_loader *l)
 }
 
 int cli_epoch_begin(cli_epoch *it, detfeed_loader *l, long e, long epochs,
-                    const char *what)
+                    const char *what, bool quiet)
 {
     *it = (cli_epoch){.loader = l, .epoch = e, .epochs = epochs};
     if (detfeed_loader_start(l, (uint32_t)e) != DETFEED_OK)
         return cli_error("%s", detfeed_loader_last_error(l));
     if (e == 0)
         cli_route_note(l);
-    cli_progress_init(&it->bar, what);
+    cli_progress_init(&it->bar, what, quiet);
     it->per = (long)detfeed_loader_batch_count(l);
     return CLI_OK;
 }

@@ -92,7 +92,7 @@ typedef struct loader_bench {
     long imgsz, batch, workers, epochs, prefetch, seed;
     const char *cache, *dtype, *route, *output, *set;
     const char *command; /* "bench" or "profile", for messages */
-    bool json;
+    bool json, quiet;
     const atomic_int *stop; /* nonzero: a signal asks to stop (may be NULL) */
 } loader_bench;
 
@@ -169,13 +169,13 @@ static long peak_rss_kib(void)
 
 /* Runs the epochs; per-epoch images/s into rate[] and peak RSS into rss[]. */
 static int run_epochs(detfeed_loader *l, long epochs, const atomic_int *stop,
-                      double *rate, long *rss, long *images)
+                      bool quiet, double *rate, long *rss, long *images)
 {
     for (long e = 0; e < epochs; e++) {
         double t0 = cli_now();
         long n = 0;
         cli_epoch it;
-        int rc = cli_epoch_begin(&it, l, e, epochs, "bench");
+        int rc = cli_epoch_begin(&it, l, e, epochs, "bench", quiet);
         if (rc != CLI_OK)
             return rc;
         const detfeed_batch *b;
@@ -234,11 +234,12 @@ static int bench_loader(const char *data, const loader_bench *o)
     double t0 = cli_now(), rate[64];
     long rss[64];
     long images = 0;
-    if ((rc = configure(l, o)) == CLI_OK && detfeed_loader_open(l, data) != DETFEED_OK)
+    if ((rc = configure(l, o)) == CLI_OK &&
+        cli_open_loader(l, data, o->quiet) != DETFEED_OK)
         rc = cli_error("%s", detfeed_loader_last_error(l));
     double open_s = cli_now() - t0;
     if (rc == CLI_OK)
-        rc = run_epochs(l, o->epochs, o->stop, rate, rss, &images);
+        rc = run_epochs(l, o->epochs, o->stop, o->quiet, rate, rss, &images);
     if (rc == CLI_OK) {
         double med = cli_median(rate, (int)o->epochs);
         const char *pin_why = NULL;
@@ -371,7 +372,7 @@ static int bench_synthetic(const loader_bench *o)
     fflush(stdout);
     loader_bench run = *o;
     run.stop = &watch.caught;
-    int rc = cli_synth_until(dir, 128, o->imgsz, 0, run.stop);
+    int rc = cli_synth_until(dir, 128, o->imgsz, 0, run.stop, o->quiet);
     snprintf(data, sizeof data, "%s/data.yaml", dir);
     if (rc == CLI_OK)
         rc = bench_loader(data, &run);
@@ -488,6 +489,8 @@ static int bench_main(int argc, char **argv, bool profile)
         {"isa", CLI_STRING, &a.isa, "NAME", "color: " CLI_ISA_HELP, 0, 0},
         {"json", CLI_FLAG, &lb->json, NULL,
          "print one JSON object with the figures as the last line", 0, 0},
+        {"quiet", CLI_FLAG, &lb->quiet, NULL,
+         "no progress line (shown on a terminal for work over a second)", 0, 0},
         {0}};
     const char *usage = profile ? "detfeed profile DATA [bench options]"
                                 : "detfeed bench [DATA | color] [options]";

@@ -12,7 +12,7 @@
 typedef struct cache_opts {
     const char *out, *split, *fraction;
     long imgsz, workers;
-    bool check, no_wait;
+    bool check, no_wait, quiet;
 } cache_opts;
 
 static const char *state_names[] = {"reused",  "writing", "built",
@@ -46,7 +46,11 @@ static int open_dataset(detfeed_dataset **out, const char *data, const cache_opt
             return CLI_USAGE;
         }
     }
-    if ((rc = detfeed_dataset_open(ds, data)) != DETFEED_OK) {
+    cli_watch watch;
+    cli_watch_start(&watch, cli_dataset_progress, ds, o->quiet);
+    rc = detfeed_dataset_open(ds, data);
+    cli_watch_stop(&watch);
+    if (rc != DETFEED_OK) {
         cli_error("%s", detfeed_dataset_last_error(ds));
         detfeed_dataset_destroy(ds);
         return CLI_FAIL;
@@ -88,8 +92,12 @@ static int run(const char *data, const cache_opts *o)
                                                          : DETFEED_DISK_WAIT);
     double t0 = cli_now();
     rc = detfeed_disk_cache_open(dc, ds, (int)o->imgsz, o->out, flags);
-    if (rc == DETFEED_OK && !o->check)
+    if (rc == DETFEED_OK && !o->check) {
+        cli_watch watch;
+        cli_watch_start(&watch, cli_disk_progress, dc, o->quiet);
         rc = detfeed_disk_cache_fill(dc, (int)o->workers);
+        cli_watch_stop(&watch);
+    }
     if (rc != DETFEED_OK)
         rc = cli_error("%s", detfeed_disk_cache_last_error(dc));
     else
@@ -120,6 +128,8 @@ int cmd_cache(int argc, char **argv)
          0, 0},
         {"no-wait", CLI_FLAG, &o.no_wait, NULL,
          "when another process writes the file, do not wait for it", 0, 0},
+        {"quiet", CLI_FLAG, &o.quiet, NULL,
+         "no progress line (shown on a terminal for work over a second)", 0, 0},
         {0}};
     const char *usage = "detfeed cache DATA [--out FILE] [--imgsz N] [--split NAME]";
     const char *about =

@@ -199,7 +199,7 @@ int cmd_check(int argc, char **argv)
     const char *split = NULL, *policy = "skip", *verify = "decode", *root = NULL,
                *limits = NULL;
     long nc = 0, shown = 50;
-    bool json = false;
+    bool json = false, quiet = false;
     const cli_opt opts[] = {
         {"split", CLI_STRING, &split, "NAME",
          "split of a YAML: train (default), val, test (a folder or list has none)", 0,
@@ -218,6 +218,9 @@ int cmd_check(int argc, char **argv)
          "problems listed in the text report (default 50)", 0, 1000000000},
         {"json", CLI_FLAG, &json, NULL,
          "print one JSON object with the counts and problems", 0, 0},
+        {"quiet", CLI_FLAG, &quiet, NULL,
+         "no progress line (shown on a terminal for work over a second)", 0, 0},
+
         {"set", CLI_STRING, &limits, "K=V,...",
          "image limits: max_width, max_height (32768), max_pixels (178956970), "
          "max_image_bytes (536870912); label limits: max_labels (instances in a "
@@ -276,7 +279,10 @@ int cmd_check(int argc, char **argv)
         detfeed_dataset_destroy(ds);
         return rc;
     }
+    cli_watch watch;
+    cli_watch_start(&watch, cli_dataset_progress, ds, quiet);
     rc = detfeed_dataset_open(ds, pos[0]);
+    cli_watch_stop(&watch);
     /* A dataset that failed after indexing (no usable image) still has its
      * report: every problem, then the error. */
     if (rc == DETFEED_OK || detfeed_dataset_problem_count(ds) > 0) {

@@ -13,7 +13,7 @@
 typedef struct replay_opts {
     long epochs, workers, prefetch, batch, imgsz, seed, close, augment, rank, world;
     const char *route, *output, *dtype, *set, *split;
-    bool sha, json;
+    bool sha, json, quiet;
 } replay_opts;
 
 /* A host copy of each batch's images (which may be in device memory). */
@@ -140,7 +140,7 @@ static int replay(detfeed_loader *l, const replay_opts *o, host_images *h)
     double t0 = cli_now();
     for (long e = 0; e < o->epochs; e++) {
         cli_epoch it;
-        int rc = cli_epoch_begin(&it, l, e, o->epochs, "replay");
+        int rc = cli_epoch_begin(&it, l, e, o->epochs, "replay", o->quiet);
         if (rc != CLI_OK)
             return rc;
         const detfeed_batch *b;
@@ -219,6 +219,8 @@ int cmd_replay(int argc, char **argv)
          0},
         {"json", CLI_FLAG, &o.json, NULL,
          "print one JSON object with counts and digest", 0, 0},
+        {"quiet", CLI_FLAG, &o.quiet, NULL,
+         "no progress line (shown on a terminal for work over a second)", 0, 0},
         {0}};
     const char *usage =
         "detfeed replay DATA [--epochs N --workers N --sha256] [options]";
@@ -238,7 +240,7 @@ int cmd_replay(int argc, char **argv)
     if ((rc = detfeed_loader_create(&l, 0)) != DETFEED_OK)
         return cli_error("%s", detfeed_strerror(rc));
     rc = configure(l, &o);
-    if (rc == CLI_OK && detfeed_loader_open(l, pos[0]) != DETFEED_OK)
+    if (rc == CLI_OK && cli_open_loader(l, pos[0], o.quiet) != DETFEED_OK)
         rc = cli_error("%s", detfeed_loader_last_error(l));
     host_images h = {0};
     if (rc == CLI_OK)

@@ -67,13 +67,13 @@ static void draw(uint8_t *px, int w, int h, uint64_t *rng, FILE *labels)
 }
 
 /* Writes n images of imgsz-ish sizes under dir; a message on failure. */
-int cli_synth(const char *dir, long n, long imgsz, uint64_t seed)
+int cli_synth(const char *dir, long n, long imgsz, uint64_t seed, bool quiet)
 {
-    return cli_synth_until(dir, n, imgsz, seed, NULL);
+    return cli_synth_until(dir, n, imgsz, seed, NULL, quiet);
 }
 
 int cli_synth_until(const char *dir, long n, long imgsz, uint64_t seed,
-                    const atomic_int *stop)
+                    const atomic_int *stop, bool quiet)
 {
     char p[4096];
     const char *sub[] = {"", "/images", "/images/train", "/labels", "/labels/train"};
@@ -87,7 +87,10 @@ int cli_synth_until(const char *dir, long n, long imgsz, uint64_t seed,
         return cli_error("out of memory");
     uint64_t rng = seed;
     int status = CLI_OK;
+    cli_progress bar;
+    cli_progress_init(&bar, "synth", quiet);
     for (long i = 0; i < n && status == CLI_OK; i++) {
+        cli_progress_update(&bar, i, n);
         if (stop && atomic_load(stop)) {
             status = CLI_INTERRUPTED;
             break;
@@ -109,6 +112,7 @@ int cli_synth_until(const char *dir, long n, long imgsz, uint64_t seed,
             status = cli_error("%s", detfeed_codec_last_error(codec));
         free(px);
     }
+    cli_progress_end(&bar);
     detfeed_codec_destroy(codec);
     snprintf(p, sizeof p, "%s/data.yaml", dir);
     FILE *y = status == CLI_OK ? fopen(p, "wx") : NULL;
@@ -151,10 +155,13 @@ static int check_outdir(const char *dir)
 int cmd_synth(int argc, char **argv)
 {
     long n = 128, imgsz = 640, seed = 0;
+    bool quiet = false;
     const cli_opt opts[] = {
         {"n", CLI_INT, &n, "N", "number of images (default 128)", 1, 10000000},
         {"imgsz", CLI_INT, &imgsz, "N", "typical image side (default 640)", 32, 8192},
         {"seed", CLI_INT, &seed, "S", "generator seed (default 0)", 0, 1L << 62},
+        {"quiet", CLI_FLAG, &quiet, NULL,
+         "no progress line (shown on a terminal for work over a second)", 0, 0},
         {0}};
     const char *usage = "detfeed synth OUTDIR [--n N --imgsz N --seed S]";
     const char *about = "Writes a synthetic detection dataset (PNG images with filled\n"
@@ -166,7 +173,7 @@ int cmd_synth(int argc, char **argv)
         return rc < 0 ? CLI_OK : rc;
     if ((rc = check_outdir(pos[0])) != CLI_OK)
         return rc;
-    rc = cli_synth(pos[0], n, imgsz, (uint64_t)seed);
+    rc = cli_synth(pos[0], n, imgsz, (uint64_t)seed, quiet);
     if (rc == CLI_OK)
         printf("wrote %ld images to %s (data.yaml)\n", n, pos[0]);
     return rc;

@@ -10,7 +10,7 @@ import weakref
 
 import numpy as np
 
-from . import _lib
+from . import _lib, _progress
 from . import stack as _stack_mod
 from ._lib import (EBADSTATE, MASK_I32, NEXT_END, NEXT_TIMEOUT, OUTPUT_CUDA, POLICY_FAIL,
                    POLICY_SKIP, ROUTE_DEVICE, ROUTE_RECIPE, DetfeedError, lib)
@@ -346,8 +346,11 @@ class Loader:
            rect=False, epochs=100, close_mosaic=10, prefetch=4, drop_last=False, split=None, policy="skip",
            value_scale="quotient", tensors=None, pin_memory=True, nc=None, max_width=None,
            max_height=None, max_pixels=None, max_image_bytes=None, max_labels=None,
-           max_label_line=None, **hyperparameters)
+           max_label_line=None, progress=True, **hyperparameters)
 
+    progress: while the open runs (indexing, the RAM cache's fill, the
+    decode check), a progress line on stderr when it is a terminal and a
+    stage takes over a second; False: none.
     data: a dataset YAML, an images/ + labels/ folder, or a text file of
     image paths. imgsz: one integer (training batches are imgsz x imgsz).
     workers: threads, at least 1 (default: the CPUs this process may use).
@@ -483,7 +486,7 @@ class Loader:
                  opencv_cpu=None, opencv_ipp=None, ultralytics=None, numpy=None,
                  numpy_sort=None, nc=None,
                  max_width=None, max_height=None, max_pixels=None, max_image_bytes=None,
-                 max_labels=None, max_label_line=None, **hyp):
+                 max_labels=None, max_label_line=None, progress=True, **hyp):
         self._handle = None
         self._iterator = None  # a weak reference to the live iterator
         self._held = None  # the batch handed out last (released when the next is taken)
@@ -511,6 +514,7 @@ class Loader:
         augment, drop_last = _flag("augment", augment), _flag("drop_last", drop_last)
         rect = _flag("rect", rect)
         pin_memory = _flag("pin_memory", pin_memory)
+        progress = _flag("progress", progress)
         if not augment and world_size > 1:
             raise ValueError(
                 "detfeed: validation batches (augment=False) are made by one process: "
@@ -567,7 +571,9 @@ class Loader:
         self._check(lib.detfeed_loader_set_split(h, split.encode()), "split")
         self._check(lib.detfeed_loader_set_policy(
             h, POLICY_FAIL if policy == "fail" else POLICY_SKIP), "policy")
-        self._check(lib.detfeed_loader_open(h, data), "open")
+        with _progress.Progress(_progress.loader_reader(lib, h), progress):
+            rc = lib.detfeed_loader_open(h, data)
+        self._check(rc, "open")
         ds = lib.detfeed_loader_dataset(h)
         self.dataset = Dataset._of(ds, handle)
         self.rect_order = None

@@ -362,3 +362,41 @@ def test_an_image_with_20000_boxes_is_kept_with_them_all(tmp_path):
                        augment=False, tensors="numpy", max_labels=10000)
     with pytest.raises(ValueError, match="max_labels: '0' is not a value it accepts"):
         detfeed.Loader(str(tmp_path / "images"), max_labels=0)
+
+
+def test_progress_line_on_a_terminal_only(monkeypatch):
+    """The open's progress line (detfeed._progress, as the tool's): stage,
+    count, rate and time left on a terminal's stderr once a stage has run a
+    second, cleared at the end; nothing when stderr is not a terminal or
+    progress is off."""
+    import io
+    import time
+    from detfeed import _progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    t0 = time.monotonic()
+
+    def read():  # a "check" stage 100 units long, a unit each 20 ms
+        k = min(int((time.monotonic() - t0) * 50), 100)
+        return ("check", k, 100) if k < 100 else (None, 100, 100)
+
+    err = Tty()
+    monkeypatch.setattr("sys.stderr", err)
+    with _progress.Progress(read):
+        time.sleep(1.4)
+    out = err.getvalue()
+    lines = [s for s in out.split("\r") if s.startswith("\x1b[Kcheck [")]
+    assert lines and "/100, " in lines[-1] and "/s, " in lines[-1] and " left" in lines[-1]
+    assert out.endswith("\r\x1b[K")
+    for tty, on in ((False, True), (True, False)):
+        err = Tty() if tty else io.StringIO()
+        monkeypatch.setattr("sys.stderr", err)
+        t0 = time.monotonic()
+        with _progress.Progress(read, on):
+            time.sleep(1.2)
+        assert err.getvalue() == ""
+    with pytest.raises(ValueError):
+        detfeed.Loader(data("detect"), progress="yes")

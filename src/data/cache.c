@@ -29,6 +29,7 @@ typedef struct slot {
 
 struct detfeed_cache {
     const detfeed_dataset *ds;
+    detfeed__progress *progress; /* the fill's, or NULL */
     int imgsz;
     uint64_t budget, bytes;
     size_t n;
@@ -223,6 +224,7 @@ static void *fill_thread(void *arg)
         if (s->state != SLOT_ADMITTED)
             continue;
         int rc = fill_one(c, codec, i, s);
+        detfeed__progress_add(c->progress, 1);
         s->state = rc == DETFEED_OK ? SLOT_CACHED : SLOT_FAILED;
         atomic_fetch_add(rc == DETFEED_OK ? &f->cached : &f->failed, 1);
     }
@@ -265,6 +267,11 @@ int detfeed_cache_set_disk(detfeed_cache *cache, detfeed_disk_cache *disk)
     return rc;
 }
 
+void detfeed__cache_report_to(detfeed_cache *cache, detfeed__progress *p)
+{
+    cache->progress = p;
+}
+
 int detfeed_cache_fill(detfeed_cache *cache, int threads)
 {
     if (cache == NULL)
@@ -284,7 +291,9 @@ int detfeed_cache_fill(detfeed_cache *cache, int threads)
     atomic_init(&f.failed, 0);
     if ((int64_t)threads > cache->admitted)
         threads = cache->admitted > 0 ? (int)cache->admitted : 1;
+    detfeed__progress_begin(cache->progress, "cache", (uint64_t)cache->admitted);
     detfeed__run_threads(threads, "detfeed-fill", fill_thread, &f);
+    detfeed__progress_end(cache->progress);
     cache->cached = atomic_load(&f.cached);
     cache->failed = atomic_load(&f.failed);
     /* Admitted slots no thread reached (a codec could not be created). */

@@ -5,6 +5,7 @@
 #define DETFEED_DATA_INTERNAL_H
 
 #include "core/internal.h"
+#include "core/progress.h"
 
 #include <sys/stat.h>
 

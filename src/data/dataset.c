@@ -10,6 +10,19 @@
 
 /* ---- lifetime and settings ------------------------------------------------ */
 
+const char *detfeed_dataset_progress(const detfeed_dataset *ds, uint64_t *done,
+                                     uint64_t *total)
+{
+    /* The counters are atomics the open writes: read, never written here. */
+    return detfeed__progress_read(ds ? ((detfeed_dataset *)ds)->progress : NULL, done,
+                                  total);
+}
+
+void detfeed__dataset_report_to(detfeed_dataset *ds, detfeed__progress *p)
+{
+    ds->progress = p ? p : &ds->own_progress;
+}
+
 int detfeed_dataset_create(detfeed_dataset **out, uint32_t flags)
 {
     if (out == NULL)
@@ -25,6 +38,8 @@ int detfeed_dataset_create(detfeed_dataset **out, uint32_t flags)
         free(ds);
         return rc;
     }
+    detfeed__progress_init(&ds->own_progress);
+    ds->progress = &ds->own_progress;
     ds->policy = DETFEED_POLICY_SKIP;
     ds->verify = DETFEED_VERIFY_HEADER;
     ds->max_line = 65536;

@@ -11,6 +11,7 @@
 
 #include "core/clock.h"
 #include "core/internal.h"
+#include "core/progress.h"
 
 /* ---- an image's labels and pixels (aug) ---- */
 
@@ -94,6 +95,12 @@ bool detfeed__cache_fill_failed(const detfeed_cache *cache, size_t i);
  * message, when none is left.
  */
 int detfeed__dataset_drop(detfeed_dataset *ds, char *const *why);
+
+/* Where detfeed_dataset_open reports its progress (NULL: the dataset's
+ * own, which detfeed_dataset_progress reads), e.g. a loader's. */
+void detfeed__dataset_report_to(detfeed_dataset *ds, detfeed__progress *p);
+/* Where detfeed_cache_fill reports its progress (NULL: nowhere). */
+void detfeed__cache_report_to(detfeed_cache *cache, detfeed__progress *p);
 
 /* After detfeed__dataset_drop(ds, drop) on the cache's dataset: the same
  * images leave the cache (drop[i] != NULL), the others move down with it.

@@ -42,6 +42,8 @@ typedef struct detfeed__fraction {
 
 struct detfeed_dataset {
     detfeed__msg msg;
+    /* indexing's progress: into own_progress, or the loader's */
+    detfeed__progress own_progress, *progress;
     /* settings */
     int policy, verify, nc_param, max_labels;
     size_t max_line, max_problems;

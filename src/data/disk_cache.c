@@ -102,6 +102,7 @@ typedef struct dc_view {
 
 struct detfeed_disk_cache {
     detfeed__msg msg;
+    detfeed__progress progress; /* detfeed_disk_cache_fill's */
     const detfeed_dataset *ds;
     int imgsz;
     size_t n;       /* images as indexed when opened: the file's records */
@@ -869,6 +870,7 @@ int detfeed_disk_cache_create(detfeed_disk_cache **out, uint32_t flags)
     detfeed_disk_cache *dc = calloc(1, sizeof *dc);
     if (dc == NULL)
         return DETFEED_ENOMEM;
+    detfeed__progress_init(&dc->progress);
     dc->fd = dc->lock_fd = dc->views[0].fd = dc->views[1].fd = -1;
     pthread_mutex_init(&dc->mu, NULL);
     pthread_mutex_init(&dc->damage_mu, NULL);
@@ -1306,6 +1308,7 @@ static void *fill_thread(void *arg)
     size_t m = detfeed_dataset_size(dc->ds);
     for (size_t i; (i = atomic_fetch_add(&f->next, 1)) < m && writing(dc);) {
         size_t r = i;
+        detfeed__progress_add(&dc->progress, 1);
         if (!record_of(dc, &r) || atomic_load(&dc->state[r]) != ST_ABSENT)
             continue;
         const uint8_t *px;
@@ -1317,6 +1320,14 @@ static void *fill_thread(void *arg)
     }
     detfeed_codec_destroy(codec);
     return NULL;
+}
+
+const char *detfeed_disk_cache_progress(const detfeed_disk_cache *dc, uint64_t *done,
+                                        uint64_t *total)
+{
+    /* The counters are atomics the fill writes: read, never written here. */
+    return detfeed__progress_read(dc ? &((detfeed_disk_cache *)dc)->progress : NULL,
+                                  done, total);
 }
 
 int detfeed_disk_cache_fill(detfeed_disk_cache *dc, int threads)
@@ -1335,7 +1346,9 @@ int detfeed_disk_cache_fill(detfeed_disk_cache *dc, int threads)
     if (writing(dc)) {
         filler f = {.dc = dc};
         atomic_init(&f.next, 0);
+        detfeed__progress_begin(&dc->progress, "cache", detfeed_dataset_size(dc->ds));
         detfeed__run_threads(threads, "detfeed-disk", fill_thread, &f);
+        detfeed__progress_end(&dc->progress);
         pthread_mutex_lock(&dc->mu);
         commit_if_complete(dc);
         pthread_mutex_unlock(&dc->mu);

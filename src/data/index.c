@@ -362,8 +362,10 @@ static int add_files(detfeed_dataset *ds, const detfeed__strlist *paths,
     size_t files = count_image_files(paths);
     size_t keep = detfeed__fraction_keep(&ds->fraction, files), seen = 0;
     int rc = DETFEED_OK;
+    detfeed__progress_begin(ds->progress, "index", paths->n);
     for (size_t i = 0; i < paths->n && rc == DETFEED_OK; i++) {
         char suffix[16], *label_path = NULL;
+        detfeed__progress_add(ds->progress, 1);
         detfeed__path_suffix(paths->v[i], suffix, sizeof suffix);
         if (!detfeed__is_image_suffix(suffix) || seen++ < keep) {
             rc = add_image(ds, paths->v[i], dirs, expected);
@@ -373,6 +375,7 @@ static int add_files(detfeed_dataset *ds, const detfeed__strlist *paths,
         rc = expect_label(ds, paths->v[i], dirs, expected, &label_path);
         free(label_path);
     }
+    detfeed__progress_end(ds->progress);
     if (rc != DETFEED_OK || keep == files)
         return rc;
     char note[160];

@@ -31,6 +31,7 @@ int detfeed_loader_create(detfeed_loader **out, uint32_t flags)
         return DETFEED_ENOMEM;
     detfeed__loader_defaults(l);
     detfeed__clock_init(&l->clock);
+    detfeed__progress_init(&l->progress);
     strcpy(l->split, "train");
     *out = l;
     return DETFEED_OK;
@@ -53,6 +54,14 @@ void detfeed_loader_destroy(detfeed_loader *l)
     detfeed__loader_verify_free(l);
     detfeed_dataset_destroy(l->ds);
     free(l);
+}
+
+const char *detfeed_loader_progress(const detfeed_loader *l, uint64_t *done,
+                                    uint64_t *total)
+{
+    /* The counters are atomics the open writes: read, never written here. */
+    return detfeed__progress_read(l ? &((detfeed_loader *)l)->progress : NULL, done,
+                                  total);
 }
 
 const char *detfeed_loader_last_error(const detfeed_loader *l)
@@ -291,6 +300,8 @@ static int open_dataset(detfeed_loader *l, const char *data)
 {
     int rc = detfeed_dataset_create(&l->ds, 0);
     if (rc == DETFEED_OK)
+        detfeed__dataset_report_to(l->ds, &l->progress);
+    if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_split(l->ds, l->split);
     if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_int(l->ds, DETFEED_DATASET_POLICY, l->policy);
@@ -370,6 +381,7 @@ static int open_cache(detfeed_loader *l)
     if (rc == DETFEED_OK && (rc = detfeed_cache_create(&l->cache, l->ds, l->imgsz,
                                                        budget, 0)) != DETFEED_OK)
         return cache_error(l, rc, budget);
+    detfeed__cache_report_to(l->cache, &l->progress);
     if (rc == DETFEED_OK && l->cache_mode == DETFEED_CACHE_MODE_DISK)
         rc = open_disk(l);
     return rc;

@@ -10,6 +10,7 @@
 
 #include "aug/augment.h"
 #include "core/internal.h"
+#include "core/progress.h"
 #include "epoch.h"
 
 typedef struct detfeed__vrec detfeed__vrec;
@@ -54,6 +55,7 @@ struct detfeed_loader {
      * fields (kept as int like every integer setting) */
     int ultralytics, numpy, numpy_sort, opencv, opencv_cpu, opencv_ipp;
     /* state */
+    detfeed__progress progress; /* the open's, for detfeed_loader_progress */
     detfeed_dataset *ds;
     detfeed_cache *cache;
     detfeed_disk_cache *disk; /* cache "disk", or NULL */

@@ -39,6 +39,7 @@ typedef struct verifier {
     bool *need;     /* [n]: to decode (no verdict from a cache or the record) */
     atomic_size_t next;
     atomic_int status; /* the first failure that is not the image's fault */
+    detfeed__progress *progress;
 } verifier;
 
 /* What makes an image unusable (its data, its file or a limit), as opposed
@@ -53,6 +54,7 @@ static void verify_one(verifier *v, detfeed_codec *codec, size_t i)
 {
     if (!v->need[i])
         return; /* decoded by the fill, held by the disk cache, or recorded */
+    detfeed__progress_add(v->progress, 1);
     uint8_t *px = NULL;
     int w, h, rc;
     if (v->fill_disk) { /* decoded once: verified and written into the file */
@@ -178,13 +180,17 @@ static int decode_unknown(detfeed_loader *l, verifier *v)
     c[DETFEED_VERIFY_STAT_DECODED] = counts[0];
     c[DETFEED_VERIFY_STAT_REUSED] = counts[1];
     c[DETFEED_VERIFY_STAT_CACHED] = counts[2];
-    return verify_all(v, l->workers, counts[0]);
+    detfeed__progress_begin(&l->progress, "check", (uint64_t)counts[0]);
+    int rc = verify_all(v, l->workers, counts[0]);
+    detfeed__progress_end(&l->progress);
+    return rc;
 }
 
 int detfeed__loader_verify(detfeed_loader *l)
 {
     size_t n = detfeed_dataset_size(l->ds), bad = 0;
     verifier v = {.ds = l->ds,
+                  .progress = &l->progress,
                   .cache = l->cache,
                   .fill_disk = l->disk &&
                                detfeed_disk_cache_stat_get(

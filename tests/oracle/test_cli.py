@@ -355,6 +355,53 @@ def check_sample_grid_args(t, d, data, tmp):
     t.check(p.returncode == 0 and n == 5000, f"sample of 5000 instances: {n} {p.stderr!r}")
 
 
+def on_terminal(cmd):
+    """cmd run with stderr on a pseudo-terminal: its exit status and what it
+    wrote there."""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    out = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the slave side closed
+                chunk = b""
+            if not chunk:
+                break
+            out += chunk
+        elif p.poll() is not None:
+            break
+    p.wait()
+    os.close(master)
+    return p.returncode, out.decode(errors="replace")
+
+
+def check_progress(t, d, tmp):
+    """Work over a second shows one updating line (count, rate, time left) on
+    a terminal's stderr, cleared at the end; none with --quiet, none when
+    stderr is not a terminal; check's and cache's opens too."""
+    data = os.path.join(tmp, "progress")
+    rc, err = on_terminal([d, "synth", data, "--n", "1500", "--imgsz", "96"])
+    lines = [s for s in err.split("\r") if "synth [" in s]
+    t.check(rc == 0 and len(lines) >= 2 and "/1500, " in lines[-1] and "/s, " in lines[-1]
+            and " left" in lines[-1] and err.endswith("\r\x1b[K"),
+            "synth on a terminal: a progress line, cleared: %r" % err[-160:])
+    rc, err = on_terminal([d, "check", data, "--verify", "decode", "--quiet"])
+    t.check(rc == 0 and err == "", "check --quiet on a terminal: %r" % err[:160])
+    p = subprocess.run([d, "check", data, "--verify", "decode"], capture_output=True, text=True)
+    t.check(p.returncode == 0 and p.stderr == "", "check, stderr not a terminal: %r"
+            % p.stderr[:160])
+    p = subprocess.run([d, "cache", data, "--imgsz", "64", "--workers", "1"], capture_output=True,
+                       text=True)
+    t.check(p.returncode == 0 and "\r" not in p.stderr, "cache, stderr not a terminal: %r"
+            % p.stderr[:160])
+
+
 def main():
     args = ou.parse_args()
     cv2, np = ou.require_cv2()
@@ -369,6 +416,7 @@ def main():
         check_color(t, d, cv2, np, tmp)
         check_bench(t, d)
         check_synth(t, d, tmp)
+        check_progress(t, d, tmp)
         if os.path.isdir(os.path.join(args.data, "coco8")):
             check_replay(t, d, args.data)
             check_replay_disk_note(t, d, args.data, tmp)

@@ -60,6 +60,8 @@ static detfeed_loader *make_bgr(int workers, int prefetch, int augment, int rank
     detfeed_loader_set_float(l, DETFEED_LOADER_BGR, bgr);
     if (!CHECK_INT(detfeed_loader_open(l, src), 0))
         fprintf(stderr, "  %s\n", detfeed_loader_last_error(l));
+    uint64_t done = 1, total = 0; /* nothing running; the last stage complete */
+    CHECK(detfeed_loader_progress(l, &done, &total) == NULL && done == total);
     return l;
 }
 

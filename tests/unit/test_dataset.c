@@ -120,6 +120,9 @@ static void test_yaml_train(void)
     CHECK(tu_has_problem(ds, "images/train/f.heic", 0,
                          "unsupported image format 'heic'"));
     CHECK(tu_has_problem(ds, "labels/train/orphan.txt", 0, "without an image"));
+    uint64_t done = 0, total = 0; /* nothing running; indexing ended complete */
+    CHECK(detfeed_dataset_progress(ds, &done, &total) == NULL);
+    CHECK(total >= 12 && done == total);
     CHECK(tu_has_problem(ds, "labels/train/dup.txt", 0, "1 duplicate"));
     CHECK(tu_has_problem(ds, "data.yaml", 1, "does not exist here"));
     /* Order is the sorted paths; a.png first with its two boxes. */
