@@ -196,16 +196,16 @@ class _DetfeedMixin:
             if "val" in self._detfeed_given:
                 kept["val"] = val = self._detfeed_val
             self._detfeed_options, self._detfeed_val = options, val
-            what = "with the detfeed settings it was trained with (detfeed %s): %s" % (
-                record.get("version", "?"), _settings_text(options, val))
+            what = "resuming %s with the detfeed settings it was trained with (detfeed %s): %s" % (
+                self.args.resume, record.get("version", "?"), _settings_text(options, val))
             if kept:
                 what += "; given now: %s" % ", ".join("%s=%s" % kv for kv in sorted(kept.items()))
         else:
-            what = ("trained without detfeed: the resumed run takes its batches from detfeed's "
-                    "loader, not Ultralytics' (%s)"
-                    % _settings_text(self._detfeed_options, self._detfeed_val))
+            what = ("%s was trained without detfeed (on Ultralytics' own loader): its resumed "
+                    "run switches to detfeed's loader (%s)"
+                    % (self.args.resume, _settings_text(self._detfeed_options, self._detfeed_val)))
         if RANK in (-1, 0):
-            LOGGER.info("%sdetfeed: resuming %s %s" % (colorstr("train: "), self.args.resume, what))
+            LOGGER.info("%sdetfeed: %s" % (colorstr("train: "), what))
 
     def save_model(self):
         """Ultralytics' checkpoints, with detfeed's settings under
