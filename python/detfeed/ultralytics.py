@@ -30,7 +30,17 @@ same 8-bit batch on that device: detfeed converts with the matching table
 (on CUDA PyTorch's `img.float() / 255` multiplies by the reciprocal of 255,
 on the CPU it divides), and Ultralytics' own preprocess_batch still runs
 (device moves, multi_scale).
-Ultralytics is imported when trainer() is called, never before.
+A checkpoint of such a trainer records detfeed's settings under the key
+CHECKPOINT_KEY ("detfeed": version, the Loader keywords with color and
+dtype, val; plain values, so that it loads where detfeed is not
+installed); a resumed run (model.train(resume=True, trainer=trainer()))
+restores them, and a resumed checkpoint without the record is said in the
+log to switch to detfeed's loader. validator() is the validator of a
+validation of its own (model.val(validator=...), `yolo val`) with
+detfeed's validation batches. `detfeed train ...` and `detfeed val ...`
+(detfeed.train_cli) run both from Ultralytics' command line.
+Ultralytics is imported when trainer() or validator() is called, never
+before.
 """
 import importlib.util
 import os
