@@ -17,8 +17,9 @@ detfeed's own arguments are taken out before Ultralytics sees them:
 color=worker|device|recipe, dtype=float32|uint8, val=detfeed|ultralytics
 (val=True/False stays Ultralytics' flag), and the Loader settings that
 trainer() passes on (prefetch=, partner_window=, verify_record=, ...; see
-`detfeed train help`). `detfeed val` takes val= and the settings a
-validation loader takes.
+`detfeed train help`), also from a cfg=custom.yaml (Ultralytics reads a
+copy without them; the command line wins). `detfeed val` takes val= and
+the settings a validation loader takes.
 
 Resume: a checkpoint of a detfeed run records detfeed's settings (the
 key detfeed.ultralytics.CHECKPOINT_KEY), and `detfeed train resume
@@ -75,6 +76,7 @@ detfeed's own arguments (taken out before Ultralytics sees them):
                               Ultralytics' flag: validate during training)
   NAME=VALUE                  a Loader setting (help(detfeed.Loader)); train:
     %(train_options)s
+  (also as keys of a cfg=custom.yaml; the command line wins)
   detfeed val takes val= and:
     %(val_options)s
 
@@ -176,6 +178,7 @@ def split_args(argv):
         except AssertionError as e:
             raise UsageError(str(e)) from None
     mode = mode or "train"
+    rest = _cfg_settings(rest, own, DEFAULT_CFG_DICT, train_options)
     for key in own:
         if key in du._FROM_TRAIN_ARGS:
             raise UsageError("%s= is set by detfeed's trainer (from Ultralytics' arguments and "
@@ -187,6 +190,46 @@ def split_args(argv):
         raise UsageError("val must be detfeed or ultralytics (or Ultralytics' True/False), "
                          "not %r" % (own["val"],))
     return mode, own, rest
+
+
+def _cfg_settings(rest, own, ultralytics_args, train_options):
+    """detfeed's settings in a cfg=custom.yaml of the arguments, added to
+    own (those of the command line win); the arguments with that cfg= in
+    place of a copy of the file without them (removed at exit), so that
+    Ultralytics reads the rest of it as it reads a cfg file."""
+    from ultralytics import cfg as ucfg
+    from ultralytics.utils import YAML, checks
+    out = []
+    for a in rest:
+        word = a[2:] if a.startswith("--") else a
+        key, eq, value = word.partition("=")
+        if key.strip() != "cfg" or not eq or ucfg.smart_value(value.strip()) is None:
+            out.append(a)
+            continue
+        path = checks.check_yaml(value.strip())
+        items = YAML.load(path)
+        taken = {k: v for k, v in items.items()
+                 if _is_detfeed_key(k, str(v), ultralytics_args, train_options)}
+        if taken:
+            for k, v in taken.items():
+                own.setdefault(k, v)
+            a = "cfg=" + _without(items, taken, path)
+        out.append(a)
+    return out
+
+
+def _without(items, taken, path):
+    """A copy of the cfg file `path` (its items) without the keys of taken."""
+    import atexit
+    import os
+    import tempfile
+    from ultralytics.utils import YAML
+    fd, copy = tempfile.mkstemp(prefix="detfeed-cfg-", suffix=".yaml")
+    os.close(fd)
+    atexit.register(lambda: os.path.exists(copy) and os.unlink(copy))
+    YAML.save(copy, {k: v for k, v in items.items() if k not in taken},
+              header="# %s without detfeed's settings (%s)\n" % (path, ", ".join(sorted(taken))))
+    return copy
 
 
 def _is_detfeed_key(key, value, ultralytics_args, train_options):

@@ -191,3 +191,14 @@ def test_detfeed_arguments_are_taken_out_as_ultralytics_parses():
                         (["train", "prefetch="], "missing 'prefetch' value")):
         with pytest.raises(UsageError, match=words):
             split_args(argv)
+
+
+def test_detfeed_settings_of_a_cfg_file_are_taken_out(tmp_path):
+    from detfeed.train_cli import split_args
+    from ultralytics.utils import YAML
+    cfg = tmp_path / "custom.yaml"
+    cfg.write_text("epochs: 3\ncolor: device\nprefetch: 5\nval: false\n")
+    mode, own, rest = split_args(["train", "cfg=%s" % cfg, "prefetch=7"])
+    assert own == {"color": "device", "prefetch": 7}  # the command line wins
+    assert len(rest) == 1 and rest[0].startswith("cfg=")
+    assert YAML.load(rest[0][4:]) == {"epochs": 3, "val": False}
