@@ -220,6 +220,10 @@ class _DetfeedMixin:
     def save_model(self):
         """Ultralytics' checkpoints, with detfeed's settings under
         CHECKPOINT_KEY (plain values: a checkpoint loads without detfeed)."""
+        # Ultralytics builds the checkpoint dict inside save_model and
+        # serializes it once with torch.save (then writes the bytes to
+        # last.pt, best.pt, epochN.pt); no hook adds a key, so torch.save is
+        # wrapped for the call (this process's, on the training thread).
         import torch
         record, real, added = checkpoint_record(self._detfeed_options, self._detfeed_val), \
             torch.save, []
