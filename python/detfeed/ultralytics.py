@@ -30,7 +30,17 @@ same 8-bit batch on that device: detfeed converts with the matching table
 (on CUDA PyTorch's `img.float() / 255` multiplies by the reciprocal of 255,
 on the CPU it divides), and Ultralytics' own preprocess_batch still runs
 (device moves, multi_scale).
-Ultralytics is imported when trainer() is called, never before.
+A checkpoint of such a trainer records detfeed's settings under the key
+CHECKPOINT_KEY ("detfeed": version, the Loader keywords with color and
+dtype, val; plain values, so that it loads where detfeed is not
+installed); a resumed run (model.train(resume=True, trainer=trainer()))
+restores them, and a resumed checkpoint without the record is said in the
+log to switch to detfeed's loader. validator() is the validator of a
+validation of its own (model.val(validator=...), `yolo val`) with
+detfeed's validation batches. `detfeed train ...` and `detfeed val ...`
+(detfeed.train_cli) run both from Ultralytics' command line.
+Ultralytics is imported when trainer() or validator() is called, never
+before.
 """
 import importlib.util
 import os
@@ -56,6 +66,29 @@ class TrainArgumentError(ValueError):
     """A train argument detfeed does not support, named in the message."""
 
 
+# The checkpoint key of detfeed's settings: {"version", "loader" (the
+# Loader keywords, color and dtype among them), "val"}, plain values only.
+CHECKPOINT_KEY = "detfeed"
+
+
+def checkpoint_record(options, val):
+    """What a checkpoint records of detfeed: plain values (str, numbers,
+    bools, None), so that it loads where detfeed is not installed (also
+    under torch.load(weights_only=True))."""
+    from ._version import __version__
+
+    def plain(v):
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        return os.fspath(v) if isinstance(v, os.PathLike) else str(v)
+    return {"version": __version__, "loader": {str(k): plain(v) for k, v in options.items()},
+            "val": val}
+
+
+def _settings_text(options, val):
+    return ", ".join("%s=%s" % (k, options[k]) for k in sorted(options)) + ", val=%s" % val
+
+
 def trainer(color="worker", dtype="float32", val="detfeed", **loader_options):
     """A trainer class for model.train(trainer=...) whose training batches
     come from detfeed. color: "worker", "device" (the CUDA kernel colours
@@ -64,7 +97,13 @@ def trainer(color="worker", dtype="float32", val="detfeed", **loader_options):
     floats Ultralytics' preprocess_batch makes) or "uint8" (codes; Ultralytics divides); val:
     "detfeed" (validation batches from detfeed.Loader too) or "ultralytics"
     (Ultralytics' validation loader); further keywords go to detfeed.Loader
-    (e.g. prefetch; the validation loader takes those of _VAL_OPTIONS)."""
+    (e.g. prefetch; the validation loader takes those of _VAL_OPTIONS).
+
+    Its checkpoints record these settings (CHECKPOINT_KEY); resuming one
+    (model.train(resume=True, trainer=...)) restores them, except those
+    given here other than their defaults, and says so in the log; resuming
+    a checkpoint without the record says that its run goes on with
+    detfeed's loader."""
     if color not in ("worker", "device", "recipe"):
         raise ValueError("color must be 'worker', 'device' or 'recipe', not %r" % (color,))
     if val not in ("detfeed", "ultralytics"):
@@ -77,8 +116,20 @@ def trainer(color="worker", dtype="float32", val="detfeed", **loader_options):
         raise TypeError("trainer() got %s: the trainer sets %s from the train arguments "
                         "(give them to model.train)" % (", ".join(taken),
                                                         "it" if len(taken) == 1 else "them"))
-    options = dict(loader_options, color=color, dtype=str(dtype).replace("torch.", ""))
-    settings = {"loader": options, "val": val}
+    dtype = str(dtype).replace("torch.", "")
+    # What a resumed run takes from here rather than from its checkpoint's
+    # record: the keywords given other than their defaults.
+    given = set(loader_options) | {k for k, v, default in (
+        ("color", color, "worker"), ("dtype", dtype, "float32"), ("val", val, "detfeed"))
+        if v != default}
+    return _trainer({"loader": dict(loader_options, color=color, dtype=dtype), "val": val,
+                     "given": given})
+
+
+def _trainer(settings):
+    """trainer()'s class for settings {"loader": Loader keywords (color and
+    dtype among them), "val": "detfeed" or "ultralytics", "given": the names
+    a resumed run keeps rather than take them from its checkpoint}."""
     from ultralytics.utils import DEFAULT_CFG
 
     class DetfeedTrainer:
@@ -126,13 +177,75 @@ class _DetfeedMixin:
     """The detfeed parts of a task trainer (mixed in before Ultralytics' class)."""
 
     def __init__(self, settings, cfg, overrides, _callbacks):
-        self._detfeed_options = settings["loader"]
+        self._detfeed_options = dict(settings["loader"])
         self._detfeed_val = settings["val"]
+        self._detfeed_given = set(settings.get("given", ()))
         super().__init__(cfg, overrides, _callbacks)
         check_train_arguments(self.args)
         check_data(self.data, str(self.args.data))
         warn_albumentations()
         self.add_callback("on_train_epoch_start", _sync_epoch)
+
+    def setup_model(self):
+        """Ultralytics' setup_model; a resumed run takes detfeed's settings
+        from its checkpoint (before the loaders are made)."""
+        ckpt = super().setup_model()
+        if self.resume and isinstance(ckpt, dict):
+            self._resume_settings(ckpt)
+        return ckpt
+
+    def _resume_settings(self, ckpt):
+        from ultralytics.utils import LOGGER, RANK, colorstr
+        record = ckpt.get(CHECKPOINT_KEY)
+        if isinstance(record, dict) and isinstance(record.get("loader"), dict):
+            options = dict(record["loader"])
+            val = record.get("val", "detfeed")
+            kept = {k: self._detfeed_options[k] for k in self._detfeed_given
+                    if k in self._detfeed_options}
+            options.update(kept)
+            if "val" in self._detfeed_given:
+                kept["val"] = val = self._detfeed_val
+            self._detfeed_options, self._detfeed_val = options, val
+            what = "resuming %s with the detfeed settings it was trained with (detfeed %s): %s" % (
+                self.args.resume, record.get("version", "?"), _settings_text(options, val))
+            if kept:
+                what += "; given now: %s" % ", ".join("%s=%s" % kv for kv in sorted(kept.items()))
+        else:
+            what = ("%s was trained without detfeed (on Ultralytics' own loader): its resumed "
+                    "run switches to detfeed's loader (%s)"
+                    % (self.args.resume, _settings_text(self._detfeed_options, self._detfeed_val)))
+        if RANK in (-1, 0):
+            LOGGER.info("%sdetfeed: %s" % (colorstr("train: "), what))
+
+    def save_model(self):
+        """Ultralytics' checkpoints, with detfeed's settings under
+        CHECKPOINT_KEY (plain values: a checkpoint loads without detfeed)."""
+        # Ultralytics builds the checkpoint dict inside save_model and
+        # serializes it once with torch.save (then writes the bytes to
+        # last.pt, best.pt, epochN.pt); no hook adds a key, so torch.save is
+        # wrapped for the call (this process's, on the training thread).
+        import torch
+        record, real, added = checkpoint_record(self._detfeed_options, self._detfeed_val), \
+            torch.save, []
+
+        def save(obj, *args, **kwargs):
+            if isinstance(obj, dict) and "train_args" in obj and CHECKPOINT_KEY not in obj:
+                obj = dict(obj, **{CHECKPOINT_KEY: record})
+                added.append(True)
+            return real(obj, *args, **kwargs)
+
+        torch.save = save
+        try:
+            saved = super().save_model()
+        finally:
+            torch.save = real
+        if not added and not getattr(self, "_detfeed_unrecorded", False):
+            from ultralytics.utils import LOGGER
+            self._detfeed_unrecorded = True
+            LOGGER.warning("detfeed: this Ultralytics version saved its checkpoint without "
+                           "torch.save of a dict: the checkpoint does not record detfeed's "
+                           "settings (a resume names them again)")
+        return saved
 
     def get_dataloader(self, dataset_path, batch_size=16, rank=0, mode="train"):
         if mode != "train":
@@ -363,15 +476,21 @@ _VAL_OPTIONS = ("prefetch", "pin_memory", "policy", "verify_record", "opencv", "
                 "max_label_line")
 
 
-def build_val_loader(args, data, dataset_path, batch_size, device, options):
+def build_val_loader(args, data, dataset_path, batch_size, device, options, passes=None):
     """ValidationLoader for the split Ultralytics validates on (dataset_path:
     its data[args.split]) with the batch size it gives validation, and the
-    path of the dataset YAML it was given (removed since)."""
+    path of the dataset YAML it was given (removed since). passes: the
+    validation passes it gives (default: a training run's); with passes=1
+    (a validation of its own) its threads are args.workers, as Ultralytics'
+    validator has them, not a trainer's twice that."""
     # The epochs of the loader are its validation passes (one per epoch with
     # val=True, else the last, and the final one): after each it starts
     # the next, as Ultralytics' workers go on to the next pass.
-    passes = (args.epochs if args.val else 1) + 1
-    settings = dict(imgsz=args.imgsz, batch=batch_size, workers=_threads(args, device, "val"),
+    if passes is None:
+        passes, threads = (args.epochs if args.val else 1) + 1, _threads(args, device, "val")
+    else:
+        threads = _threads(args, device)
+    settings = dict(imgsz=args.imgsz, batch=batch_size, workers=threads,
                     epochs=passes, augment=False, split="val", tensors="torch", device="cpu",
                     dtype="uint8", cache=_cache(args), rank=0, world_size=1,
                     **_dataset_args(args, data, "val"))
@@ -382,6 +501,97 @@ def build_val_loader(args, data, dataset_path, batch_size, device, options):
     finally:
         os.unlink(source)
     return ValidationLoader(loader, args.task, device), source
+
+
+def validator(val="detfeed", **loader_options):
+    """A validator class for model.val(validator=...) (a validation of its
+    own, as `yolo val` runs) whose batches come from detfeed.Loader: the
+    letterboxed rectangles of Ultralytics' validation loader, byte for byte
+    (see trainer()). val="ultralytics" keeps Ultralytics' loader; so does a
+    validation detfeed cannot give the batches of, with a log line saying
+    why (a model format that validates on squares, a stride above 32, a
+    model of fewer classes than the data, as trainer() lists). Keywords: the
+    Loader settings a validation loader takes (_VAL_OPTIONS)."""
+    if val not in ("detfeed", "ultralytics"):
+        raise ValueError("val must be 'detfeed' or 'ultralytics', not %r" % (val,))
+    other = sorted(set(loader_options) - set(_VAL_OPTIONS))
+    if other:
+        raise TypeError("validator() got %s: validation batches take only %s"
+                        % (", ".join(other), ", ".join(_VAL_OPTIONS)))
+    settings = {"loader": dict(loader_options), "val": val}
+
+    class DetfeedValidator:
+        """Makes the Ultralytics validator of the model's task, with
+        detfeed's validation loader."""
+
+        def __new__(cls, dataloader=None, save_dir=None, args=None, _callbacks=None):
+            from ultralytics.cfg import get_cfg
+            task = (args or {}).get("task") or get_cfg().task
+            return _validator_class(task)(settings, dataloader, save_dir, args, _callbacks)
+
+    return DetfeedValidator
+
+
+def _validator_class(task):
+    if task not in TASKS:
+        raise TrainArgumentError(
+            "detfeed: task=%r is not supported (detfeed validates %s); validate it without "
+            "detfeed's validator" % (task, ", ".join(TASKS)))
+    from ultralytics.models import yolo
+    base = {"detect": yolo.detect.DetectionValidator,
+            "segment": yolo.segment.SegmentationValidator,
+            "pose": yolo.pose.PoseValidator}[task]
+    return type("Detfeed" + base.__name__, (_DetfeedValidatorMixin, base), {})
+
+
+class _DetfeedValidatorMixin:
+    """The detfeed parts of a task validator of its own (not a trainer's:
+    that one gets the trainer's loader)."""
+
+    def __init__(self, settings, dataloader, save_dir, args, _callbacks):
+        self._detfeed_options, self._detfeed_val = settings["loader"], settings["val"]
+        self._detfeed_loader = None
+        super().__init__(dataloader, save_dir, args, _callbacks)
+
+    def __call__(self, trainer=None, model=None):
+        try:
+            return super().__call__(trainer=trainer, model=model)
+        finally:
+            if self._detfeed_loader is not None:
+                self._detfeed_loader.close()
+                self._detfeed_loader = self.dataloader = None
+
+    def get_dataloader(self, dataset_path, batch_size):
+        from ultralytics.utils import LOGGER, colorstr
+        why = "val=ultralytics" if self._detfeed_val == "ultralytics" else self._no_detfeed()
+        if why is None:
+            loader, source = build_val_loader(self.args, self.data, dataset_path, batch_size,
+                                              self.device, self._detfeed_options, passes=1)
+            why = unsupported_images(loader.loader)
+            if self.args.task == "detect" and loader.dataset.task == "segment":
+                why = ("detfeed orders a segment dataset's instances by mask area, Ultralytics' "
+                       "detect dataset keeps the label files' order")
+            if why is None:
+                log_loader(loader.loader, {source: str(self.args.data)}, mode="val")
+                self._detfeed_loader = loader
+                return loader
+            loader.close()
+        LOGGER.info("%sdetfeed: validation through Ultralytics' loader: %s"
+                    % (colorstr("val: "), why))
+        return super().get_dataloader(dataset_path, batch_size)
+
+    def _no_detfeed(self):
+        """Why detfeed cannot give this validation's batches, or None."""
+        if not self.args.rect:
+            return "this model format validates on square images (rect=False)"
+        stride = self.stride
+        stride = max(int(stride.max() if hasattr(stride, "max") else stride), 32)
+        if stride != 32:
+            return "the model's stride is %d (detfeed's rect shapes are multiples of 32)" % stride
+        if self.names and len(self.names) < self.data["nc"]:
+            return ("the model has %d classes, the data %d (Ultralytics leaves out the labels of "
+                    "the others)" % (len(self.names), self.data["nc"]))
+        return None
 
 
 class ValidationLoader:
