@@ -661,6 +661,17 @@ DETFEED_API size_t detfeed_dataset_problem_count(const detfeed_dataset *ds);
 DETFEED_API int detfeed_dataset_problem(const detfeed_dataset *ds, size_t index,
                                         const char **file, int *line,
                                         const char **reason);
+/* What a problem is: something left out (an image, a label line), a note on
+ * the data (an orphan label file, duplicate rows removed), or what a
+ * setting of the user's did (fraction, classes); NONE for no such index. */
+typedef enum detfeed_problem_kind {
+    DETFEED_PROBLEM_NONE = -1,
+    DETFEED_PROBLEM_SKIP = 0,
+    DETFEED_PROBLEM_NOTE = 1,
+    DETFEED_PROBLEM_SETTING = 2
+} detfeed_problem_kind;
+DETFEED_API detfeed_problem_kind detfeed_dataset_problem_kind(const detfeed_dataset *ds,
+                                                              size_t index);
 
 /* Usable images, in order; index i in [0, detfeed_dataset_size). */
 DETFEED_API size_t detfeed_dataset_size(const detfeed_dataset *ds);

@@ -337,6 +337,7 @@ _SIGNATURES = {
     "detfeed_loader_create": (_i, [_pp, _u32]),
     "detfeed_loader_destroy": (None, [_p]),
     "detfeed_loader_last_error": (_s, [_p]),
+    "detfeed_dataset_problem_kind": (_i, [_p, _sz]),
     "detfeed_loader_progress": (_s, [_p, ctypes.POINTER(_u64), ctypes.POINTER(_u64)]),
     "detfeed_loader_param_parse": (_i, [_s, _pi]),
     "detfeed_loader_param_bounds_int": (_i, [_i, _p, _p, _p, _p]),

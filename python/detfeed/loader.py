@@ -318,6 +318,18 @@ class Dataset:
         del owner
         return out
 
+    def problem_kinds(self):
+        """What each line of problems() is: "skip" (an image or a label line
+        left out), "note" (about the data: an orphan label file, duplicate
+        rows removed) or "setting" (what a setting of the user's did:
+        fraction, classes)."""
+        owner = self._acquire()  # held: the memory stays while it is read
+        names = {0: "skip", 1: "note", 2: "setting"}
+        out = [names.get(lib.detfeed_dataset_problem_kind(self._ptr, i), "skip")
+               for i in range(lib.detfeed_dataset_problem_count(self._ptr))]
+        del owner
+        return out
+
     def _image_labels(self, i):
         ds = self._ptr
         n = max(lib.detfeed_dataset_instance_count(ds, i), 0)

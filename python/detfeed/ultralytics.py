@@ -258,7 +258,7 @@ class _DetfeedMixin:
         loader, source = build_loader(self.args, self.data, dataset_path, batch_size,
                                       self.device, self._detfeed_options)
         if rank in (-1, 0):
-            log_loader(loader, {source: str(self.args.data)})
+            log_loader(loader, {source: str(self.args.data)}, seen=self._problems_logged())
         check_loader(loader, self.args.task, str(self.args.data))
         return loader
 
@@ -277,13 +277,30 @@ class _DetfeedMixin:
                 why = ("detfeed orders a segment dataset's instances by mask area, Ultralytics' "
                        "detect dataset keeps the label files' order")
             if why is None:
-                log_loader(loader.loader, {source: str(self.args.data)}, mode="val")
+                log_loader(loader.loader, {source: str(self.args.data)}, mode="val",
+                           seen=self._problems_logged())
                 return loader
             loader.close()
         from ultralytics.utils import LOGGER, colorstr
         LOGGER.info("%sdetfeed: validation through Ultralytics' loader: %s"
                     % (colorstr("val: "), why))
         return super().get_dataloader(dataset_path, batch_size, rank, mode)
+
+    def _problems_logged(self):
+        """The dataset problems this trainer has logged (each once, though
+        training and validation may read the same files)."""
+        if not hasattr(self, "_detfeed_problems_logged"):
+            self._detfeed_problems_logged = set()
+        return self._detfeed_problems_logged
+
+    def _close_dataloader_mosaic(self):
+        """Ultralytics' line at the epoch it closes mosaic; detfeed's loader
+        turns Mosaic, MixUp, CutMix and CopyPaste off in those epochs by
+        itself (its close_mosaic setting)."""
+        if not isinstance(getattr(self, "train_loader", None), Loader):
+            return super()._close_dataloader_mosaic()
+        from ultralytics.utils import LOGGER
+        LOGGER.info("Closing dataloader mosaic")
 
     def _no_detfeed_rect(self, rank):
         """Why detfeed cannot make this trainer's rect training batches, or
@@ -690,10 +707,13 @@ def _write_data_yaml(data, dataset_path, args, split):
     return path
 
 
-def log_loader(loader, aliases, mode="train"):
+def log_loader(loader, aliases, mode="train", seen=None):
     """One line for detfeed (route, worker threads, cache) and one for its
     dataset scan, with each problem it found, as Ultralytics logs its own
-    (the YAML written for the loader named as the user's data)."""
+    (the YAML written for the loader named as the user's data): a warning,
+    or information for what a setting of the user's did (fraction,
+    classes). A line in `seen` (a set the trainer keeps: its training and
+    validation data may be the same files) is not logged again."""
     from ultralytics.utils import LOGGER, colorstr
     prefix = colorstr("%s: " % mode)
     if mode == "val":
@@ -716,10 +736,14 @@ def log_loader(loader, aliases, mode="train"):
                 % (prefix, st["usable"], st["backgrounds"], st["corrupt"],
                    "".join(", %d %s" % (st[k], what) for k, what in extra if st[k]),
                    _verify_summary(loader.verify_stats())))
-    for line in loader.dataset.problems():
+    seen = set() if seen is None else seen
+    for line, kind in zip(loader.dataset.problems(), loader.dataset.problem_kinds()):
         for path, name in aliases.items():
             line = line.replace(path, name)
-        LOGGER.warning("%s%s" % (prefix, line))
+        if line in seen:
+            continue
+        seen.add(line)
+        (LOGGER.info if kind == "setting" else LOGGER.warning)("%s%s" % (prefix, line))
 
 
 def _verify_summary(v):

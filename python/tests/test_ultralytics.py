@@ -5,6 +5,8 @@ own dataset holds for the same arguments, or refused with a message naming
 the argument. The fits run in one process of their own
 (ultralytics_fits.py); these tests read its record."""
 
+import os
+
 import pytest
 
 from fits_process import data_or_skip, run_fits
@@ -288,3 +290,45 @@ def test_an_installed_albumentations_is_warned_of(monkeypatch):
                         lambda name, *a: None if name == "albumentations" else real(name, *a))
     du.warn_albumentations()
     assert not said
+
+
+def test_dataset_problems_are_logged_once_and_settings_as_information(monkeypatch):
+    """The trainer logs each problem of its data once, though training and
+    validation may read the same files (coco128 validates on its training
+    images), as a warning; what a setting of the user's did (fraction) is
+    information."""
+    import detfeed
+    import detfeed.ultralytics as du
+    from ultralytics.utils import LOGGER
+    root = os.path.join(DATA, "coco128")
+    if not os.path.isdir(root):
+        pytest.skip("no coco128 in %s" % DATA)
+    warned, told = [], []
+    monkeypatch.setattr(LOGGER, "warning", lambda msg, *a, **k: warned.append(str(msg)))
+    monkeypatch.setattr(LOGGER, "info", lambda msg, *a, **k: told.append(str(msg)))
+    with detfeed.Loader(root, imgsz=64, batch=2, workers=1, fraction="0.5",
+                        verify_record="none") as loader:
+        kinds = loader.dataset.problem_kinds()
+        assert len(kinds) == len(loader.dataset.problems()) and "setting" in kinds
+        seen = set()
+        du.log_loader(loader, {}, seen=seen)
+        du.log_loader(loader, {}, mode="val", seen=seen)
+    orphans = [w for w in warned if "label file without an image" in w]
+    assert len(orphans) == 2, warned  # 000000000656.txt and 000000000659.txt, once each
+    assert any("fraction: the first 64 of 128" in t for t in told), told
+    assert not any("fraction" in w for w in warned), warned
+
+
+def test_closing_mosaic_is_logged_as_ultralytics_logs_it(monkeypatch):
+    """Ultralytics logs "Closing dataloader mosaic" when its dataset has
+    close_mosaic; detfeed's trainer logs the same line at that epoch (its
+    loader turns mosaic off in those epochs by itself)."""
+    import detfeed.ultralytics as du
+    from ultralytics.utils import LOGGER
+    told = []
+    monkeypatch.setattr(LOGGER, "info", lambda msg, *a, **k: told.append(str(msg)))
+    cls = du._task_class("detect")
+    trainer = cls.__new__(cls)  # its one method called: no model, no data
+    trainer.train_loader = du.Loader.__new__(du.Loader)
+    trainer._close_dataloader_mosaic()
+    assert told == ["Closing dataloader mosaic"]

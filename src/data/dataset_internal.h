@@ -28,8 +28,9 @@ typedef struct detfeed__image {
 
 typedef struct detfeed__problem {
     char *file, *reason;
-    int line;  /* 0: of the file as a whole */
-    bool note; /* a remark (nothing was skipped) */
+    int line;     /* 0: of the file as a whole */
+    bool note;    /* a remark (nothing was skipped) */
+    bool setting; /* a note on what a setting of the user's did */
 } detfeed__problem;
 
 #define DETFEED__NSTATS 15
@@ -75,6 +76,9 @@ struct detfeed_dataset {
  * message set). */
 int detfeed__problem_add(detfeed_dataset *ds, const char *file, int line,
                          const char *reason, bool note);
+/* A note on what a setting of the user's did (fraction, classes) at the
+ * source: DETFEED_PROBLEM_SETTING. */
+int detfeed__setting_note(detfeed_dataset *ds, const char *source, const char *note);
 
 /* A codec message is "path: reason"; the reason alone for the report. */
 const char *detfeed__reason_of(const char *msg, const char *path);

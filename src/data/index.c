@@ -308,7 +308,7 @@ static int apply_classes(detfeed_dataset *ds, const char *source)
     char note[96];
     snprintf(note, sizeof note, "classes: %lld instances of other classes removed",
              (long long)removed);
-    return detfeed__problem_add(ds, source, 0, note, true);
+    return detfeed__setting_note(ds, source, note);
 }
 
 /* The classes asked for against the dataset's (when known). */
@@ -383,7 +383,7 @@ static int add_files(detfeed_dataset *ds, const detfeed__strlist *paths,
              "fraction: the first %zu of %zu image files kept, in sorted order as "
              "Ultralytics takes them",
              keep, files);
-    return detfeed__problem_add(ds, source, 0, note, true);
+    return detfeed__setting_note(ds, source, note);
 }
 
 static void count(detfeed_dataset *ds)

@@ -28,6 +28,7 @@ int detfeed__problem_add(detfeed_dataset *ds, const char *file, int line,
         p->reason = detfeed__str_dup(reason);
         p->line = line;
         p->note = note;
+        p->setting = false;
         if (p->file == NULL || p->reason == NULL) {
             free(p->file);
             free(p->reason);
@@ -40,6 +41,15 @@ int detfeed__problem_add(detfeed_dataset *ds, const char *file, int line,
     if (line > 0)
         return detfeed__fail(&ds->msg, DETFEED_ELABEL, "%s:%d: %s", file, line, reason);
     return detfeed__fail(&ds->msg, DETFEED_ECORRUPT, "%s: %s", file, reason);
+}
+
+int detfeed__setting_note(detfeed_dataset *ds, const char *source, const char *note)
+{
+    size_t before = ds->nproblems;
+    int rc = detfeed__problem_add(ds, source, 0, note, true);
+    if (ds->nproblems > before)
+        ds->problems[before].setting = true;
+    return rc;
 }
 
 /* A codec message is "path: reason"; the reason alone for the report. */

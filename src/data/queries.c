@@ -33,6 +33,17 @@ int detfeed_dataset_problem(const detfeed_dataset *ds, size_t index, const char 
     return DETFEED_OK;
 }
 
+detfeed_problem_kind detfeed_dataset_problem_kind(const detfeed_dataset *ds,
+                                                  size_t index)
+{
+    if (ds == NULL || index >= ds->nproblems)
+        return DETFEED_PROBLEM_NONE;
+    const detfeed__problem *p = &ds->problems[index];
+    return p->setting ? DETFEED_PROBLEM_SETTING
+           : p->note  ? DETFEED_PROBLEM_NOTE
+                      : DETFEED_PROBLEM_SKIP;
+}
+
 size_t detfeed_dataset_size(const detfeed_dataset *ds)
 {
     return ds ? ds->n : 0;
