@@ -98,3 +98,17 @@ def test_trainer_log(tmp_path):
     with detfeed.Loader(yaml, verify_record="none", **KW) as loader:
         text = du._verify_summary(loader.verify_stats())
     assert "nothing recorded" in text, text
+
+
+def test_no_lock_file_stays_beside_the_labels(tmp_path):
+    """The verification record and the disk cache are written under a lock
+    file beside the labels, which is removed when released: after a loader
+    that wrote both (and one that reused them), only they are there."""
+    yaml = copy_coco8(tmp_path)
+    labels = tmp_path / "coco8" / "labels"
+    for _ in range(2):
+        with detfeed.Loader(yaml, **dict(KW, cache="disk")) as loader:
+            next(iter(loader))
+    names = sorted(p.name for p in labels.iterdir() if p.is_file())
+    assert not [n for n in names if n.endswith(".lock")], names
+    assert "train.detfeed-verified" in names and any(".detfeed-256.cache" in n for n in names)

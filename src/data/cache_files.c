@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <tiffvers.h>
 #include <unistd.h>
 #if defined(__has_include)
@@ -178,6 +179,53 @@ int detfeed__own_lock(const char *path, int *err, char *why, size_t wn)
 {
     int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
     return regular_or_refuse(path, fd, NULL, err, why, wn);
+}
+
+/* Whether the flocked fd is the file at `path` still (not removed by a
+ * holder that released it meanwhile). */
+static bool lock_current(int fd, const char *path)
+{
+    struct stat held, now;
+    return fstat(fd, &held) == 0 && lstat(path, &now) == 0 &&
+           held.st_dev == now.st_dev && held.st_ino == now.st_ino;
+}
+
+int detfeed__lock_take(const char *path, bool wait, bool *waited, int *err, char *why,
+                       size_t wn)
+{
+    if (waited)
+        *waited = false;
+    for (;;) {
+        int fd = detfeed__own_lock(path, err, why, wn);
+        if (fd < 0)
+            return -1;
+        int rc = flock(fd, LOCK_EX | LOCK_NB);
+        if (rc != 0 && errno == EWOULDBLOCK && wait) {
+            if (waited)
+                *waited = true;
+            while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR)
+                ;
+        }
+        if (rc != 0) {
+            *err = errno == EWOULDBLOCK ? EWOULDBLOCK : ENOLCK;
+            if (*err == ENOLCK)
+                snprintf(why, wn, "cannot lock it: %s", strerror(errno));
+            close(fd);
+            return -1;
+        }
+        if (lock_current(fd, path))
+            return fd;
+        close(fd); /* released (removed) while this waited: the new file */
+    }
+}
+
+void detfeed__lock_release(int fd, const char *path)
+{
+    if (fd < 0)
+        return;
+    if (path && lock_current(fd, path))
+        unlink(path);
+    close(fd);
 }
 
 int detfeed__own_create(const char *path, int *err, char *why, size_t wn)

@@ -69,6 +69,21 @@ bool detfeed__folder_writable(const char *path);
  * umask) when missing; never blocks (a FIFO is refused). */
 int detfeed__own_lock(const char *path, int *err, char *why, size_t wn);
 
+/* Takes an exclusive flock on the lock file `path` (opened as
+ * detfeed__own_lock opens it), waiting for another holder when `wait`
+ * (*waited then says whether it had to). Returns the descriptor, or -1 with
+ * *err and `why`: what detfeed__own_lock refuses, EWOULDBLOCK when
+ * another process holds it and `wait` is false, ENOLCK when flock fails. The lock is
+ * the file at `path` when it is taken: a holder releases it by removing the file
+ * (detfeed__lock_release), and one who locked the removed file takes the
+ * new one instead. */
+int detfeed__lock_take(const char *path, bool wait, bool *waited, int *err, char *why,
+                       size_t wn);
+/* Releases a lock taken with detfeed__lock_take on `path`: removes the file
+ * while holding it (no empty lock file stays beside the user's data), then
+ * closes fd. fd < 0: nothing. */
+void detfeed__lock_release(int fd, const char *path);
+
 /* Creates `path` new and empty for reading and writing (O_EXCL): a regular
  * file already there is left by an interrupted write and is unlinked first
  * (the caller holds the writer's lock), never truncated or written

@@ -116,6 +116,7 @@ struct detfeed_disk_cache {
     uint64_t index_bytes, data_offset, file_bytes, expected;
     char pixels[192];
     int fd, lock_fd;
+    char *lock_path;  /* PATH.lock once taken, removed on its release */
     dc_view views[2]; /* [0] from open (a valid file or the part), [1] adopted */
     _Atomic(dc_view *) view;
     atomic_uchar *state;  /* writer: each image's ST_ */
@@ -627,7 +628,7 @@ static void commit(detfeed_disk_cache *dc)
              atomic_load(&dc->held), dc->n, atomic_load(&dc->held_bytes),
              dc->why_built);
     atomic_store_explicit(&dc->st, DETFEED_DISK_BUILT, memory_order_release);
-    close(dc->lock_fd); /* the next writer may start */
+    detfeed__lock_release(dc->lock_fd, dc->lock_path); /* the next writer may start */
     dc->lock_fd = -1;
 }
 
@@ -724,7 +725,7 @@ static void note_reused(detfeed_disk_cache *dc, const char *how)
 static int open_locked(detfeed_disk_cache *dc, char *why, size_t wn)
 {
     if (reuse(dc, dc->path, 0, why, wn) == DETFEED_OK) {
-        close(dc->lock_fd);
+        detfeed__lock_release(dc->lock_fd, dc->lock_path);
         dc->lock_fd = -1;
         note_reused(dc, " (written by another process meanwhile)");
         return DETFEED_OK;
@@ -739,7 +740,7 @@ static int open_locked(detfeed_disk_cache *dc, char *why, size_t wn)
  * folder cannot be written and `may_fall_back`. */
 static int open_at(detfeed_disk_cache *dc, bool may_fall_back, int *unwritable)
 {
-    char why[384], e[128];
+    char why[384];
     if (reuse(dc, dc->path, 0, why, sizeof why) == DETFEED_OK)
         return note_reused(dc, ""), DETFEED_OK;
     if (dc->flags & DETFEED_DISK_NO_BUILD)
@@ -753,40 +754,28 @@ static int open_at(detfeed_disk_cache *dc, bool may_fall_back, int *unwritable)
             "%s %s; detfeed does not write over it (remove it or give another "
             "cache path)",
             dc->path, what);
-    char *lock = detfeed__strdup_printf("%s.lock", dc->path);
-    if (lock == NULL)
+    free(dc->lock_path);
+    if ((dc->lock_path = detfeed__strdup_printf("%s.lock", dc->path)) == NULL)
         return detfeed__fail(&dc->msg, DETFEED_ENOMEM, "out of memory");
     char refused[160];
     int err;
-    dc->lock_fd = detfeed__own_lock(lock, &err, refused, sizeof refused);
-    free(lock);
-    if (dc->lock_fd < 0 && may_fall_back &&
+    dc->lock_fd = detfeed__lock_take(dc->lock_path, dc->flags & DETFEED_DISK_WAIT, NULL,
+                                     &err, refused, sizeof refused);
+    if (dc->lock_fd >= 0)
+        return open_locked(dc, why, sizeof why);
+    if (may_fall_back &&
         (err == EACCES || err == EROFS || err == EPERM || err == ENOENT))
         return *unwritable = err, OPEN_UNWRITABLE;
-    if (dc->lock_fd < 0 && (err == ELOOP || err == EINVAL))
+    if (err == ELOOP || err == EINVAL)
         return detfeed__fail(&dc->msg, DETFEED_EIO, "%s.lock %s; remove it", dc->path,
                              refused);
-    if (dc->lock_fd < 0)
+    if (err == ENOLCK)
+        return detfeed__fail(&dc->msg, DETFEED_EIO, "%s.lock: %s", dc->path, refused);
+    if (err != EWOULDBLOCK)
         return detfeed__fail(
             &dc->msg, DETFEED_EIO,
             "%s: %s, and its folder cannot be written to build it (%s)", dc->path, why,
             refused);
-    if (flock(dc->lock_fd, LOCK_EX | LOCK_NB) == 0)
-        return open_locked(dc, why, sizeof why);
-    if (errno != EWOULDBLOCK)
-        return detfeed__fail(&dc->msg, DETFEED_EIO, "%s.lock: cannot lock it: %s",
-                             dc->path, errtext(errno, e, sizeof e));
-    if (dc->flags & DETFEED_DISK_WAIT) {
-        int rc;
-        while ((rc = flock(dc->lock_fd, LOCK_EX)) != 0 && errno == EINTR)
-            ;
-        if (rc == 0)
-            return open_locked(dc, why, sizeof why);
-        return detfeed__fail(&dc->msg, DETFEED_EIO, "%s.lock: cannot lock it: %s",
-                             dc->path, errtext(errno, e, sizeof e));
-    }
-    close(dc->lock_fd);
-    dc->lock_fd = -1;
     snprintf(dc->note_open, sizeof dc->note_open,
              "another process (or loader) is writing %s (%s here): images are decoded "
              "here until it is complete",
@@ -1453,8 +1442,8 @@ void detfeed_disk_cache_destroy(detfeed_disk_cache *dc)
     }
     if (dc->fd >= 0)
         close(dc->fd);
-    if (dc->lock_fd >= 0)
-        close(dc->lock_fd);
+    detfeed__lock_release(dc->lock_fd, dc->lock_path);
+    free(dc->lock_path);
     pthread_cond_destroy(&dc->cv);
     pthread_mutex_destroy(&dc->mu);
     pthread_mutex_destroy(&dc->adopt_mu);

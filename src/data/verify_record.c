@@ -76,6 +76,7 @@ struct detfeed__vrec {
     const char *read_from;
     char why[400];         /* why it was not used, or what it lacked */
     int lock_fd, lock_err; /* lock_err: why no lock was taken (an errno) */
+    char *lock_path;       /* the lock file's name once one was taken */
     char lock_why[160];    /* ... in words */
     bool waited;           /* another process held the lock */
     char note[DETFEED__MSG_SIZE];
@@ -369,14 +370,16 @@ detfeed__verdict detfeed__vrec_verdict(const detfeed__vrec *r, size_t i, char **
 
 /* ---- locking ------------------------------------------------------------- */
 
-static int open_lock(detfeed__vrec *r, const char *path, int *err)
+/* The lock beside the record at `path`, waited for (r->waited says whether
+ * another process held it); r->lock_path keeps its name for the release. */
+static int take_lock(detfeed__vrec *r, const char *path, int *err)
 {
-    char *lock = detfeed__strdup_printf("%s.lock", path);
-    int fd = lock ? detfeed__own_lock(lock, err, r->lock_why, sizeof r->lock_why) : -1;
-    if (lock == NULL)
-        *err = ENOMEM;
-    free(lock);
-    return fd;
+    free(r->lock_path);
+    r->lock_path = detfeed__strdup_printf("%s.lock", path);
+    if (r->lock_path == NULL)
+        return *err = ENOMEM, -1;
+    return detfeed__lock_take(r->lock_path, true, &r->waited, err, r->lock_why,
+                              sizeof r->lock_why);
 }
 
 /* The user's cache folder is made when the record goes there. */
@@ -406,26 +409,19 @@ void detfeed__vrec_lock(detfeed__vrec *r)
         return;
     int err;
     make_folder(r);
-    r->lock_fd = open_lock(r, r->target, &err);
+    r->lock_fd = take_lock(r, r->target, &err);
     if (r->lock_fd < 0 && unwritable(err) && move_to_fallback(r))
-        r->lock_fd = open_lock(r, r->target, &err);
+        r->lock_fd = take_lock(r, r->target, &err);
     if (r->lock_fd < 0) {
         r->lock_err = err; /* nothing can be written there: the note says so */
         return;
-    }
-    int rc = flock(r->lock_fd, LOCK_EX | LOCK_NB);
-    if (rc != 0 && errno == EWOULDBLOCK) {
-        r->waited = true;
-        while ((rc = flock(r->lock_fd, LOCK_EX)) != 0 && errno == EINTR)
-            ;
     }
     read_record(r);
 }
 
 static void unlock(detfeed__vrec *r)
 {
-    if (r->lock_fd >= 0)
-        close(r->lock_fd);
+    detfeed__lock_release(r->lock_fd, r->lock_path);
     r->lock_fd = -1;
 }
 
@@ -607,6 +603,7 @@ void detfeed__vrec_destroy(detfeed__vrec *r)
     if (r == NULL)
         return;
     unlock(r);
+    free(r->lock_path);
     free(r->data);
     free(r->e);
     free(r->match);
