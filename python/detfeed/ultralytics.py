@@ -482,7 +482,40 @@ def _open(source, settings, args):
     try:
         return Loader(source, **settings)
     except DetfeedError as e:
-        raise DetfeedError(e.status, str(e).replace(source, str(args.data))) from None
+        raise DetfeedError(e.status, _user_message(str(e), source, args)) from None
+
+
+def _user_message(text, source, args):
+    """A message about the YAML written for the loader (`source`) as one
+    about the user's: its name, and for "source:LINE:" the line of the
+    user's YAML with the same key (train, val, names, ...), or no line where
+    it has none (a packaged or downloaded dataset's YAML)."""
+    import re
+    name = str(args.data)
+    try:
+        with open(source, encoding="utf-8") as f:
+            written = f.read().splitlines()
+    except OSError:
+        written = []
+    try:
+        with open(name, encoding="utf-8") as f:
+            users = f.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        users = []
+
+    def line_of(match):
+        k = int(match.group(1))
+        text = written[k - 1] if 0 < k <= len(written) else ""
+        # an indented line (a names entry) belongs to the key above it
+        while k > 1 and text[:1].isspace():
+            k -= 1
+            text = written[k - 1]
+        key = text.split(":", 1)[0].strip()
+        for n, line in enumerate(users, 1):
+            if key and re.match(r"%s\s*:" % re.escape(key), line):
+                return "%s:%d:" % (name, n)
+        return "%s:" % name
+    return re.sub(re.escape(source) + r":(\d+):", line_of, text).replace(source, name)
 
 
 # trainer() keywords the validation loader takes too (the others concern

@@ -332,3 +332,21 @@ def test_closing_mosaic_is_logged_as_ultralytics_logs_it(monkeypatch):
     trainer.train_loader = du.Loader.__new__(du.Loader)
     trainer._close_dataloader_mosaic()
     assert told == ["Closing dataloader mosaic"]
+
+
+def test_an_error_in_the_written_yaml_names_the_users_line(tmp_path):
+    """The trainer opens its loader on a YAML it writes from what Ultralytics
+    resolved; an error naming a line of it names the user's YAML and the
+    line there with the same key (none where the user's has no such key)."""
+    import types
+    import detfeed.ultralytics as du
+    source = tmp_path / "detfeed-data-x.yaml"
+    source.write_text('path: "/d"\ntrain: ["/d/images/train"]\nnames:\n  0: "a"\n')
+    user = tmp_path / "mine.yaml"
+    user.write_text("# my data\n\npath: /d\nnames:\n  0: a\n\ntrain: images/train\n")
+    args = types.SimpleNamespace(data=str(user))
+    said = du._user_message("%s:2: folder does not exist; %s:4: bad name" % (source, source),
+                            str(source), args)
+    assert said == "%s:7: folder does not exist; %s:4: bad name" % (user, user), said
+    user.write_text("path: /d\n")
+    assert du._user_message("%s:2: x" % source, str(source), args) == "%s: x" % user
