@@ -30,8 +30,10 @@ jobs=$(nproc)
 # What the tests leave in "the user's cache folder" (verification records and
 # disk caches of read-only datasets) goes into the build tree, not $HOME.
 export XDG_CACHE_HOME="$PWD/build/xdg-cache"
+# Each step's header says when it started (seconds since this script began).
+section() { echo "== $* (at ${SECONDS} s)"; }
 
-echo "== format"
+section "format"
 files=$(git ls-files 'include/*.h' 'src/*.c' 'src/*.h' 'src/*.cu' 'tools/*.c' 'tools/*.h' 'tests/*.c' 'tests/*.h' | grep -v hsv_tables.h)
 clang-format --dry-run -Werror $files
 
@@ -42,16 +44,16 @@ fi
 cuda=OFF
 command -v nvcc >/dev/null && cuda=ON
 
-echo "== release build, -Werror, CUDA part $cuda"
+section "release build, -Werror, CUDA part $cuda"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDETFEED_WERROR=ON -DDETFEED_CUDA=$cuda \
   -DDETFEED_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$jobs" >/dev/null
 (cd build && ctest -j"$jobs" --no-tests=error --output-on-failure)
 
-echo "== cmake --install and C consumers (pkg-config shared and static, find_package)"
+section "cmake --install and C consumers (pkg-config shared and static, find_package)"
 bash tests/install/run.sh build
 
-echo "== ASan+UBSan build"
+section "ASan+UBSan build"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_WERROR=ON \
   -DDETFEED_SANITIZE=address -DDETFEED_CUDA=OFF -DDETFEED_BUILD_TESTS=ON >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
@@ -61,20 +63,20 @@ cmake --build build-asan -j"$jobs" >/dev/null
 (cd build-asan && ctest -j"$jobs" --no-tests=error --output-on-failure \
   -E 'test_mutation|_[0-9][0-9.]*$|^conformance')
 
-echo "== TSan build (threaded tests)"
+section "TSan build (threaded tests)"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_WERROR=ON \
   -DDETFEED_SANITIZE=thread -DDETFEED_CUDA=OFF -DDETFEED_BUILD_TESTS=ON >/dev/null
 cmake --build build-tsan -j"$jobs" --target test_cache test_disk_cache test_determinism test_ring test_batches test_route test_partners test_verify_record >/dev/null
 (cd build-tsan && ctest --no-tests=error --output-on-failure \
   -R 'test_cache|test_disk_cache|test_determinism|test_ring|test_batches|test_route|test_partners|test_verify_record')
 
-echo "== libFuzzer targets (clang, ASan+UBSan)"
+section "libFuzzer targets (clang, ASan+UBSan)"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_FUZZ=ON -DDETFEED_BUILD_TESTS=ON \
   -DDETFEED_CUDA=OFF -DDETFEED_WERROR=ON -DDETFEED_FUZZ_SECONDS="${FUZZ_SECONDS:-20}" >/dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzz_labels fuzz_yaml fuzz_decode fuzz_disk_cache >/dev/null
 (cd build-fuzz && ctest -j"$jobs" --no-tests=error --output-on-failure -R '^fuzz_')
 
-echo "== the wheel (scripts/wheel.sh), the source tree unchanged by its build"
+section "the wheel (scripts/wheel.sh), the source tree unchanged by its build"
 tree() { git status --porcelain --ignored | grep -v '^!! build[^/]*/$' || true; }
 before=$(tree)
 WHEEL_CUDA_ARCHS=${WHEEL_CUDA_ARCHS:-90-real} scripts/wheel.sh build-wheel/dist >/dev/null
@@ -87,17 +89,17 @@ if [ -n "${CI:-}" ] && [ -n "$(git status --porcelain)" ]; then
   echo "the clean clone is not clean after the wheel's build:"; git status --porcelain; exit 1
 fi
 wheel=$(ls build-wheel/dist/detfeed-*manylinux*.whl)
-echo "== a source build without pkg-config fails with one line naming what is missing"
+section "a source build without pkg-config fails with one line naming what is missing"
 hide=$(mktemp -d)
 printf '#!/bin/sh\nexit 127\n' >"$hide/pkg-config" && chmod +x "$hide/pkg-config"
 out=$(PATH="$hide:$PATH" build-wheel/tools/bin/pip wheel --no-deps -w "$hide" ./python 2>&1 || true)
 rm -rf "$hide"
 echo "$out" | grep -E '^ *detfeed: building from source needs pkg-config, libspng, libturbojpeg, zlib, xxhash, libwebp, libtiff, openjpeg: install with `sudo apt-get install pkg-config libspng-dev libturbojpeg0-dev zlib1g-dev libxxhash-dev libwebp-dev libtiff-dev libopenjp2-7-dev`' ||
   { echo "$out"; echo "no such line"; exit 1; }
-echo "== the wheel in a fresh venv without compilers (scripts/wheel_check.sh)"
+section "the wheel in a fresh venv without compilers (scripts/wheel_check.sh)"
 scripts/wheel_check.sh "$wheel" | grep -v '^\s*$' | tail -8
 
-echo "== Python binding (the wheel, pytest)"
+section "Python binding (the wheel, pytest)"
 py=build-py/venv # made by scripts/oracle_env.sh, with PyTorch
 "$py/bin/pip" install -q --no-deps --force-reinstall "$wheel"
 (cd python/tests && DETFEED_CLI="$PWD/../../$py/bin/detfeed" \
@@ -107,7 +109,7 @@ py=build-py/venv # made by scripts/oracle_env.sh, with PyTorch
   DETFEED_LIBRARY="$PWD/../../build/libdetfeed.so" PYTHONPATH="$PWD/.." \
   /usr/bin/python3 -c 'import sys, pytest; import detfeed.loader as m; assert m.torch is None, "torch is importable here"; sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "test_loader.py"]))')
 
-echo "== Python binding against the ASan+UBSan build (Debian's python3)"
+section "Python binding against the ASan+UBSan build (Debian's python3)"
 # The safety tests (batches held across close() or the Loader's end, the
 # dataset after close, fork, two iterators, K x 2 and K x 3 pose, Ctrl-C)
 # with build-asan's library: ASan's runtime has to come first in the process
