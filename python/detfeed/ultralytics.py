@@ -24,7 +24,7 @@ the instances by mask area there).
 The data is what Ultralytics resolves (its check_det_dataset: the datasets
 folder, `path`, downloads), and every train argument that shapes the
 training data is either honoured with Ultralytics' meaning or refused
-before training with a message naming it (the README's table says which).
+before training with a message naming it (docs/guide.md's table says which).
 The model receives the floats Ultralytics' preprocess_batch gives for the
 same 8-bit batch on that device: detfeed converts with the matching table
 (on CUDA PyTorch's `img.float() / 255` multiplies by the reciprocal of 255,
