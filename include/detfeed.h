@@ -1134,6 +1134,10 @@ typedef enum detfeed_loader_param {
                                           beside the labels) */
     DETFEED_LOADER_VERIFY_RECORD = 62, /* text: "auto" (default), "none" or a
                                           file (see "Verification record") */
+    /* Where a dataset YAML's data is (see "Where a YAML's data is"): */
+    DETFEED_LOADER_DATASETS_DIR = 63, /* text: Ultralytics' datasets_dir
+                                         (detfeed_dataset_set_datasets_dir);
+                                         "" (default): its settings file's */
     /* Where mosaic and mixup partners come from (see "Partners" below): */
     DETFEED_LOADER_PARTNER_WINDOW = 40, /* int >= 0: 0 uniform (default), W a window */
     /* Image limits (detfeed_codec_limit), which the loader's dataset applies
@@ -1291,7 +1295,7 @@ DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_para
  * while a count is; 1.0, all, by default). The image limits read their
  * defaults (DETFEED_DEFAULT_MAX_*) until set; seed gives the 64 bits as
  * set. DETFEED_EINVAL for NULL, a setting of the other kind, or one that is
- * not a number (classes, cache_path, verify_record).
+ * not a number (classes, cache_path, verify_record, datasets_dir).
  */
 DETFEED_API int detfeed_loader_get_int(const detfeed_loader *loader,
                                        detfeed_loader_param param, int64_t *out);
@@ -1336,7 +1340,8 @@ DETFEED_API int detfeed_loader_param_bounds_float(detfeed_loader_param param,
  * cache_bytes a byte count or "ram" (DETFEED_CACHE_BYTES_RAM);
  * cache "none", "ram", "disk"; cache_path a file ("": the default);
  * verify_record "auto", "none" or a file path (one with a '/', such as
- * "./verified"; anything else is refused);
+ * "./verified"; anything else is refused); datasets_dir a folder ("": the
+ * one Ultralytics' settings file gives);
  * fraction an integer count ("4"; "1": all) or a ratio with a point or an
  * exponent ("0.5", "1.0"); classes ids separated by commas ("0,2,5"; spaces
  * allowed; "": all classes); single_cls "0", "1"; max_width, max_height,

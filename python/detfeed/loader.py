@@ -1,10 +1,12 @@
 """detfeed.Loader: batches of a YOLO dataset as PyTorch tensors (or NumPy
 arrays), made by libdetfeed's worker threads."""
 import ctypes
+import importlib.util
 import math
 import numbers
 import operator
 import os
+import sys
 import threading
 import weakref
 
@@ -226,6 +228,12 @@ class Dataset:
         self.kpt_shape = (k.value, d.value) if k.value else None
         self.im_files = [os.fsdecode(lib.detfeed_dataset_image_path(ds, i))
                          for i in range(self._n)]
+        # A YAML's root as check_det_dataset resolves it, and the rule that
+        # found it ("path: coco8 under datasets_dir ... from ..."); None for
+        # a folder or list.
+        root, rule = lib.detfeed_dataset_root(ds), lib.detfeed_dataset_root_rule(ds)
+        self.root = os.fsdecode(root) if root else None
+        self.root_rule = os.fsdecode(rule) if rule else None
 
     def __reduce__(self):
         raise TypeError("detfeed.Dataset cannot be pickled: it reads the index of the "
@@ -444,7 +452,9 @@ class Loader:
         self._consumer = threading.Lock()  # held by the thread taking a batch
         # The arguments, each checked here with a message naming it; the
         # library checks the ranges of the settings (with its own messages).
-        data = _data_path(data)
+        data, datasets_dir = _ultralytics_data(_data_path(data))
+        if datasets_dir is not None and "datasets_dir" not in hyp:
+            hyp["datasets_dir"] = datasets_dir
         if tensors is None:
             tensors = "torch" if torch is not None else "numpy"
         if tensors not in ("torch", "numpy") or (tensors == "torch" and torch is None):
@@ -911,6 +921,46 @@ def _data_path(data):
         return path
     raise TypeError("detfeed: data must be the path of a dataset YAML, an images folder or a "
                     "list of images, not %r" % (data,))
+
+
+def _ultralytics_data(path):
+    """The dataset YAML `path` (bytes) names, and Ultralytics' datasets_dir
+    (None: the library reads Ultralytics' settings file itself), as
+    check_det_dataset finds them: a name that is not a file here (coco8,
+    coco8.yaml) is looked up among the installed Ultralytics' packaged
+    dataset YAMLs (check_file's search, never a download), and Ultralytics'
+    DATASETS_DIR is taken from it where it is imported (it is imported for
+    such a name only). FileNotFoundError for a name that Ultralytics does
+    not find, or where it is not installed."""
+    text = os.fsdecode(path)
+    # An absolute path that is not there is no name to look up (Ultralytics'
+    # search could not find it either): the library says it is missing.
+    local = "://" in text or os.path.isabs(text) or os.path.exists(text)
+    if not local and importlib.util.find_spec("ultralytics") is None:
+        raise FileNotFoundError(
+            "detfeed: data %r is not a file, and Ultralytics, which would look it up "
+            "among its packaged dataset YAMLs, is not installed: give the YAML's path"
+            % text)
+    if not local:
+        from ultralytics.utils.checks import check_file
+        suffix = os.path.splitext(text)[1]
+        if suffix not in (".yaml", ".yml"):  # 'coco8' -> 'coco8.yaml', as Ultralytics
+            text = next((text + x for x in (".yaml", ".yml")
+                         if check_file(text + x, download=False, hard=False)), text)
+        try:
+            found = check_file(text, download=False)
+        except FileNotFoundError as e:  # none, or several that match
+            raise FileNotFoundError(
+                "detfeed: data %r is not a file here, and Ultralytics' search of its "
+                "packaged dataset YAMLs says: %s" % (text, e)) from None
+        path = os.fsencode(found)
+    datasets_dir = None
+    for name in ("ultralytics.data.utils", "ultralytics.utils"):  # what check_det_dataset uses
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "DATASETS_DIR", None) is not None:
+            datasets_dir = os.fspath(module.DATASETS_DIR)
+            break
+    return path, datasets_dir
 
 
 def _is_flag(param):
