@@ -314,7 +314,14 @@ class Loader:
            max_label_line=None, **hyperparameters)
 
     data: a dataset YAML, an images/ + labels/ folder, or a text file of
-    image paths. imgsz: one integer (training batches are imgsz x imgsz).
+    image paths. A YAML's data is where Ultralytics' check_det_dataset finds
+    it (a relative `path` from the working folder or under Ultralytics'
+    datasets_dir; dataset.root and dataset.root_rule say where and why); a
+    name that is not a file (coco8.yaml, coco8) is looked up among the
+    installed Ultralytics' packaged dataset YAMLs, never downloaded, and its
+    datasets_dir is then Ultralytics' own (also whenever Ultralytics is
+    imported already; else the library reads its settings file; the
+    datasets_dir keyword gives another). imgsz: one integer (training batches are imgsz x imgsz).
     workers: threads, at least 1 (default: the CPUs this process may use).
     color: "worker" colours in the worker threads; "device" leaves it to the
     CUDA kernel that converts the batch (CUDA output of a float dtype in
