@@ -290,6 +290,7 @@ static bool json_string(json *j, char **out, bool *bad)
         return false;
     j->p++;
     char *s = out ? malloc((size_t)(j->end - j->p) + 4) : NULL;
+    char scratch[8];
     size_t n = 0;
     bool ok = out == NULL || s != NULL;
     j->oom |= !ok;
@@ -297,9 +298,10 @@ static bool json_string(json *j, char **out, bool *bad)
         char c = *j->p++;
         if ((unsigned char)c < 0x20) /* strict: control characters escaped */
             ok = false;
-        else if (c == '\\')
-            ok = json_escape(j, s ? s : (char[8]){0}, s ? &n : &(size_t){0}, bad);
-        else if (s)
+        else if (c == '\\') {
+            size_t none = 0; /* a string skipped: its escapes go to scratch */
+            ok = json_escape(j, s ? s : scratch, s ? &n : &none, bad);
+        } else if (s)
             s[n++] = c;
     }
     ok = ok && j->p < j->end;
