@@ -142,6 +142,11 @@ def check_packaged(c, tmp):
     c.check("path: coco8 under datasets_dir %s" % os.path.join(tmp, "dd") in rule,
             "Loader('coco8.yaml') rule: %s" % rule)
     print("%-32s %s (%s)" % ("packaged coco8.yaml", got[1], rule))
+    try:  # a name that is neither a file nor packaged: said, nothing downloaded
+        detfeed.Loader("no-such-dataset.yaml", imgsz=64, batch=1, workers=1, cache="none")
+        c.check(False, "Loader('no-such-dataset.yaml') opened")
+    except FileNotFoundError as e:
+        c.check("packaged dataset YAMLs" in str(e), "Loader('no-such-dataset.yaml'): %s" % e)
 
 
 def main():
