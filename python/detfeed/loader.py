@@ -196,6 +196,8 @@ class Dataset:
     normalized xywh, and keypoints (n, K, 3) for pose: x, y and visibility,
     which Ultralytics adds as 0 or 1 for kpt_shape [K, 2] datasets), read
     from libdetfeed's index. kpt_shape is the YAML's (K, 2) or (K, 3).
+    root and root_rule: a YAML's dataset root as check_det_dataset resolves
+    it and the rule that found it, in words (None for a folder or list).
 
     The index belongs to the loader: once the loader is closed (or garbage
     collected), labels raise DetfeedError ("... the loader is closed");
