@@ -61,7 +61,7 @@ def dataset(top, splits=("train", "val")):
 def make_tree(tmp):
     """The folders, and the YAML layouts {name: text}."""
     dd = os.path.join(tmp, "dd")
-    for d in ("dd/rel", "dd/coco8", "dd/target", "datasets/seg", "work/cwdset",
+    for d in ("dd/rel", "dd/coco8", "dd/target", "datasets/seg", "here/cwdset",
               "yamls/beside", "yamls/own"):
         dataset(os.path.join(tmp, d))
     os.symlink(os.path.join(dd, "target"), os.path.join(dd, "linked"))
@@ -73,7 +73,7 @@ def make_tree(tmp):
         "rel_under_datasets_dir": "path: rel\n" + tv,
         "rel_from_working_folder": "path: cwdset\n" + tv,
         "rel_beside_the_yaml_only": "path: beside\n" + tv,
-        "rel_up_from_working_folder": "path: ../work/cwdset\n" + tv,
+        "rel_up_from_working_folder": "path: ../here/cwdset\n" + tv,
         "rel_up_under_datasets_dir": "path: ../datasets/seg\n" + tv,
         "rel_nowhere": "path: nothere\n" + tv,
         "rel_link_under_datasets_dir": "path: linked\n" + tv,
@@ -88,7 +88,7 @@ def make_tree(tmp):
         "list_two_entries": "path: rel\ntrain: [images/train, images/val]\nval: images/val\n"
                             "names: [a]\n",
         "abs_entry": "path: rel\ntrain: %s\nval: images/val\nnames: [a]\n"
-                     % os.path.join(tmp, "work", "cwdset", "images", "train"),
+                     % os.path.join(tmp, "here", "cwdset", "images", "train"),
         "missing_entry": "path: rel\ntrain: images/nothere\nval: images/val\nnames: [a]\n",
     }
     for name, text in layouts.items():
@@ -160,7 +160,7 @@ def main():
         # Ultralytics reads its settings once, at import: the tree's first.
         os.environ["YOLO_CONFIG_DIR"] = os.path.join(tmp, "cfg")
         os.environ["DETFEED_LIBRARY"] = ou.library_path(args.detfeed)
-        os.chdir(os.path.join(tmp, "work"))
+        os.chdir(os.path.join(tmp, "here"))
         ou.require(("ultralytics",), "scripts/oracle_env.sh installs it")
         import logging
         import ultralytics.utils.downloads as downloads
