@@ -112,6 +112,14 @@ def check_bad(t, d, tmp):
     p = run(d, yaml, "--verify", "header")
     want = "data: %s (no 'path' in the YAML: its folder)" % os.path.realpath(tmp)
     t.check(want in p.stdout, f"data line: {p.stdout[:300]!r}")
+    # a relative path not there from the working folder: under --datasets-dir
+    rel = os.path.join(tmp, "rel.yaml")
+    open(rel, "w").write("path: %s\ntrain: images\nnames: [a, b]\n"
+                         % os.path.basename(tmp))
+    p = run(d, rel, "--verify", "header", "--datasets-dir", os.path.dirname(tmp))
+    want = "data: %s (path: %s under datasets_dir %s (the datasets_dir setting))" % (
+        os.path.realpath(tmp), os.path.basename(tmp), os.path.dirname(tmp))
+    t.check(want in p.stdout, f"--datasets-dir: {p.stdout[:300]!r} {p.stderr[-300:]!r}")
     p = run(d, os.path.join(tmp, "broken.yaml"))
     t.check(p.returncode == 1 and "broken.yaml:2: malformed YAML" in p.stderr,
             f"malformed YAML: {p.stderr.strip()}")
