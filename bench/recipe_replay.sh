@@ -27,6 +27,7 @@
 # a row could not run.
 set -uo pipefail
 tool=$1 data=$2 out=$3
+. "$(dirname "$0")/datasets_env.sh" "$data"  # DATA's YAMLs resolve into DATA
 epochs=${EPOCHS:-2} workers=${WORKERS:-4} jobs=${JOBS:-4}
 mkdir -p "$out/d"
 : >"$out/replay.txt"

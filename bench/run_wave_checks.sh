@@ -21,6 +21,7 @@
 set -uo pipefail
 head=$(cd "$1" && pwd) base=$(cd "$2" && pwd) data=$(cd "$3" && pwd) formats=$4 out=$5
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/bench/datasets_env.sh" "$data"  # DATA's YAMLs resolve into DATA
 mkdir -p "$out"
 status=0
 say() { echo "$*" | tee -a "$out/summary.txt"; }

@@ -416,11 +416,11 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  * their validated labels, and a report of everything that was skipped.
  *
  * Sources (detfeed_dataset_open):
- *   - an Ultralytics dataset YAML (.yaml/.yml): `path` (the root; a relative
- *     path is taken from the YAML's folder, and when it does not exist the
- *     YAML's folder itself is used, with a note in the problems list),
- *     `train`/`val`/`test` (a folder, a list file or an image, or a list of
- *     those, relative to the root), `names` (a list, or a map from 0..nc-1),
+ *   - an Ultralytics dataset YAML (.yaml/.yml): `path` (the root, found
+ *     as Ultralytics' check_det_dataset finds it: see "Where a YAML's data
+ *     is" below), `train`/`val`/`test` (a folder, a list file or an image,
+ *     or a list of those, relative to the root), `names` (a list, or a map
+ *     from 0..nc-1),
  *     `nc`, `kpt_shape` ([K, 2] or [K, 3]) and `flip_idx`. With `nc` and
  *     no `names` the classes are named class_0, class_1, ... (as
  *     Ultralytics names them); with neither (Ultralytics refuses such a
@@ -439,6 +439,42 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  *     from the list's folder), of any size: it is read a megabyte at a
  *     time, so memory goes with the images it names (a line longer than
  *     65536 bytes is a problem at its line, left out).
+ * Where a YAML's data is (Ultralytics 8.4's check_det_dataset, exactly):
+ *   - the root is `path` when it is absolute (there or not: a mistyped
+ *     absolute path is a missing dataset, never another folder), or
+ *     relative and there from the working folder (not the YAML's); a
+ *     relative `path` not there is taken under Ultralytics' datasets_dir
+ *     and resolved; without `path` (or `path: ""`) the root is the YAML's
+ *     folder;
+ *   - datasets_dir is detfeed_dataset_set_datasets_dir's, else the
+ *     "datasets_dir" string of Ultralytics' settings.json in its user
+ *     config folder: $YOLO_CONFIG_DIR/Ultralytics when YOLO_CONFIG_DIR is
+ *     set ("~" expanded), else $XDG_CONFIG_HOME/Ultralytics, else
+ *     ~/.config/Ultralytics; where that folder cannot be made (Ultralytics
+ *     then falls back), $TMPDIR/Ultralytics-<uid> when it is the user's own
+ *     0700 folder. Without a settings file giving one (none there, not a
+ *     JSON object, no string datasets_dir), Ultralytics' default for an
+ *     installed package: "datasets" in the working folder. (Ultralytics run
+ *     from a git checkout defaults to "datasets" beside the checkout, which
+ *     only it knows: its settings file then says so after its first run.)
+ *     It is read only when a relative `path` needs it;
+ *   - each split entry is joined to the root and resolved as
+ *     Path.resolve() does (absolute, symbolic links followed, so image and
+ *     label paths are the resolved ones Ultralytics uses); a lone entry
+ *     (not a list) that starts with "../" and is not there is taken
+ *     without the "../";
+ *   - an entry that is not there fails the open (DETFEED_EIO, whatever the
+ *     policy) with a message naming the file and line, the resolved path,
+ *     the root and the rule that found it: the dataset is missing, which
+ *     Ultralytics would download (its 'download' key) or fail on; detfeed
+ *     never downloads and never falls back to another folder;
+ *   - the root and its rule are detfeed_dataset_root and
+ *     detfeed_dataset_root_rule (`detfeed check` prints them);
+ *   - a bare name (coco8.yaml) that is not a file is not looked up among
+ *     Ultralytics' packaged dataset YAMLs by the library: the open fails
+ *     saying so (the Python Loader asks the installed Ultralytics).
+ *   detfeed_dataset_set_root replaces all this with the caller's folder.
+ *
  * Nothing that is not a regular file (a FIFO, socket or device, a dangling
  * symbolic link or a link loop) is ever opened: opening a FIFO would wait
  * for a writer. Such an image, label file, list file or YAML entry is a
@@ -642,10 +678,22 @@ DETFEED_API int detfeed_dataset_set_classes(detfeed_dataset *ds, const int *ids,
                                             size_t n);
 /* The split a YAML source is read for: "train" (default), "val" or "test". */
 DETFEED_API int detfeed_dataset_set_split(detfeed_dataset *ds, const char *split);
-/* Overrides a YAML's `path` (the dataset root). NULL restores the YAML's.
- * Other sources have no root: opening one with a root set fails
- * (DETFEED_EINVAL). */
+/* Overrides a YAML's `path` (the dataset root), as it is (relative: from
+ * the working folder). NULL restores the YAML's. Other sources have no
+ * root: opening one with a root set fails (DETFEED_EINVAL). */
 DETFEED_API int detfeed_dataset_set_root(detfeed_dataset *ds, const char *root);
+/* Ultralytics' datasets_dir, under which a YAML's relative `path` that is
+ * not there from the working folder is found (see "Where a YAML's data
+ * is"), in place of the one its settings file gives. NULL (default): the
+ * settings file's. Before detfeed_dataset_open. */
+DETFEED_API int detfeed_dataset_set_datasets_dir(detfeed_dataset *ds, const char *dir);
+/* A YAML source's dataset root, resolved (absolute), and the rule that
+ * found it in words ("path: coco8 under datasets_dir /data from
+ * /home/me/.config/Ultralytics/settings.json"); set by detfeed_dataset_open
+ * also when it then fails (a missing dataset). NULL for other sources and
+ * before an open; they live as long as the dataset. */
+DETFEED_API const char *detfeed_dataset_root(const detfeed_dataset *ds);
+DETFEED_API const char *detfeed_dataset_root_rule(const detfeed_dataset *ds);
 
 /* Builds the index from `source` (see above). Once per handle. */
 DETFEED_API int detfeed_dataset_open(detfeed_dataset *ds, const char *source);
@@ -1109,6 +1157,10 @@ typedef enum detfeed_loader_param {
                                           beside the labels) */
     DETFEED_LOADER_VERIFY_RECORD = 62, /* text: "auto" (default), "none" or a
                                           file (see "Verification record") */
+    /* Where a dataset YAML's data is (see "Where a YAML's data is"): */
+    DETFEED_LOADER_DATASETS_DIR = 63, /* text: Ultralytics' datasets_dir
+                                         (detfeed_dataset_set_datasets_dir);
+                                         "" (default): its settings file's */
     /* Where mosaic and mixup partners come from (see "Partners" below): */
     DETFEED_LOADER_PARTNER_WINDOW = 40, /* int >= 0: 0 uniform (default), W a window */
     /* Image limits (detfeed_codec_limit), which the loader's dataset applies
@@ -1273,7 +1325,7 @@ DETFEED_API int detfeed_loader_param_parse(const char *name, detfeed_loader_para
  * while a count is; 1.0, all, by default). The image limits read their
  * defaults (DETFEED_DEFAULT_MAX_*) until set; seed gives the 64 bits as
  * set. DETFEED_EINVAL for NULL, a setting of the other kind, or one that is
- * not a number (classes, cache_path, verify_record).
+ * not a number (classes, cache_path, verify_record, datasets_dir).
  */
 DETFEED_API int detfeed_loader_get_int(const detfeed_loader *loader,
                                        detfeed_loader_param param, int64_t *out);
@@ -1318,7 +1370,8 @@ DETFEED_API int detfeed_loader_param_bounds_float(detfeed_loader_param param,
  * cache_bytes a byte count or "ram" (DETFEED_CACHE_BYTES_RAM);
  * cache "none", "ram", "disk"; cache_path a file ("": the default);
  * verify_record "auto", "none" or a file path (one with a '/', such as
- * "./verified"; anything else is refused);
+ * "./verified"; anything else is refused); datasets_dir a folder ("": the
+ * one Ultralytics' settings file gives);
  * fraction an integer count ("4"; "1": all) or a ratio with a point or an
  * exponent ("0.5", "1.0"); classes ids separated by commas ("0,2,5"; spaces
  * allowed; "": all classes); single_cls "0", "1"; max_width, max_height,

@@ -56,6 +56,13 @@ static void print_text(const detfeed_dataset *ds, const char *source, const char
     else
         printf("classes unknown (%s; --nc sets them)\n",
                yaml ? "the YAML has no names or nc" : "no YAML");
+    if (detfeed_dataset_root(ds)) {
+        fputs("data: ", stdout);
+        cli_text(stdout, detfeed_dataset_root(ds));
+        fputs(" (", stdout);
+        cli_text(stdout, detfeed_dataset_root_rule(ds));
+        fputs(")\n", stdout);
+    }
     for (size_t i = 0; i < NROWS; i++)
         printf("  %-24s %lld\n", rows[i].text,
                (long long)detfeed_dataset_stat_get(ds, rows[i].stat));
@@ -84,6 +91,14 @@ static void print_json(const detfeed_dataset *ds, const char *source, const char
         printf(",\"split\":\"%s\"", split);
     else
         printf(",\"split\":null");
+    printf(",\"root\":");
+    if (detfeed_dataset_root(ds)) {
+        cli_json_string(stdout, detfeed_dataset_root(ds));
+        printf(",\"root_rule\":");
+        cli_json_string(stdout, detfeed_dataset_root_rule(ds));
+    } else {
+        printf("null,\"root_rule\":null");
+    }
     printf(",\"task\":\"%s\",\"classes\":%d", task_names[detfeed_dataset_task(ds)],
            detfeed_dataset_class_count(ds));
     for (size_t i = 0; i < NROWS; i++)
@@ -197,7 +212,7 @@ static int found_status(const detfeed_dataset *ds)
 int cmd_check(int argc, char **argv)
 {
     const char *split = NULL, *policy = "skip", *verify = "decode", *root = NULL,
-               *limits = NULL;
+               *limits = NULL, *datasets_dir = NULL;
     long nc = 0, shown = 50;
     bool json = false, quiet = false;
     const cli_opt opts[] = {
@@ -209,6 +224,10 @@ int cmd_check(int argc, char **argv)
         {"verify", CLI_STRING, &verify, "HOW",
          "decode (default): decode every image; header; none", 0, 0},
         {"root", CLI_STRING, &root, "DIR", "dataset root instead of the YAML's 'path'",
+         0, 0},
+        {"datasets-dir", CLI_STRING, &datasets_dir, "DIR",
+         "Ultralytics' datasets_dir instead of its settings file's (where a relative "
+         "'path' not found from the working folder is looked for)",
          0, 0},
         {"nc", CLI_INT, &nc, "N",
          "number of classes when DATA names none (a YAML that names them takes only "
@@ -236,6 +255,12 @@ int cmd_check(int argc, char **argv)
         "escaped: control characters and bytes that are not UTF-8 as \\xHH in the\n"
         "text report; in --json control characters as \\u00XX and bytes that are\n"
         "not UTF-8 as \\ufffd (U+FFFD), so the JSON is always valid UTF-8.\n"
+        "A YAML's data is where Ultralytics' check_det_dataset finds it: an absolute\n"
+        "'path' as it is; a relative one from the working folder when it is there,\n"
+        "else under the datasets_dir of Ultralytics' settings.json ($YOLO_CONFIG_DIR/\n"
+        "Ultralytics, else ~/.config/Ultralytics; default: ./datasets); no 'path':\n"
+        "the YAML's folder. The report's data: line says which rule found it; a\n"
+        "split entry that is not there fails (detfeed never downloads).\n"
         "Exit status: 0 when every image is usable and every label line taken; 1\n"
         "when it found corrupt images, images of formats detfeed does not read or\n"
         "rejected label lines (or could not open DATA); 2 for a usage error.";
@@ -264,6 +289,8 @@ int cmd_check(int argc, char **argv)
     rc = detfeed_dataset_set_split(ds, split ? split : "train");
     if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_root(ds, root);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_datasets_dir(ds, datasets_dir);
     if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_POLICY, p);
     if (rc == DETFEED_OK)

@@ -120,7 +120,10 @@ int cli_synth_until(const char *dir, long n, long imgsz, uint64_t seed,
         return cli_error("%s: cannot write: %s", p, strerror(errno));
     if (y) {
         fprintf(y,
-                "# detfeed synth: %ld generated images, seed %llu\npath: .\n"
+                "# detfeed synth: %ld generated images, seed %llu\n"
+                "# No 'path': the dataset root is this file's folder, for\n"
+                "# Ultralytics (check_det_dataset) and detfeed alike, from any\n"
+                "# working folder.\n"
                 "train: images/train\nval: images/train\nnames:\n",
                 n, (unsigned long long)seed);
         for (int k = 0; k < SYNTH_CLASSES; k++)

@@ -1,10 +1,12 @@
 """detfeed.Loader: batches of a YOLO dataset as PyTorch tensors (or NumPy
 arrays), made by libdetfeed's worker threads."""
 import ctypes
+import importlib.util
 import math
 import numbers
 import operator
 import os
+import sys
 import threading
 import weakref
 
@@ -237,6 +239,8 @@ class Dataset:
     normalized xywh, and keypoints (n, K, 3) for pose: x, y and visibility,
     which Ultralytics adds as 0 or 1 for kpt_shape [K, 2] datasets), read
     from libdetfeed's index. kpt_shape is the YAML's (K, 2) or (K, 3).
+    root and root_rule: a YAML's dataset root as check_det_dataset resolves
+    it and the rule that found it, in words (None for a folder or list).
 
     The index belongs to the loader: once the loader is closed (or garbage
     collected), labels raise DetfeedError ("... the loader is closed");
@@ -269,6 +273,12 @@ class Dataset:
         self.kpt_shape = (k.value, d.value) if k.value else None
         self.im_files = [os.fsdecode(lib.detfeed_dataset_image_path(ds, i))
                          for i in range(self._n)]
+        # A YAML's root as check_det_dataset resolves it, and the rule that
+        # found it ("path: coco8 under datasets_dir ... from ..."); None for
+        # a folder or list.
+        root, rule = lib.detfeed_dataset_root(ds), lib.detfeed_dataset_root_rule(ds)
+        self.root = os.fsdecode(root) if root else None
+        self.root_rule = os.fsdecode(rule) if rule else None
 
     def __reduce__(self):
         raise TypeError("detfeed.Dataset cannot be pickled: it reads the index of the "
@@ -364,7 +374,14 @@ class Loader:
     decode check), a progress line on stderr when it is a terminal and a
     stage takes over a second; False: none.
     data: a dataset YAML, an images/ + labels/ folder, or a text file of
-    image paths. imgsz: one integer (training batches are imgsz x imgsz).
+    image paths. A YAML's data is where Ultralytics' check_det_dataset finds
+    it (a relative `path` from the working folder or under Ultralytics'
+    datasets_dir; dataset.root and dataset.root_rule say where and why); a
+    name that is not a file (coco8.yaml, coco8) is looked up among the
+    installed Ultralytics' packaged dataset YAMLs, never downloaded, and its
+    datasets_dir is then Ultralytics' own (also whenever Ultralytics is
+    imported already; else the library reads its settings file; the
+    datasets_dir keyword gives another). imgsz: one integer (training batches are imgsz x imgsz).
     workers: threads, at least 1 (default: the CPUs this process may use).
     color: "worker" colours in the worker threads; "device" leaves it to the
     CUDA kernel that converts the batch (CUDA output of a float dtype in
@@ -506,7 +523,9 @@ class Loader:
         self._consumer = threading.Lock()  # held by the thread taking a batch
         # The arguments, each checked here with a message naming it; the
         # library checks the ranges of the settings (with its own messages).
-        data = _data_path(data)
+        data, datasets_dir = _ultralytics_data(_data_path(data))
+        if datasets_dir is not None and "datasets_dir" not in hyp:
+            hyp["datasets_dir"] = datasets_dir
         if tensors is None:
             tensors = "torch" if torch is not None else "numpy"
         if tensors not in ("torch", "numpy") or (tensors == "torch" and torch is None):
@@ -978,6 +997,46 @@ def _data_path(data):
         return path
     raise TypeError("detfeed: data must be the path of a dataset YAML, an images folder or a "
                     "list of images, not %r" % (data,))
+
+
+def _ultralytics_data(path):
+    """The dataset YAML `path` (bytes) names, and Ultralytics' datasets_dir
+    (None: the library reads Ultralytics' settings file itself), as
+    check_det_dataset finds them: a name that is not a file here (coco8,
+    coco8.yaml) is looked up among the installed Ultralytics' packaged
+    dataset YAMLs (check_file's search, never a download), and Ultralytics'
+    DATASETS_DIR is taken from it where it is imported (it is imported for
+    such a name only). FileNotFoundError for a name that Ultralytics does
+    not find, or where it is not installed."""
+    text = os.fsdecode(path)
+    # An absolute path that is not there is no name to look up (Ultralytics'
+    # search could not find it either): the library says it is missing.
+    local = "://" in text or os.path.isabs(text) or os.path.exists(text)
+    if not local and importlib.util.find_spec("ultralytics") is None:
+        raise FileNotFoundError(
+            "detfeed: data %r is not a file, and Ultralytics, which would look it up "
+            "among its packaged dataset YAMLs, is not installed: give the YAML's path"
+            % text)
+    if not local:
+        from ultralytics.utils.checks import check_file
+        suffix = os.path.splitext(text)[1]
+        if suffix not in (".yaml", ".yml"):  # 'coco8' -> 'coco8.yaml', as Ultralytics
+            text = next((text + x for x in (".yaml", ".yml")
+                         if check_file(text + x, download=False, hard=False)), text)
+        try:
+            found = check_file(text, download=False)
+        except FileNotFoundError as e:  # none, or several that match
+            raise FileNotFoundError(
+                "detfeed: data %r is not a file here, and Ultralytics' search of its "
+                "packaged dataset YAMLs says: %s" % (text, e)) from None
+        path = os.fsencode(found)
+    datasets_dir = None
+    for name in ("ultralytics.data.utils", "ultralytics.utils"):  # what check_det_dataset uses
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "DATASETS_DIR", None) is not None:
+            datasets_dir = os.fspath(module.DATASETS_DIR)
+            break
+    return path, datasets_dir
 
 
 def _is_flag(param):

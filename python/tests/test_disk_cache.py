@@ -7,6 +7,7 @@ Needs the shared data (DETFEED_TEST_DATA, default ../shared/data beside the
 repository); the datasets are copied into a temporary folder first.
 """
 import os
+import re
 import shutil
 import types
 
@@ -29,6 +30,8 @@ def copy_set(tmp_path, name):
         os.chmod(dirpath, 0o755)
         for f in filenames:
             os.chmod(os.path.join(dirpath, f), 0o644)
+    yaml = next(dst.glob("*.yaml"))  # the copy's own folder: Ultralytics would take its
+    yaml.write_text(re.sub(r"(?m)^path:.*$", "", yaml.read_text()))  # path under datasets_dir
     return str(dst / (name + ".yaml"))
 
 

@@ -143,6 +143,35 @@ def test_images_are_the_loaders_buffer_not_a_copy():
         assert all(not b["img"].flags.owndata for b in batches)
 
 
+def test_a_name_that_is_no_file_needs_ultralytics(monkeypatch):
+    """coco8.yaml, not a file here: Ultralytics' packaged YAMLs are asked
+    (tests/oracle/test_resolve_oracle.py); without Ultralytics it says so."""
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ultralytics" else real(name, *a))
+    with pytest.raises(FileNotFoundError, match="Ultralytics.*is not installed"):
+        detfeed.Loader("coco8.yaml")
+    with pytest.raises(detfeed.DetfeedError, match="nowhere-at-all.yaml"):  # absolute
+        detfeed.Loader("/nowhere-at-all.yaml")
+
+
+def test_a_yaml_root_is_ultralytics_and_said(tmp_path):
+    """The shared coco8.yaml (`path: coco8`) resolves under datasets_dir
+    (tests/conftest.py's settings, or the keyword), and says so."""
+    path = data("detect")
+    with detfeed.Loader(path, imgsz=64, batch=2, workers=1, cache="none") as loader:
+        assert loader.dataset.root == os.path.realpath(os.path.dirname(path))
+        assert loader.dataset.root_rule.startswith("path: coco8 under datasets_dir ")
+    os.symlink(os.path.dirname(path), tmp_path / "coco8")
+    with detfeed.Loader(path, imgsz=64, batch=2, workers=1, cache="none",
+                        datasets_dir=str(tmp_path)) as loader:
+        assert loader.dataset.root_rule == (
+            "path: coco8 under datasets_dir %s (the datasets_dir setting)" % tmp_path)
+    with pytest.raises(detfeed.DetfeedError, match="which does not exist"):
+        detfeed.Loader(path, datasets_dir=str(tmp_path / "none"))
+
+
 def test_errors_carry_the_library_message():
     with pytest.raises(detfeed.DetfeedError, match="nowhere.yaml") as e:
         detfeed.Loader("/nowhere.yaml")

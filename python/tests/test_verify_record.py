@@ -9,6 +9,7 @@ Needs the shared data (DETFEED_TEST_DATA, default ../shared/data beside the
 repository); the dataset is copied into a temporary folder first.
 """
 import os
+import re
 import shutil
 
 import pytest
@@ -33,6 +34,8 @@ def copy_coco8(tmp_path):
         os.chmod(dirpath, 0o755)
         for f in filenames:
             os.chmod(os.path.join(dirpath, f), 0o644)
+    yaml = next(dst.glob("*.yaml"))  # the copy's own folder: Ultralytics would take its
+    yaml.write_text(re.sub(r"(?m)^path:.*$", "", yaml.read_text()))  # path under datasets_dir
     return str(dst / "coco8.yaml")
 
 

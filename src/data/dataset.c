@@ -75,6 +75,8 @@ void detfeed_dataset_destroy(detfeed_dataset *ds)
     free(ds->flip_idx);
     free(ds->split);
     free(ds->root);
+    free(ds->datasets_dir);
+    detfeed__root_free(&ds->where);
     free(ds->classes);
     detfeed_codec_destroy(ds->codec);
     free(ds);
@@ -268,6 +270,24 @@ int detfeed_dataset_set_root(detfeed_dataset *ds, const char *root)
         return DETFEED_EINVAL;
     detfeed__msg_clear(&ds->msg);
     return set_string(ds, "root", &ds->root, root);
+}
+
+int detfeed_dataset_set_datasets_dir(detfeed_dataset *ds, const char *dir)
+{
+    if (ds == NULL)
+        return DETFEED_EINVAL;
+    detfeed__msg_clear(&ds->msg);
+    return set_string(ds, "datasets_dir", &ds->datasets_dir, dir);
+}
+
+const char *detfeed_dataset_root(const detfeed_dataset *ds)
+{
+    return ds ? ds->where.abs : NULL;
+}
+
+const char *detfeed_dataset_root_rule(const detfeed_dataset *ds)
+{
+    return ds ? ds->where.rule : NULL;
 }
 
 int detfeed_dataset_open(detfeed_dataset *ds, const char *source)

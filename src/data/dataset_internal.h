@@ -11,6 +11,7 @@
 #include "dataset_access.h"
 #include "labels.h"
 #include "path.h"
+#include "resolve.h"
 
 /* The largest dataset YAML read (image lists are streamed whatever their
  * size; a label file may hold max_labels lines of max_label_line bytes). */
@@ -48,13 +49,14 @@ struct detfeed_dataset {
     /* settings */
     int policy, verify, nc_param, max_labels;
     size_t max_line, max_problems;
-    char *split, *root;
+    char *split, *root, *datasets_dir;
     detfeed__fraction fraction;
     int *classes; /* Ultralytics' classes, or NULL for all */
     size_t nclasses;
     bool single_cls;
     bool opened;
     /* what the source says */
+    detfeed__root where; /* a YAML's root and the rule that found it */
     detfeed_task task;
     int nc, nkpt, kdim;
     char **names;

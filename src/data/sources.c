@@ -6,6 +6,7 @@
  */
 #include "dataset_internal.h"
 
+#include "resolve.h"
 #include "yaml.h"
 
 #include <errno.h>
@@ -307,43 +308,16 @@ static int yaml_pose(detfeed_dataset *ds, const char *file, const detfeed__ynode
     return DETFEED_OK;
 }
 
-/* The dataset root: the override, else `path` from the YAML's folder, else
- * (when that does not exist) the YAML's folder. */
-static int yaml_root(detfeed_dataset *ds, const char *file, const detfeed__ynode *root,
-                     char **out)
+/* The dataset root (check_det_dataset's rule, resolve.c), kept in ds->where
+ * for detfeed_dataset_root and the messages. */
+static int yaml_root(detfeed_dataset *ds, const char *file, const detfeed__ynode *root)
 {
-    char *dir = detfeed__path_dir(file);
-    if (dir == NULL)
-        return detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
     const detfeed__ynode *p = detfeed__yaml_get(root, "path");
-    if (!ds->root && !detfeed__yaml_is_null(p) && p->type != DETFEED__Y_SCALAR) {
-        free(dir);
+    if (!ds->root && !detfeed__yaml_is_null(p) && p->type != DETFEED__Y_SCALAR)
         return yaml_error(ds, file, p->line, "'path' must be one folder");
-    }
-    if (ds->root || detfeed__yaml_is_null(p)) {
-        /* An override is the caller's path, relative to the working folder. */
-        *out = ds->root ? detfeed__str_dup(ds->root) : dir;
-        if (ds->root)
-            free(dir);
-    } else {
-        *out = detfeed__path_join(dir, p->str);
-        detfeed__ftype type = *out ? detfeed__path_type(*out) : DETFEED__F_DIR;
-        if (type != DETFEED__F_DIR) {
-            char note[512];
-            snprintf(note, sizeof note,
-                     "path '%s' %s; using the YAML's folder as the dataset root",
-                     p->str,
-                     type == DETFEED__F_NONE ? "does not exist here"
-                     : type == DETFEED__F_FILE
-                         ? "is a file, not a folder"
-                         : "is not a folder (a dangling link, a FIFO or a device)");
-            free(*out);
-            *out = dir;
-            return detfeed__problem_add(ds, file, p->line, note, true);
-        }
-        free(dir);
-    }
-    return *out ? DETFEED_OK : detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+    const char *value = detfeed__yaml_is_null(p) ? NULL : p->str;
+    return detfeed__root_find(file, value, ds->root, ds->datasets_dir, &ds->where,
+                              &ds->msg);
 }
 
 /* The split's entries: a path, or a list of paths. */
@@ -371,16 +345,34 @@ static int yaml_split_entries(detfeed_dataset *ds, const char *file,
     return DETFEED_OK;
 }
 
-static int yaml_split(detfeed_dataset *ds, const char *file, const detfeed__ynode *sp,
-                      const char *base, detfeed__strlist *out)
+/* A split entry that is not there: the dataset is missing, whatever the
+ * policy (Ultralytics fails too, where it cannot download it). */
+static int missing_entry(detfeed_dataset *ds, const char *file, const detfeed__ynode *e,
+                         const char *p)
 {
-    size_t n = sp->type == DETFEED__Y_SEQ ? sp->n : 1;
+    return detfeed__fail(
+        &ds->msg, DETFEED_EIO,
+        "%s:%d: '%s' entry '%s' is %s, which does not exist: the dataset is not "
+        "there (its root is %s: %s). Ultralytics would download it (the YAML's "
+        "'download') or fail the same way; detfeed does not download",
+        file, e->line, ds->split, e->str, p, ds->where.abs, ds->where.rule);
+}
+
+static int yaml_split(detfeed_dataset *ds, const char *file, const detfeed__ynode *sp,
+                      detfeed__strlist *out)
+{
+    bool lone = sp->type != DETFEED__Y_SEQ;
+    size_t n = lone ? 1 : sp->n;
     int rc = DETFEED_OK;
     for (size_t i = 0; i < n && rc == DETFEED_OK; i++) {
-        const detfeed__ynode *e = sp->type == DETFEED__Y_SEQ ? sp->items[i] : sp;
-        char *p = detfeed__path_join(base, e->str);
-        rc = p ? add_source(ds, p, file, e->line, out)
-               : detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+        const detfeed__ynode *e = lone ? sp : sp->items[i];
+        char *p = detfeed__root_entry(&ds->where, e->str, lone);
+        if (p == NULL)
+            rc = detfeed__fail(&ds->msg, DETFEED_ENOMEM, "out of memory");
+        else if (detfeed__path_type(p) == DETFEED__F_NONE)
+            rc = missing_entry(ds, file, e, p);
+        else
+            rc = add_source(ds, p, file, e->line, out);
         free(p);
     }
     return rc;
@@ -422,7 +414,7 @@ int detfeed__dataset_yaml_meta(detfeed_dataset *ds, const char *file, const char
 
 static int open_yaml(detfeed_dataset *ds, const char *file, detfeed__strlist *out)
 {
-    char *text, *base = NULL;
+    char *text;
     size_t len;
     int rc = detfeed__read_text(file, DETFEED__MAX_YAML_FILE, &text, &len, &ds->msg);
     if (rc != DETFEED_OK)
@@ -431,10 +423,9 @@ static int open_yaml(detfeed_dataset *ds, const char *file, detfeed__strlist *ou
     const detfeed__ynode *sp = NULL;
     rc = yaml_document(ds, file, text, len, &root, &sp);
     if (rc == DETFEED_OK)
-        rc = yaml_root(ds, file, root, &base);
+        rc = yaml_root(ds, file, root);
     if (rc == DETFEED_OK)
-        rc = yaml_split(ds, file, sp, base, out);
-    free(base);
+        rc = yaml_split(ds, file, sp, out);
     detfeed__yaml_free(root);
     free(text);
     return rc;
@@ -446,14 +437,24 @@ int detfeed__dataset_find_images(detfeed_dataset *ds, const char *source,
     char suffix[16];
     detfeed__path_suffix(source, suffix, sizeof suffix);
     detfeed__ftype t = detfeed__path_type(source);
-    if (t == DETFEED__F_FILE &&
-        (strcmp(suffix, "yaml") == 0 || strcmp(suffix, "yml") == 0))
+    bool is_yaml = strcmp(suffix, "yaml") == 0 || strcmp(suffix, "yml") == 0;
+    if (t == DETFEED__F_FILE && is_yaml)
         return open_yaml(ds, source, paths);
     if (ds->root)
         return detfeed__fail(
             &ds->msg, DETFEED_EINVAL,
             "%s: a dataset root is for a dataset YAML (it replaces its "
             "'path'), and this is not one",
+            source);
+    if (t == DETFEED__F_NONE && is_yaml)
+        return detfeed__fail(
+            &ds->msg, DETFEED_EIO,
+            "%s: no such file. Ultralytics looks a dataset YAML that is not a file "
+            "up among its packaged ones (ultralytics/cfg/datasets); detfeed's library "
+            "does not: give the YAML's path (python3 -c \"import ultralytics, os; "
+            "print(os.path.dirname(ultralytics.__file__) + '/cfg/datasets')\" prints "
+            "that folder), or use the Python Loader, which asks the installed "
+            "Ultralytics",
             source);
     if (t == DETFEED__F_NONE)
         return detfeed__fail(&ds->msg, DETFEED_EIO, "%s: no such file or folder",

@@ -51,6 +51,7 @@ void detfeed_loader_destroy(detfeed_loader *l)
     detfeed_cache_destroy(l->cache);
     detfeed_disk_cache_destroy(l->disk);
     free(l->cache_path);
+    free(l->datasets_dir);
     detfeed__loader_verify_free(l);
     detfeed_dataset_destroy(l->ds);
     free(l);
@@ -279,6 +280,8 @@ static int dataset_args(detfeed_loader *l)
                                         l->fraction_ratio);
     if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_NC, l->nc);
+    if (rc == DETFEED_OK)
+        rc = detfeed_dataset_set_datasets_dir(ds, l->datasets_dir);
     if (rc == DETFEED_OK)
         rc = detfeed_dataset_set_int(ds, DETFEED_DATASET_SINGLE_CLS, l->single_cls);
     if (rc == DETFEED_OK)

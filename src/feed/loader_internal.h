@@ -27,6 +27,7 @@ struct detfeed_loader {
     uint64_t mem_available; /* cache_bytes "ram": MemAvailable when opened */
     int cache_mode;         /* detfeed_cache_mode */
     char *cache_path;       /* the disk cache's file, or NULL: the default */
+    char *datasets_dir;     /* Ultralytics' datasets_dir, or NULL: its settings' */
     int verify_mode;        /* verify_record: DETFEED__RECORD_* */
     char *verify_path;      /* verify_record's file (DETFEED__RECORD_PATH) */
     /* Ultralytics' dataset arguments, handed to the dataset */

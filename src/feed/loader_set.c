@@ -229,6 +229,7 @@ static const detfeed__named param_names[] = {
     {"cache", DETFEED_LOADER_CACHE},
     {"cache_path", DETFEED_LOADER_CACHE_PATH},
     {"verify_record", DETFEED_LOADER_VERIFY_RECORD},
+    {"datasets_dir", DETFEED_LOADER_DATASETS_DIR},
     {"max_width", DETFEED_LOADER_MAX_WIDTH},
     {"max_height", DETFEED_LOADER_MAX_HEIGHT},
     {"max_pixels", DETFEED_LOADER_MAX_PIXELS},
@@ -805,6 +806,23 @@ static int set_verify_record(detfeed_loader *l, const char *name,
     return detfeed_loader_set_verify_record(l, value);
 }
 
+/* datasets_dir: a folder, or "" for the one Ultralytics' settings give. */
+static int set_datasets_dir(detfeed_loader *l, const char *name, detfeed_loader_param p,
+                            const char *value)
+{
+    (void)p;
+    if (l->opened)
+        return detfeed__loader_refuse_set(l, name);
+    char *copy = value[0] ? malloc(strlen(value) + 1) : NULL;
+    if (value[0] && copy == NULL)
+        return detfeed__fail(&l->msg, DETFEED_ENOMEM, "out of memory");
+    if (copy)
+        strcpy(copy, value);
+    free(l->datasets_dir);
+    l->datasets_dir = copy;
+    return DETFEED_OK;
+}
+
 /* The settings whose text is read by a function of their own. */
 typedef int (*text_setter)(detfeed_loader *l, const char *name, detfeed_loader_param p,
                            const char *value);
@@ -817,6 +835,7 @@ static const struct {
     {DETFEED_LOADER_CACHE_BYTES, set_cache_bytes},
     {DETFEED_LOADER_CACHE_PATH, set_cache_path},
     {DETFEED_LOADER_VERIFY_RECORD, set_verify_record},
+    {DETFEED_LOADER_DATASETS_DIR, set_datasets_dir},
 };
 
 static text_setter text_setter_of(detfeed_loader_param p)

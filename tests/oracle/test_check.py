@@ -85,7 +85,7 @@ def make_bad(tmp):
     os.makedirs(os.path.join(tmp, "listed.jpg"))
     open(os.path.join(tmp, "list.txt"), "w").write("images/ok.png\nlisted.jpg\n")
     open(os.path.join(tmp, "data.yaml"), "w").write(
-        "path: .\ntrain: images\nval: nowhere\nnames: [a, b]\n")
+        "train: images\nval: nowhere\nnames: [a, b]\n")
     open(os.path.join(tmp, "broken.yaml"), "w").write("train: images\nnames: {0: a\n")
 
 
@@ -107,8 +107,21 @@ def check_bad(t, d, tmp):
     # Sorted order: cls.png comes first, and its label line 2 is the first problem.
     t.check(p.returncode == 1 and "cls.txt:2:" in p.stderr, f"fail policy: {p.stderr.strip()}")
     p = run(d, yaml, "--split", "val")
-    t.check(p.returncode == 1 and "nowhere" in p.stderr and "data.yaml:3" in p.stdout + p.stderr,
+    t.check(p.returncode == 1 and "nowhere, which does not exist" in p.stderr
+            and "data.yaml:2" in p.stderr and "no 'path' in the YAML: its folder" in p.stderr,
             f"missing split folder: {p.returncode} {p.stderr.strip()}")
+    # the text report says where the data is and which rule found it
+    p = run(d, yaml, "--verify", "header")
+    want = "data: %s (no 'path' in the YAML: its folder)" % os.path.realpath(tmp)
+    t.check(want in p.stdout, f"data line: {p.stdout[:300]!r}")
+    # a relative path not there from the working folder: under --datasets-dir
+    rel = os.path.join(tmp, "rel.yaml")
+    open(rel, "w").write("path: %s\ntrain: images\nnames: [a, b]\n"
+                         % os.path.basename(tmp))
+    p = run(d, rel, "--verify", "header", "--datasets-dir", os.path.dirname(tmp))
+    want = "data: %s (path: %s under datasets_dir %s (the datasets_dir setting))" % (
+        os.path.realpath(tmp), os.path.basename(tmp), os.path.dirname(tmp))
+    t.check(want in p.stdout, f"--datasets-dir: {p.stdout[:300]!r} {p.stderr[-300:]!r}")
     p = run(d, os.path.join(tmp, "broken.yaml"))
     t.check(p.returncode == 1 and "broken.yaml:2: malformed YAML" in p.stderr,
             f"malformed YAML: {p.stderr.strip()}")
@@ -131,7 +144,7 @@ def check_bad(t, d, tmp):
             f"text report of unusable images: exit {p.returncode}")
     # no usable image: the report comes all the same, then the error
     none = os.path.join(tmp, "none.yaml")
-    open(none, "w").write("path: .\ntrain: images/cls.png\nnames: [a]\n")
+    open(none, "w").write("train: images/cls.png\nnames: [a]\n")
     p = run(d, none)
     t.check(p.returncode == 1 and "no usable images" in p.stderr and "cls.txt:2:" in p.stderr
             and "cls.txt:2:" in p.stdout and "usable" in p.stdout,

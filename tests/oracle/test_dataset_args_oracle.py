@@ -28,6 +28,7 @@ import contextlib
 import ctypes
 import io
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -143,7 +144,13 @@ def copy_sets(data, tmp):
         dst = os.path.join(tmp, name)
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.cache", "*.npy"))
         with open(os.path.join(dst, name + ".yaml")) as f:
-            out[name] = (dst, yaml.safe_load(f))
+            text = f.read()
+        # The copy's root is its own folder: Ultralytics' `path: coco8` would
+        # be the one under its datasets_dir (check_det_dataset), not this copy.
+        text = re.sub(r"(?m)^path:.*$", "", text)
+        with open(os.path.join(dst, name + ".yaml"), "w") as f:
+            f.write(text)
+        out[name] = (dst, yaml.safe_load(text))
     root = out["coco8"][0]
     im = os.path.join(root, "images", "train")
     lb = os.path.join(root, "labels", "train")

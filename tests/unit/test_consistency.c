@@ -122,19 +122,30 @@ static void paint(tu_image *im)
 }
 
 /* root: pose labels (boxes with two keypoints); seg/: the same images (a
- * link) with the rectangles as polygons. */
+ * link to each: a link to the folder would be resolved, as Ultralytics
+ * resolves a split entry, and lead to the pose labels) with the
+ * rectangles as polygons. The YAMLs have no `path`: their folders are the
+ * roots. */
 static void make_dataset(void)
 {
     mkdir(tu_at(root, "seg"), 0755);
     mkdir(tu_at(root, "seg/labels"), 0755);
-    CHECK_INT(symlink(tu_at(root, "images"), tu_at(root, "seg/images")), 0);
+    mkdir(tu_at(root, "seg/images"), 0755);
     tu_make_dataset(root, NIMG, SIDE, 200, 2024, paint, NULL);
+    for (int i = 0; i < NIMG; i++) {
+        char from[32], to[32];
+        snprintf(from, sizeof from, "images/%02d.png", i);
+        snprintf(to, sizeof to, "seg/images/%02d.png", i);
+        char *target = strdup(tu_at(root, from));
+        CHECK_INT(symlink(target, tu_at(root, to)), 0);
+        free(target);
+    }
     char yaml[160];
     snprintf(yaml, sizeof yaml,
-             "path: .\ntrain: images\nkpt_shape: [%d, 3]\nflip_idx: [1, 0]\nnc: %d\n",
-             NKPT, NIMG * NRECT);
+             "train: images\nkpt_shape: [%d, 3]\nflip_idx: [1, 0]\nnc: %d\n", NKPT,
+             NIMG * NRECT);
     tu_write_text(tu_at(root, "data.yaml"), yaml);
-    snprintf(yaml, sizeof yaml, "path: .\ntrain: images\nnc: %d\n", NIMG * NRECT);
+    snprintf(yaml, sizeof yaml, "train: images\nnc: %d\n", NIMG * NRECT);
     tu_write_text(tu_at(root, "seg/data.yaml"), yaml);
 }
 

@@ -17,33 +17,61 @@
 
 /* Every setting's name, as the header lists them. */
 static const char *const names[] = {
-    "imgsz",         "seed",
-    "epochs",        "close_mosaic",
-    "cache_bytes",   "augment",
-    "workers",       "batch",
-    "prefetch",      "rank",
-    "world_size",    "drop_last",
-    "dtype",         "value_scale",
-    "output",        "color",
-    "cuda_device",   "ultralytics",
-    "opencv",        "opencv_cpu",
-    "opencv_ipp",    "numpy",
-    "single_cls",    "nc",
-    "fraction",      "classes",
-    "cache",         "cache_path",
-    "verify_record", "partner_window",
-    "max_width",     "max_height",
-    "max_pixels",    "max_image_bytes",
-    "max_labels",    "max_label_line",
-    "hsv_h",         "hsv_s",
-    "hsv_v",         "degrees",
-    "translate",     "scale",
-    "shear",         "perspective",
-    "flipud",        "fliplr",
-    "mosaic",        "mixup",
-    "cutmix",        "bgr",
-    "recipe_cache",  "pin_memory",
-    "copy_paste",    "copy_paste_mode",
+    "imgsz",
+    "seed",
+    "epochs",
+    "close_mosaic",
+    "cache_bytes",
+    "augment",
+    "workers",
+    "batch",
+    "prefetch",
+    "rank",
+    "world_size",
+    "drop_last",
+    "dtype",
+    "value_scale",
+    "output",
+    "color",
+    "cuda_device",
+    "ultralytics",
+    "opencv",
+    "opencv_cpu",
+    "opencv_ipp",
+    "numpy",
+    "single_cls",
+    "nc",
+    "fraction",
+    "classes",
+    "cache",
+    "cache_path",
+    "verify_record",
+    "partner_window",
+    "datasets_dir",
+    "max_width",
+    "max_height",
+    "max_pixels",
+    "max_image_bytes",
+    "max_labels",
+    "max_label_line",
+    "hsv_h",
+    "hsv_s",
+    "hsv_v",
+    "degrees",
+    "translate",
+    "scale",
+    "shear",
+    "perspective",
+    "flipud",
+    "fliplr",
+    "mosaic",
+    "mixup",
+    "cutmix",
+    "bgr",
+    "recipe_cache",
+    "pin_memory",
+    "copy_paste",
+    "copy_paste_mode",
     "numpy_sort",
 };
 
@@ -51,7 +79,7 @@ static const char *const names[] = {
 static bool is_text(const char *name)
 {
     return strcmp(name, "classes") == 0 || strcmp(name, "cache_path") == 0 ||
-           strcmp(name, "verify_record") == 0;
+           strcmp(name, "verify_record") == 0 || strcmp(name, "datasets_dir") == 0;
 }
 
 /* An integer setting: default, bounds taken, one step outside refused, the
@@ -157,7 +185,7 @@ static void check_every_setting(void)
         }
         detfeed_loader_destroy(l);
     }
-    CHECK_INT(numeric, (int)(sizeof names / sizeof names[0]) - 3);
+    CHECK_INT(numeric, (int)(sizeof names / sizeof names[0]) - 4);
 }
 
 /* Unknown settings, NULL arguments, the text-only ones. */
