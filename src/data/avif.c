@@ -7,10 +7,12 @@
  * - a file is AVIF by its ftyp box: major brand avif or avis, or mif1 or
  *   msf1 with avif or avis among the compatible brands (Pillow's plugin
  *   takes mif1 and msf1 files; libavif reads only those).
- * - Debian's libavif (0.11.1, dav1d) parses and decodes with Pillow's
- *   settings (clap validation and pixi off, the first image); AV1 decoding
- *   is normative, so the planes are those of Pillow's dav1d. libavif
- *   0.11.1's own YUV to RGB is not 1.4.2's: avif_rgb.c converts.
+ * - Debian's libavif (0.11.1) parses with Pillow's settings (clap
+ *   validation and pixi off) and decodes the first image with libaom, the
+ *   AV1 reference decoder: AV1 decoding is normative, so the planes are
+ *   those of Pillow's dav1d (measured), and Debian's dav1d 1.0.0, which
+ *   libavif 0.11.1 gives no logger, prints to stderr on damaged data.
+ *   libavif 0.11.1's own YUV to RGB is not 1.4.2's: avif_rgb.c converts.
  * - orientation: Pillow reports the irot and imir boxes as an EXIF
  *   orientation, which replaces the orientation of the file's EXIF (an
  *   EXIF orientation without irot or imir is set back to 1), and
@@ -97,7 +99,7 @@ static int avif_open(detfeed_codec *c, const char *name, const uint8_t *data,
         return detfeed__fail(&c->msg, DETFEED_ENOMEM, "%s: out of memory for libavif",
                              name);
     d->maxThreads = 1;
-    d->codecChoice = AVIF_CODEC_CHOICE_DAV1D;
+    d->codecChoice = AVIF_CODEC_CHOICE_AOM;
     d->strictFlags &=
         ~(avifStrictFlags)(AVIF_STRICT_CLAP_VALID | AVIF_STRICT_PIXI_REQUIRED);
     /* Pillow's libavif refuses more than its default; ours stops dav1d
