@@ -102,10 +102,6 @@ static int avif_open(detfeed_codec *c, const char *name, const uint8_t *data,
     d->codecChoice = AVIF_CODEC_CHOICE_AOM;
     d->strictFlags &=
         ~(avifStrictFlags)(AVIF_STRICT_CLAP_VALID | AVIF_STRICT_PIXI_REQUIRED);
-    /* Pillow's libavif refuses more than its default; ours stops dav1d
-     * from allocating beyond the codec's limit too. */
-    if (c->limits.max_pixels < d->imageSizeLimit)
-        d->imageSizeLimit = (uint32_t)c->limits.max_pixels;
     avifResult r = avifDecoderSetIOMemory(d, data, size);
     if (r == AVIF_RESULT_OK)
         r = avifDecoderParse(d);
@@ -306,6 +302,10 @@ static int avif_head(detfeed_codec *c, const char *name, const uint8_t *data,
 static int avif_pixels(detfeed_codec *c, const char *name, avifDecoder *d,
                        detfeed__avif_image *out)
 {
+    /* The header passed the limits; the AV1 decoder is held to them too
+     * (Pillow's libavif refuses more than its default, and so does this). */
+    if (c->limits.max_pixels < d->imageSizeLimit)
+        d->imageSizeLimit = (uint32_t)c->limits.max_pixels;
     avifResult r = avifDecoderNthImage(d, 0);
     if (r != AVIF_RESULT_OK)
         return avif_fail(c, name, "decode", r);

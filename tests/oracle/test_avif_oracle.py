@@ -281,7 +281,11 @@ def main():
         if not os.path.isdir(cv):
             print("skipped: no OpenCV wheel", cv)
             return SKIP
-        env = dict(os.environ, PYTHONPATH=pil + ":" + cv if pil else cv)
+        # Ultralytics' Image.open tries to install pi-heif when Pillow cannot
+        # identify a (cut) file: never here; OpenCV's fallback stays quiet.
+        env = dict(os.environ, PYTHONPATH=pil + ":" + cv if pil else cv,
+                   YOLO_AUTOINSTALL="False", YOLO_OFFLINE="1", YOLO_VERBOSE="False",
+                   OPENCV_LOG_LEVEL="OFF")
         r = subprocess.run([sys.executable, __file__, "--compare", "--lib", args.lib,
                             "--data", args.data, "--work", args.work], env=env)
         rc |= r.returncode
