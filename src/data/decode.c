@@ -294,7 +294,9 @@ static int probe_open(detfeed_codec *c, const char *path, detfeed__src *s)
 static int probe_src(detfeed_codec *c, const char *path, detfeed__src *s, uint32_t *w,
                      uint32_t *h, int *o)
 {
-    uint64_t head = s->size < 32 ? s->size : 32;
+    /* an AVIF's compatible brands may run past 32 bytes */
+    uint64_t want = detfeed__avif_named(path) ? 4096 : 32;
+    uint64_t head = s->size < want ? s->size : want;
     const uint8_t *q = detfeed__src_at(s, 0, head);
     if (q == NULL)
         goto io;
