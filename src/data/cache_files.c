@@ -6,6 +6,7 @@
 
 #include "core/sha256.h"
 
+#include <avif/avif.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openjpeg.h>
@@ -309,12 +310,13 @@ void detfeed__decode_provenance(const detfeed__limits *lim, char *buf, size_t si
      * and JPEG 2000's do */
     static const char *const stacks[] = {"4", "5.0", "5.1", "4-debian"};
     const char *cv = (unsigned)lim->opencv < 4 ? stacks[lim->opencv] : "?";
-    snprintf(buf, size,
-             "libjpeg-turbo %d, spng %s, libtiff %d, openjpeg %s, opencv %s, limits "
-             "%llux%llu %llu px %llu file %llu bytes",
-             (int)LIBJPEG_TURBO_VERSION_NUMBER, spng_version_string(),
-             (int)TIFFLIB_VERSION, opj_version(), cv,
-             (unsigned long long)lim->max_width, (unsigned long long)lim->max_height,
-             (unsigned long long)lim->max_pixels, (unsigned long long)lim->max_file,
-             (unsigned long long)lim->max_image_bytes);
+    snprintf(
+        buf, size,
+        "libjpeg-turbo %d, spng %s, libtiff %d, openjpeg %s, libavif %s, opencv %s, "
+        "limits "
+        "%llux%llu %llu px %llu file %llu bytes",
+        (int)LIBJPEG_TURBO_VERSION_NUMBER, spng_version_string(), (int)TIFFLIB_VERSION,
+        opj_version(), avifVersion(), cv, (unsigned long long)lim->max_width,
+        (unsigned long long)lim->max_height, (unsigned long long)lim->max_pixels,
+        (unsigned long long)lim->max_file, (unsigned long long)lim->max_image_bytes);
 }

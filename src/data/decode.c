@@ -9,6 +9,7 @@
  * exif.c reads and applies it. The sizes checked against the limits are the
  * stored ones, before any allocation; the size returned is the oriented one.
  */
+#include "avif_internal.h"
 #include "decode_internal.h"
 
 #include <errno.h>
@@ -25,7 +26,8 @@ typedef enum {
     FMT_BMP,
     FMT_WEBP,
     FMT_TIFF,
-    FMT_JP2
+    FMT_JP2,
+    FMT_AVIF
 } img_format;
 
 static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -45,6 +47,8 @@ static img_format sniff(const uint8_t *p, uint64_t n)
         return FMT_TIFF;
     if (detfeed__jp2_sniff(p, n))
         return FMT_JP2;
+    if (detfeed__avif_sniff(p, n))
+        return FMT_AVIF;
     return FMT_NONE;
 }
 
@@ -170,6 +174,17 @@ static int decode_whole(detfeed_codec *c, whole_decoder decode, const char *name
     return finish(c, name, img, w, h, 1, pixels, width, height); /* oriented */
 }
 
+static int decode_avif(detfeed_codec *c, const char *name, const uint8_t *data,
+                       size_t size, uint8_t **pixels, int *width, int *height)
+{
+    detfeed__avif_image a;
+    int rc = detfeed__avif_decode(c, name, data, size, &a);
+    if (rc != DETFEED_OK)
+        return rc;
+    return finish(c, name, a.pixels, a.width, a.height, a.orientation, pixels, width,
+                  height);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Entry points                                                             */
 /* ------------------------------------------------------------------------ */
@@ -183,7 +198,7 @@ static int not_image(detfeed_codec *c, const char *name)
 {
     return detfeed__fail(&c->msg, DETFEED_EFORMAT,
                          "%s: not an image of a format detfeed reads (JPEG, PNG, BMP, "
-                         "WebP, TIFF, JPEG 2000)",
+                         "WebP, TIFF, JPEG 2000, AVIF)",
                          name);
 }
 
@@ -206,7 +221,10 @@ int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
         return detfeed__fail(&codec->msg, DETFEED_ELIMIT,
                              "%s: %zu bytes exceeds the file size limit %llu", name,
                              size, (unsigned long long)codec->limits.max_file);
-    switch (sniff(data, size)) {
+    img_format f = sniff(data, size);
+    if (detfeed__avif_named(name) && f != FMT_AVIF)
+        return detfeed__avif_foreign(codec, name);
+    switch (f) {
     case FMT_JPEG:
         return decode_jpeg(codec, name, data, size, pixels, width, height);
     case FMT_PNG:
@@ -221,6 +239,8 @@ int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
     case FMT_JP2:
         return decode_whole(codec, detfeed__jp2_decode, name, data, size, pixels, width,
                             height);
+    case FMT_AVIF:
+        return decode_avif(codec, name, data, size, pixels, width, height);
     default:
         return not_image(codec, name);
     }
@@ -274,11 +294,15 @@ static int probe_open(detfeed_codec *c, const char *path, detfeed__src *s)
 static int probe_src(detfeed_codec *c, const char *path, detfeed__src *s, uint32_t *w,
                      uint32_t *h, int *o)
 {
-    uint64_t head = s->size < 32 ? s->size : 32;
+    /* an AVIF's compatible brands may run past 32 bytes */
+    uint64_t want = detfeed__avif_named(path) ? 4096 : 32;
+    uint64_t head = s->size < want ? s->size : want;
     const uint8_t *q = detfeed__src_at(s, 0, head);
     if (q == NULL)
         goto io;
     img_format f = sniff(q, head);
+    if (detfeed__avif_named(path) && f != FMT_AVIF)
+        return detfeed__avif_foreign(c, path);
     if (f == FMT_JPEG) {
         detfeed__jpeg_head jh;
         detfeed__jpeg_scan(s, &jh);
@@ -321,6 +345,11 @@ static int probe_src(detfeed_codec *c, const char *path, detfeed__src *s, uint32
             goto io;
         return f == FMT_TIFF ? detfeed__tiff_probe(c, path, q, (size_t)s->size, w, h)
                              : detfeed__jp2_probe(c, path, q, (size_t)s->size, w, h);
+    }
+    if (f == FMT_AVIF) { /* the whole file: the boxes may be anywhere */
+        if ((q = detfeed__src_at(s, 0, s->size)) == NULL)
+            goto io;
+        return detfeed__avif_probe(c, path, q, (size_t)s->size, w, h, o);
     }
     if (f == FMT_BMP) {
         detfeed__bmp_head bh;

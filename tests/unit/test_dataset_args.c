@@ -40,7 +40,7 @@ static void write_image(detfeed_codec *c, const char *rel, int w, int h)
 /*
  * det: 9 image files in Ultralytics' sorted order (a.pfm and notes.txt are
  * not images to Ultralytics 8.4):
- *   im0.png [0, 1, 2]  im1.png [1]  im2.avif  im3.png [2, 0]  im4.heic
+ *   im0.png [0, 1, 2]  im1.png [1]  im2.avif (damaged: text)  im3.png [2, 0]  im4.heic
  *   im5.png (no labels)  im6.png [0]  im7.png [1, 1]  im8.heif
  * seg: one image with polygons of classes 0, 1, 0; pose: one with
  * instances of classes 0, 1, 0 and two keypoints each.
@@ -187,11 +187,14 @@ static void test_fraction_files(void)
 {
     const char *yaml = at("det/data.yaml");
     /* 9 * 0.5 = 4.5 rounds to 4: im0 im1 im2.avif im3 (half up would add
-     * im4.heic; a list without heic/avif/heif, or with a.pfm, another four). */
+     * im4.heic; a list without heic/avif/heif, or with a.pfm, another four).
+     * im2.avif is decoded and found damaged. */
     detfeed_dataset *ds = open_with(yaml, (args){.ratio = 0.5}, 0);
     CHECK_STR(names_of(ds), "im0.png im1.png im3.png");
-    CHECK_INT(STAT(ds, IMAGES), 3);
-    CHECK_INT(STAT(ds, UNSUPPORTED), 1);
+    CHECK_INT(STAT(ds, IMAGES), 4);
+    CHECK_INT(STAT(ds, UNSUPPORTED), 0);
+    CHECK_INT(STAT(ds, CORRUPT), 1);
+    CHECK(tu_has_problem(ds, "det/images/train/im2.avif", 0, "AVIF"));
     CHECK_INT(STAT(ds, LEFT_OUT), 5);
     CHECK_INT(STAT(ds, ORPHAN_LABELS), 1); /* zz.txt; im6, im7's are expected */
     CHECK(has_note(ds, "the first 4 of 9 image files kept"));
@@ -199,7 +202,7 @@ static void test_fraction_files(void)
 
     ds = open_with(yaml, (args){.count = 5}, 0);
     CHECK_STR(names_of(ds), "im0.png im1.png im3.png");
-    CHECK_INT(STAT(ds, UNSUPPORTED), 2);
+    CHECK_INT(STAT(ds, UNSUPPORTED), 1);
     CHECK_INT(STAT(ds, LEFT_OUT), 4);
     detfeed_dataset_destroy(ds);
 
@@ -218,7 +221,7 @@ static void test_fraction_files(void)
         ds = open_with(yaml, all[i], 0);
         CHECK_STR(names_of(ds), "im0.png im1.png im3.png im5.png im6.png im7.png");
         CHECK_INT(STAT(ds, LEFT_OUT), 0);
-        CHECK_INT(STAT(ds, UNSUPPORTED), 3);
+        CHECK_INT(STAT(ds, UNSUPPORTED), 2);
         CHECK_INT(STAT(ds, ORPHAN_LABELS), 1);
         detfeed_dataset_destroy(ds);
     }
@@ -419,11 +422,11 @@ static void test_single_cls(void)
     /* A one-class YAML: ids 1 and 2 are rejected, unless single_cls (which
      * Ultralytics does not check against nc). */
     ds = open_with(at("det/one.yaml"), (args){0}, 0);
-    CHECK_INT(STAT(ds, CORRUPT), 4); /* im0, im1, im3, im7 have ids >= 1 */
+    CHECK_INT(STAT(ds, CORRUPT), 5); /* im0, im1, im3, im7 have ids >= 1; im2.avif */
     CHECK_INT(STAT(ds, USABLE), 2);
     detfeed_dataset_destroy(ds);
     ds = open_with(at("det/one.yaml"), (args){.single_cls = 1}, 0);
-    CHECK_INT(STAT(ds, CORRUPT), 0);
+    CHECK_INT(STAT(ds, CORRUPT), 1); /* im2.avif */
     CHECK_INT(STAT(ds, USABLE), 6);
     detfeed_dataset_destroy(ds);
 }
