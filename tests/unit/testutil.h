@@ -110,6 +110,8 @@ const char *tu_at(const char *root, const char *rel);
 
 /* Writes `text` to `path` (a failure is a failed check). */
 void tu_write_text(const char *path, const char *text);
+/* Writes a black 16 x 16 RGB PNG to `path` (a failure is a failed check). */
+void tu_write_png16(const char *path);
 
 /* Removes the folder `path` and everything below it (links are removed,
  * not followed), without a shell; false (errno set) when something stays. */

@@ -97,6 +97,16 @@ void tu_write_text(const char *path, const char *text)
     }
 }
 
+void tu_write_png16(const char *path)
+{
+    detfeed_codec *c;
+    if (!CHECK_INT(detfeed_codec_create(&c, 0), 0))
+        return;
+    uint8_t px[16 * 16 * 3] = {0};
+    CHECK_INT(detfeed_codec_write_png(c, path, px, 16 * 3, 16, 16), 0);
+    detfeed_codec_destroy(c);
+}
+
 void tu_digest_batch(detfeed_sha256 *ctx, const detfeed_batch *b)
 {
     size_t bytes;
