@@ -406,8 +406,12 @@ class Side:
         return d
 
     def rel(self, path):
-        """An image path relative to its dataset root, for either copy."""
-        for root in (self.copy, self.src):
+        """An image path relative to its dataset root, for either copy (and
+        either spelling: detfeed resolves links in a dataset's paths as
+        check_det_dataset does, this suite's YOLODataset is given them as
+        they are)."""
+        for root in (self.copy, self.src, os.path.realpath(self.copy),
+                     os.path.realpath(self.src)):
             if path.startswith(root + os.sep):
                 return path[len(root) + 1:]
         return path
