@@ -11,7 +11,9 @@
 #                            each of OPENCV_WHEELS (default 4.12.0.88 5.0.0.93
 #                            5.1.0.95), installed into its own folder:
 #                            PYTHONPATH=build-py/cv/VERSION puts it in front
-#                            of Debian's cv2 for one run.
+#                            of Debian's cv2 for one run;
+#   build-py/heif            Pillow, pi-heif and pillow-heif (HEIF_STACK),
+#                            for tests/oracle/test_heif_oracle.py.
 # Prints nothing when everything is there already.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,3 +55,16 @@ for v in $wheels; do
   "$py/bin/pip" install -q --no-deps --target "$d" "opencv-python-headless==$v"
   touch "$d/.complete"
 done
+# Pillow and pi-heif (what Ultralytics' imread reads a .heic or .heif with),
+# plus pillow-heif (its encoder, x265, which writes the HEIC test files), for
+# tests/oracle/test_heif_oracle.py only: in front of the venv's own Pillow
+# through PYTHONPATH.
+heif=${HEIF_STACK:-pillow==13.0.0 pi-heif==1.4.0 pillow-heif==1.9.0}
+d=build-py/heif
+if [ "$(cat "$d/.complete" 2>/dev/null)" != "$heif" ]; then
+  echo "installing $heif into $d"
+  rm -rf "$d"
+  # shellcheck disable=SC2086
+  "$py/bin/pip" install -q --no-deps --target "$d" $heif
+  echo "$heif" > "$d/.complete"
+fi

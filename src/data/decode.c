@@ -10,6 +10,7 @@
  * stored ones, before any allocation; the size returned is the oriented one.
  */
 #include "decode_internal.h"
+#include "heif_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +26,8 @@ typedef enum {
     FMT_BMP,
     FMT_WEBP,
     FMT_TIFF,
-    FMT_JP2
+    FMT_JP2,
+    FMT_HEIF
 } img_format;
 
 static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -45,6 +47,8 @@ static img_format sniff(const uint8_t *p, uint64_t n)
         return FMT_TIFF;
     if (detfeed__jp2_sniff(p, n))
         return FMT_JP2;
+    if (detfeed__heif_sniff(p, n))
+        return FMT_HEIF;
     return FMT_NONE;
 }
 
@@ -183,8 +187,43 @@ static int not_image(detfeed_codec *c, const char *name)
 {
     return detfeed__fail(&c->msg, DETFEED_EFORMAT,
                          "%s: not an image of a format detfeed reads (JPEG, PNG, BMP, "
-                         "WebP, TIFF, JPEG 2000)",
+                         "WebP, TIFF, JPEG 2000, HEIF)",
                          name);
+}
+
+/* A .heic or .heif, or a HEIF under any name: Ultralytics' imread reads a
+ * .heic or .heif with Pillow (pi-heif for HEIF), which heif.c reproduces
+ * for HEIF only, not Pillow's other decoders; any other name goes to
+ * cv2.imdecode, which reads no HEIF (none of the OpenCV builds detfeed
+ * follows has a HEIF decoder). */
+static bool pillow_route(img_format f, const char *name)
+{
+    return f == FMT_HEIF || detfeed__heif_name(name);
+}
+
+/* The refusal of what pillow_route sends elsewhere than heif.c. */
+static int pillow_refusal(detfeed_codec *c, img_format f, const char *name)
+{
+    if (f == FMT_HEIF)
+        return detfeed__fail(
+            &c->msg, DETFEED_EFORMAT,
+            "%s: a HEIF image under a name other than .heic or .heif, "
+            "which Ultralytics reads with cv2.imdecode, and OpenCV reads "
+            "no HEIF",
+            name);
+    if (f == FMT_NONE)
+        return not_image(c, name);
+    return detfeed__fail(
+        &c->msg, DETFEED_ENOTSUPPORTED,
+        "%s: a .heic or .heif holding another format (Ultralytics reads "
+        "it with Pillow, which detfeed does not reproduce)",
+        name);
+}
+
+bool detfeed__heif_name_other(const uint8_t *head, uint64_t n)
+{
+    img_format f = sniff(head, n);
+    return f != FMT_NONE && f != FMT_HEIF;
 }
 
 int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
@@ -206,7 +245,13 @@ int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
         return detfeed__fail(&codec->msg, DETFEED_ELIMIT,
                              "%s: %zu bytes exceeds the file size limit %llu", name,
                              size, (unsigned long long)codec->limits.max_file);
-    switch (sniff(data, size)) {
+    img_format f = sniff(data, size);
+    if (pillow_route(f, name))
+        return f == FMT_HEIF && detfeed__heif_name(name)
+                   ? decode_whole(codec, detfeed__heif_decode, name, data, size, pixels,
+                                  width, height)
+                   : pillow_refusal(codec, f, name);
+    switch (f) {
     case FMT_JPEG:
         return decode_jpeg(codec, name, data, size, pixels, width, height);
     case FMT_PNG:
@@ -279,6 +324,13 @@ static int probe_src(detfeed_codec *c, const char *path, detfeed__src *s, uint32
     if (q == NULL)
         goto io;
     img_format f = sniff(q, head);
+    if (pillow_route(f, path)) {
+        if (f != FMT_HEIF || !detfeed__heif_name(path))
+            return pillow_refusal(c, f, path);
+        if ((q = detfeed__src_at(s, 0, s->size)) == NULL)
+            goto io;
+        return detfeed__heif_probe(c, path, q, (size_t)s->size, w, h);
+    }
     if (f == FMT_JPEG) {
         detfeed__jpeg_head jh;
         detfeed__jpeg_scan(s, &jh);
