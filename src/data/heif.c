@@ -114,9 +114,15 @@ static int side_limit(const detfeed__limits *lim)
 }
 
 /* pi-heif lists every top-level image (a failing one makes it fail as a
- * whole, or shifts which image is primary): each must open here too. */
+ * whole, or shifts which image is primary) and takes the primary one, or
+ * the first when the primary item is none of them: each must open here
+ * too, and the primary item must be one of them. */
 static int check_top_level(detfeed_codec *c, const char *name, heif *f)
 {
+    heif_item_id primary;
+    struct heif_error e = heif_context_get_primary_image_ID(f->ctx, &primary);
+    if (e.code != heif_error_Ok)
+        return damaged(c, name, e);
     int n = heif_context_get_number_of_top_level_images(f->ctx);
     if (n <= 0)
         return detfeed__fail(&c->msg, DETFEED_ECORRUPT, "%s: a HEIF without images",
@@ -126,15 +132,19 @@ static int check_top_level(detfeed_codec *c, const char *name, heif *f)
         return detfeed__fail(&c->msg, DETFEED_ENOMEM, "%s: out of memory", name);
     n = heif_context_get_list_of_top_level_image_IDs(f->ctx, ids, n);
     int rc = DETFEED_OK;
+    bool listed = false;
     for (int i = 0; i < n && rc == DETFEED_OK; i++) {
         struct heif_image_handle *h;
-        struct heif_error e = heif_context_get_image_handle(f->ctx, ids[i], &h);
+        listed |= ids[i] == primary;
+        e = heif_context_get_image_handle(f->ctx, ids[i], &h);
         if (e.code != heif_error_Ok)
             rc = damaged(c, name, e);
         else
             heif_image_handle_release(h);
     }
     free(ids);
+    if (rc == DETFEED_OK && !listed)
+        rc = refused(c, name, "a primary item that is not one of its images");
     return rc;
 }
 
@@ -144,6 +154,7 @@ static int heif_open(detfeed_codec *c, const char *name, const uint8_t *data,
     if ((f->ctx = heif_context_alloc()) == NULL)
         return detfeed__fail(&c->msg, DETFEED_ENOMEM, "%s: out of memory", name);
     heif_context_set_maximum_image_size_limit(f->ctx, side_limit(&c->limits));
+    heif_context_set_max_decoding_threads(f->ctx, 0); /* tiles in order, here */
     struct heif_error e =
         heif_context_read_from_memory_without_copy(f->ctx, data, size, NULL);
     if (e.code != heif_error_Ok)
@@ -254,27 +265,34 @@ static int check_metadata(detfeed_codec *c, const char *name, const heif *f)
     return rc;
 }
 
-/* The colour description libheif 1.23.0 converts with: the colr box's nclx,
- * else the HEVC stream's (libheif gives it with the decoded image). */
+/* The colour description libheif 1.23.0 converts with: the colr box's nclx
+ * unless it is all unspecified (2, 2, 2, full range), else that of the
+ * HEVC stream of the coded image (the first tile of a grid). */
 static int get_nclx(detfeed_codec *c, const char *name, const heif *f,
                     detfeed__heif_nclx *out)
 {
     struct heif_color_profile_nclx *p = NULL;
     struct heif_error e = heif_image_handle_get_nclx_color_profile(f->handle, &p);
-    if (e.code != heif_error_Ok || p == NULL)
-        e = heif_image_get_nclx_color_profile(f->image, &p);
-    if (e.code != heif_error_Ok || p == NULL)
-        return refused(c, name, "no colour description in its boxes or stream");
-    out->matrix = (int)p->matrix_coefficients;
-    out->primaries = (int)p->color_primaries;
-    out->full_range = p->full_range_flag != 0;
-    heif_nclx_color_profile_free(p);
-    return DETFEED_OK;
+    if (e.code == heif_error_Ok && p != NULL) {
+        out->matrix = (int)p->matrix_coefficients;
+        out->primaries = (int)p->color_primaries;
+        out->full_range = p->full_range_flag != 0;
+        bool undefined = out->matrix == 2 && out->primaries == 2 &&
+                         p->transfer_characteristics == 2 && out->full_range;
+        heif_nclx_color_profile_free(p);
+        if (!undefined)
+            return DETFEED_OK;
+    }
+    return detfeed__heif_vui(out) ? DETFEED_OK
+                                  : refused(c, name, "no colour description in its stream");
 }
 
-/* Decodes the primary image with heif_plugin.c (planes libheif does not
- * convert), its grid and transformations applied by libheif. */
-static int decode_native(detfeed_codec *c, const char *name, heif *f)
+/* Decodes the image of handle `h` with heif_plugin.c (planes libheif does
+ * not convert), its grid and, when `transform`, its transformations applied
+ * by libheif. */
+static int decode_with_plugin(detfeed_codec *c, const char *name,
+                              struct heif_image_handle *h, bool transform,
+                              struct heif_image **out)
 {
     if (!detfeed__heif_plugin_register())
         return detfeed__fail(&c->msg, DETFEED_ENOTSUPPORTED,
@@ -283,49 +301,81 @@ static int decode_native(detfeed_codec *c, const char *name, heif *f)
     if (o == NULL)
         return detfeed__fail(&c->msg, DETFEED_ENOMEM, "%s: out of memory", name);
     o->decoder_id = DETFEED__HEIF_PLUGIN;
-    struct heif_error e = heif_decode_image(
-        f->handle, &f->image, heif_colorspace_undefined, heif_chroma_undefined, o);
+    o->ignore_transformations = !transform;
+    detfeed__heif_plugin_begin();
+    struct heif_error e =
+        heif_decode_image(h, out, heif_colorspace_undefined, heif_chroma_undefined, o);
+    detfeed__heif_plugin_end();
     heif_decoding_options_free(o);
-    if (e.code == heif_error_Unsupported_filetype ||
-        e.code == heif_error_Unsupported_feature)
-        return refused(c, name,
-                       "an image that is not HEVC, or a feature libheif lacks");
+    if (e.code == heif_error_Unsupported_filetype || e.code == heif_error_Unsupported_feature)
+        return refused(c, name, "a feature libheif lacks");
     return e.code == heif_error_Ok ? DETFEED_OK : damaged(c, name, e);
 }
 
-/* The decoded planes (heif_plugin.c's: G holds Y, B Cb, R Cr), checked
- * against the size the handle promised and the coding the boxes told. */
-static int get_planes(detfeed_codec *c, const char *name, const heif *f, uint32_t w,
-                      uint32_t h, const detfeed__heif_layout *l,
-                      detfeed__heif_planes *p)
+/* Whether the R, G and B planes are the same: the gray libheif 1.15 makes
+ * of a grid of monochrome tiles. */
+static bool gray_rgb(const detfeed__heif_planes *p)
 {
-    memset(p, 0, sizeof *p);
-    p->chroma = l->chroma;
-    enum heif_colorspace want =
-        l->chroma ? heif_colorspace_RGB : heif_colorspace_monochrome;
-    enum heif_channel luma = l->chroma ? heif_channel_G : heif_channel_Y;
-    if (heif_image_get_colorspace(f->image) != want)
-        return refused(c, name, "a chroma format other than its hvcC box says");
+    size_t row = (size_t)p->width * (p->bits > 8 ? 2 : 1);
+    for (uint32_t y = 0; y < p->height; y++) {
+        const uint8_t *g = p->y + y * p->y_stride;
+        if (memcmp(g, p->cb + y * p->cb_stride, row) != 0 ||
+            memcmp(g, p->cr + y * p->cr_stride, row) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* The planes heif_plugin.c gave (G holds Y, B Cb, R Cr; or Y alone) after
+ * libheif's grid and transformations. */
+static int take_planes(detfeed_codec *c, const char *name, const heif *f,
+                       detfeed__heif_planes *p)
+{
+    enum heif_colorspace cs = heif_image_get_colorspace(f->image);
+    enum heif_channel luma = cs == heif_colorspace_RGB ? heif_channel_G : heif_channel_Y;
+    if (cs != heif_colorspace_RGB && cs != heif_colorspace_monochrome)
+        return refused(c, name, "a colour space libheif did not leave as decoded");
     int iw = heif_image_get_width(f->image, luma);
     int ih = heif_image_get_height(f->image, luma);
-    if (iw < 0 || ih < 0 || (uint32_t)iw != w || (uint32_t)ih != h)
+    if (iw < 0 || ih < 0 || (uint32_t)iw != p->width || (uint32_t)ih != p->height)
         return detfeed__fail(&c->msg, DETFEED_ECORRUPT,
                              "%s: HEIF decoded at %dx%d, not the %ux%u of its header",
-                             name, iw, ih, (unsigned)w, (unsigned)h);
-    p->width = w, p->height = h;
+                             name, iw, ih, (unsigned)p->width, (unsigned)p->height);
     p->bits = heif_image_get_bits_per_pixel_range(f->image, luma);
-    if (p->bits != l->bits)
-        return refused(c, name, "a bit depth other than its hvcC box says");
     int stride;
     p->y = heif_image_get_plane_readonly(f->image, luma, &stride);
     p->y_stride = (size_t)stride;
-    if (l->chroma == 0)
-        return p->y ? DETFEED_OK : refused(c, name, "no luma plane");
-    p->cb = heif_image_get_plane_readonly(f->image, heif_channel_B, &stride);
-    p->cb_stride = (size_t)stride;
-    p->cr = heif_image_get_plane_readonly(f->image, heif_channel_R, &stride);
-    p->cr_stride = (size_t)stride;
-    return p->y && p->cb && p->cr ? DETFEED_OK : refused(c, name, "a missing plane");
+    if (cs == heif_colorspace_RGB) {
+        p->cb = heif_image_get_plane_readonly(f->image, heif_channel_B, &stride);
+        p->cb_stride = (size_t)stride;
+        p->cr = heif_image_get_plane_readonly(f->image, heif_channel_R, &stride);
+        p->cr_stride = (size_t)stride;
+    }
+    if (!p->y || (cs == heif_colorspace_RGB && (!p->cb || !p->cr)))
+        return refused(c, name, "a missing plane");
+    return DETFEED_OK;
+}
+
+/* The decoded planes, checked against the size the handle promised and the
+ * coding the boxes told: a monochrome stream decodes to gray whatever its
+ * hvcC says (libheif 1.23 turns it to RGB by repeating Y); libheif 1.15
+ * gives a grid of monochrome tiles as equal R, G and B. */
+static int get_planes(detfeed_codec *c, const char *name, const heif *f, uint32_t w,
+                      uint32_t h, const detfeed__heif_layout *l, detfeed__heif_planes *p)
+{
+    memset(p, 0, sizeof *p);
+    p->width = w, p->height = h;
+    int rc = take_planes(c, name, f, p);
+    if (rc != DETFEED_OK)
+        return rc;
+    bool rgb = p->cb != NULL;
+    if (rgb && l->chroma == 0 && !gray_rgb(p))
+        return refused(c, name, "colour planes where its hvcC box says monochrome");
+    p->chroma = rgb ? l->chroma : 0;
+    p->i16 = l->chroma == 0 && p->bits > 8 && !heif_image_handle_has_alpha_channel(f->handle);
+    if (p->bits != l->bits)
+        return refused(c, name, "a bit depth other than its hvcC box says");
+    return DETFEED_OK;
 }
 
 /* Everything before decoding: the file, the primary image, its limits and
@@ -354,9 +404,6 @@ static int convert(detfeed_codec *c, const char *name, const heif *f, uint32_t w
         rc = get_nclx(c, name, f, &n);
     if (rc != DETFEED_OK)
         return rc;
-    if (p.chroma == 0 && heif_image_handle_get_luma_bits_per_pixel(f->handle) > 8 &&
-        !heif_image_handle_has_alpha_channel(f->handle))
-        return refused(c, name, "more than 8 bits of gray (Pillow's mode I;16)");
     const char *why = detfeed__heif_color_refusal(&p, &n);
     if (why != NULL)
         return refused(c, name, why);
@@ -376,7 +423,7 @@ int detfeed__heif_decode(detfeed_codec *c, const char *name, const uint8_t *data
     *out = NULL;
     int rc = heif_head(c, name, data, size, &f, w, h, &l);
     if (rc == DETFEED_OK)
-        rc = decode_native(c, name, &f);
+        rc = decode_with_plugin(c, name, f.handle, true, &f.image);
     if (rc == DETFEED_OK)
         rc = convert(c, name, &f, *w, *h, &l, out);
     heif_close(&f);

@@ -325,6 +325,8 @@ static const char *grid_tiles(const meta *m, detfeed__heif_layout *l)
             field(r, (uint64_t)w + 2 + (uint64_t)k * (uint64_t)w, w, &tile);
             if (k == 0 && !hvcc(m, tile, l))
                 return "a grid of tiles that are not HEVC";
+            if (k == 0)
+                l->tile = tile;
             const char *why = check_tile(m, tile, l);
             if (why)
                 return why;
@@ -342,6 +344,7 @@ const char *detfeed__heif_layout_read(const uint8_t *data, size_t size,
     if (!read_meta((span){data, size}, &m) || !item_type(&m, m.primary, type))
         return "boxes detfeed cannot walk";
     const char *why = NULL;
+    out->tile = 0;
     if (memcmp(type, "grid", 4) == 0)
         why = grid_tiles(&m, out);
     else if (!hvcc(&m, m.primary, out))

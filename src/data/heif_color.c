@@ -22,7 +22,9 @@
  *   unfused;
  * - matrix 0 (GBR, as lossless files are written), full range: G = Y,
  *   B = Cb, R = Cr;
- * - monochrome: gray, Y shifted to 8 bits.
+ * - monochrome: gray, Y shifted to 8 bits; without alpha and of more than
+ *   8 bits, pi-heif gives Pillow mode I;16 (samples shifted up to 16 bits)
+ *   and convert("RGB") clamps each at 255.
  * The coefficients come from the nclx matrix: Kr, Kb of BT.709 (1), BT.601
  * (5, 6), FCC (4), SMPTE 240M (7) or BT.2020 (9), rc = 2 * (1 - Kr), gb =
  * 2 * Kb * (1 - Kb) / (Kb + Kr - 1), gc = 2 * Kr * (1 - Kr) / (Kb + Kr - 1),
@@ -93,8 +95,8 @@ const char *detfeed__heif_color_refusal(const detfeed__heif_planes *p,
                "luminance), FCC, SMPTE 240M, GBR or unspecified";
     if (n->matrix == 0 && !n->full_range)
         return "GBR in limited range";
-    if (p->bits > 8 && !fixed_point(p, n))
-        return "more than 8 bits other than 4:2:0 in full range";
+    if (p->bits > 8 && n->matrix == 0)
+        return "GBR of more than 8 bits";
     return NULL;
 }
 
@@ -139,28 +141,35 @@ static void to_bgr_fixed(const detfeed__heif_planes *p, coeffs c, uint8_t *out)
         }
 }
 
-static inline uint8_t round_float(float v)
+/* libheif's rounding of a float sample: (int)(v + 0.5f), clamped to
+ * 0..max. */
+static inline int round_float(float v, int max)
 {
     int32_t x = (int32_t)(v + 0.5f);
-    return clamp_u8(x);
+    return x < 0 ? 0 : x > max ? max : x;
 }
 
+/* The float step at the planes' own depth (half = 2^(bits-1), the limited
+ * range offset 16 << (bits - 8), clamped to 2^bits - 1), then shifted to
+ * 8 bits. */
 static void to_bgr_float(const detfeed__heif_planes *p, const detfeed__heif_nclx *n,
                          coeffs c, uint8_t *out)
 {
+    int half = 1 << (p->bits - 1), max = (1 << p->bits) - 1, down = p->bits - 8;
+    float offset = (float)(16 << down);
     for (uint32_t y = 0; y < p->height; y++)
         for (uint32_t x = 0; x < p->width; x++, out += 3) {
-            float yv = (float)p->y[(size_t)y * p->y_stride + x];
-            float cb = (float)(p->cb[(size_t)y * p->cb_stride + x] - 128);
-            float cr = (float)(p->cr[(size_t)y * p->cr_stride + x] - 128);
+            float yv = (float)sample(p->y, p->y_stride, p->bits, x, y, false);
+            float cb = (float)(sample(p->cb, p->cb_stride, p->bits, x, y, false) - half);
+            float cr = (float)(sample(p->cr, p->cr_stride, p->bits, x, y, false) - half);
             if (!n->full_range) {
-                yv = (yv - 16.0f) * 1.1689f;
+                yv = (yv - offset) * 1.1689f;
                 cb = cb * 1.1429f;
                 cr = cr * 1.1429f;
             }
-            out[2] = round_float(yv + c.r_cr * cr);
-            out[1] = round_float(yv + c.g_cb * cb + c.g_cr * cr);
-            out[0] = round_float(yv + c.b_cb * cb);
+            out[2] = (uint8_t)(round_float(yv + c.r_cr * cr, max) >> down);
+            out[1] = (uint8_t)(round_float(yv + c.g_cb * cb + c.g_cr * cr, max) >> down);
+            out[0] = (uint8_t)(round_float(yv + c.b_cb * cb, max) >> down);
         }
 }
 
@@ -174,12 +183,18 @@ static void to_bgr_gbr(const detfeed__heif_planes *p, uint8_t *out)
         }
 }
 
+/* Gray: Y shifted to 8 bits; or, for Pillow's I;16 (pi-heif shifts the
+ * samples up to 16 bits, convert("RGB") clamps them at 255), the sample
+ * shifted up and clamped. */
 static void to_bgr_gray(const detfeed__heif_planes *p, uint8_t *out)
 {
     for (uint32_t y = 0; y < p->height; y++)
-        for (uint32_t x = 0; x < p->width; x++, out += 3)
-            out[0] = out[1] = out[2] =
-                (uint8_t)sample(p->y, p->y_stride, p->bits, x, y, true);
+        for (uint32_t x = 0; x < p->width; x++, out += 3) {
+            int v = sample(p->y, p->y_stride, p->bits, x, y, !p->i16);
+            if (p->i16)
+                v = clamp_u8(v << (16 - p->bits));
+            out[0] = out[1] = out[2] = (uint8_t)v;
+        }
 }
 
 void detfeed__heif_to_bgr(const detfeed__heif_planes *p, const detfeed__heif_nclx *n,

@@ -8,6 +8,9 @@
 
 #include "decode_internal.h"
 
+/* The colour description of an image (heif_color.c). */
+typedef struct detfeed__heif_nclx detfeed__heif_nclx;
+
 /* ---- the entry points (heif.c, libheif) ---------------------------------- */
 
 /* Whether p[0, n) starts an ISOBMFF file of a HEIF brand pi-heif opens
@@ -46,6 +49,16 @@ int detfeed__heif_probe(detfeed_codec *c, const char *name, const uint8_t *data,
  * refused it. */
 bool detfeed__heif_plugin_register(void);
 
+/* Brackets a detfeed decode on this thread: the plugin gives its planes
+ * (otherwise YCbCr as libheif's own plugin does), and notes the colour
+ * description of the first picture it decodes. */
+void detfeed__heif_plugin_begin(void);
+void detfeed__heif_plugin_end(void);
+
+/* That colour description (the HEVC stream's VUI); false when no picture
+ * was decoded. */
+bool detfeed__heif_vui(detfeed__heif_nclx *out);
+
 /* ---- the boxes libheif does not tell about (heif_boxes.c) ---------------- */
 
 /* What the primary image's boxes say: how it is coded, and whether
@@ -54,6 +67,7 @@ bool detfeed__heif_plugin_register(void);
 typedef struct detfeed__heif_layout {
     int chroma; /* hvcC chroma_format_idc: 0 monochrome, 1 4:2:0, 2 4:2:2, 3 4:4:4 */
     int bits;   /* hvcC luma bit depth */
+    uint32_t tile; /* a grid's first tile; 0 when the image is no grid */
 } detfeed__heif_layout;
 
 /* Reads the primary image's item type, hvcC (of its first tile for a
@@ -86,16 +100,17 @@ typedef struct detfeed__heif_planes {
     uint32_t width, height;
     int bits;   /* of every plane: 8 to 12 */
     int chroma; /* as coded (hvcC): 0 monochrome (Y only), 1 4:2:0, 2 4:2:2, 3 4:4:4 */
+    bool i16;   /* gray of more than 8 bits that Pillow gets as mode I;16 */
     const uint8_t *y, *cb, *cr; /* samples above 8 bits: uint16_t, host order */
     size_t y_stride, cb_stride, cr_stride; /* in bytes */
 } detfeed__heif_planes;
 
 /* The colour description that libheif 1.23.0 converts with: the
  * colr box's nclx, else the HEVC stream's. */
-typedef struct detfeed__heif_nclx {
+struct detfeed__heif_nclx {
     int matrix, primaries;
     bool full_range;
-} detfeed__heif_nclx;
+};
 
 /* NULL when libheif 1.23.0's conversion of such an image to 8-bit
  * interleaved RGB is one detfeed reproduces; otherwise why not. */

@@ -16,8 +16,20 @@
  * stream's colour description (its VUI) goes with the image as libheif's
  * own plugin sets it.
  *
- * The plugin is registered once per process with a low priority: libheif
- * uses it only when a decode names it (DETFEED__HEIF_PLUGIN).
+ * The stream's colour description (its VUI) is also kept for the caller:
+ * libheif 1.15 loses it with a grid's canvas or a crop, where libheif 1.23
+ * keeps that of the coded image (a grid's first tile). libheif hands a
+ * plugin no pointer of the caller's, so it is kept per thread, for the
+ * first picture decoded since detfeed__heif_vui_reset (heif.c decodes with
+ * libheif's own threads off, tiles in order, the alpha image last).
+ *
+ * libheif 1.15 decodes a grid's tiles with its preferred HEVC plugin
+ * whatever the decode named, so the plugin is registered (once per
+ * process) above libheif's own libde265 plugin, and gives the planes only
+ * to detfeed's decodes on the calling thread (between
+ * detfeed__heif_plugin_begin and _end, with libheif's own threads off);
+ * any other decode in the process gets YCbCr planes as libheif's libde265
+ * plugin gives them.
  */
 #include "heif_internal.h"
 
@@ -49,7 +61,7 @@ static void plugin_deinit(void)
 
 static int plugin_supports(enum heif_compression_format format)
 {
-    return format == heif_compression_HEVC ? 1 : 0; /* below libheif's own */
+    return format == heif_compression_HEVC ? 150 : 0; /* above libheif's own (100) */
 }
 
 static struct heif_error ok_error(void)
@@ -61,6 +73,24 @@ static struct heif_error plugin_error(const char *what)
 {
     return (struct heif_error){heif_error_Decoder_plugin_error,
                                heif_suberror_Unspecified, what};
+}
+
+/* Whether this thread is in a detfeed decode, and the colour description
+ * of its first picture. */
+static _Thread_local struct {
+    bool planes, seen;
+    detfeed__heif_nclx nclx;
+} first_vui;
+
+void detfeed__heif_plugin_begin(void)
+{
+    first_vui.planes = true;
+    first_vui.seen = false;
+}
+
+void detfeed__heif_plugin_end(void)
+{
+    first_vui.planes = false;
 }
 
 static struct heif_error plugin_new(void **out)
@@ -127,9 +157,57 @@ static bool copy_plane(const struct de265_image *img, int c, struct heif_image *
     return true;
 }
 
+/* Plane `c` of `img` as it is into plane `ch` of out. */
+static bool copy_native(const struct de265_image *img, int c, struct heif_image *out,
+                        enum heif_channel ch, int bits)
+{
+    int w = de265_get_image_width(img, c), h = de265_get_image_height(img, c);
+    if (w <= 0 || h <= 0 || heif_image_add_plane(out, ch, w, h, bits).code != heif_error_Ok)
+        return false;
+    int in_stride, out_stride;
+    const uint8_t *in = de265_get_image_plane(img, c, &in_stride);
+    uint8_t *o = heif_image_get_plane(out, ch, &out_stride);
+    if (in == NULL || o == NULL)
+        return false;
+    size_t row = (size_t)w * (bits > 8 ? 2 : 1);
+    for (int y = 0; y < h; y++)
+        memcpy(o + (size_t)y * (size_t)out_stride, in + (size_t)y * (size_t)in_stride, row);
+    return true;
+}
+
+/* The picture as libheif's own libde265 plugin gives it (YCbCr or
+ * monochrome, chroma as coded): for decodes other than detfeed's. */
+static struct heif_error to_native(const struct de265_image *img,
+                                   struct heif_image **out)
+{
+    int w = de265_get_image_width(img, 0), h = de265_get_image_height(img, 0);
+    int bits = de265_get_bits_per_pixel(img, 0);
+    enum de265_chroma ch = de265_get_chroma_format(img);
+    bool mono = ch == de265_chroma_mono;
+    struct heif_error e =
+        heif_image_create(w, h, mono ? heif_colorspace_monochrome : heif_colorspace_YCbCr,
+                          (enum heif_chroma)ch, out);
+    if (e.code != heif_error_Ok)
+        return e;
+    bool ok = mono ? copy_native(img, 0, *out, heif_channel_Y, bits)
+                   : de265_get_bits_per_pixel(img, 1) == bits &&
+                         de265_get_bits_per_pixel(img, 2) == bits &&
+                         copy_native(img, 0, *out, heif_channel_Y, bits) &&
+                         copy_native(img, 1, *out, heif_channel_Cb, bits) &&
+                         copy_native(img, 2, *out, heif_channel_Cr, bits);
+    if (!ok) {
+        heif_image_release(*out);
+        *out = NULL;
+        return plugin_error("planes of different depths");
+    }
+    return ok_error();
+}
+
 static struct heif_error to_planes(const struct de265_image *img,
                                    struct heif_image **out)
 {
+    if (!first_vui.planes)
+        return to_native(img, out);
     int w = de265_get_image_width(img, 0), h = de265_get_image_height(img, 0);
     int bits = de265_get_bits_per_pixel(img, 0);
     bool mono = de265_get_chroma_format(img) == de265_chroma_mono;
@@ -152,9 +230,21 @@ static struct heif_error to_planes(const struct de265_image *img,
     return ok_error();
 }
 
+bool detfeed__heif_vui(detfeed__heif_nclx *out)
+{
+    *out = first_vui.nclx;
+    return first_vui.seen;
+}
+
 /* The stream's colour description, as libheif's own plugin attaches it. */
 static void set_nclx(const struct de265_image *img, struct heif_image *out)
 {
+    if (first_vui.planes && !first_vui.seen) {
+        first_vui.seen = true;
+        first_vui.nclx.matrix = de265_get_image_matrix_coefficients(img);
+        first_vui.nclx.primaries = de265_get_image_colour_primaries(img);
+        first_vui.nclx.full_range = de265_get_image_full_range_flag(img) != 0;
+    }
     struct heif_color_profile_nclx *n = heif_nclx_color_profile_alloc();
     if (n == NULL)
         return;
