@@ -283,8 +283,9 @@ static int get_nclx(detfeed_codec *c, const char *name, const heif *f,
         if (!undefined)
             return DETFEED_OK;
     }
-    return detfeed__heif_vui(out) ? DETFEED_OK
-                                  : refused(c, name, "no colour description in its stream");
+    return detfeed__heif_vui(out)
+               ? DETFEED_OK
+               : refused(c, name, "no colour description in its stream");
 }
 
 /* Decodes the image of handle `h` with heif_plugin.c (planes libheif does
@@ -307,7 +308,8 @@ static int decode_with_plugin(detfeed_codec *c, const char *name,
         heif_decode_image(h, out, heif_colorspace_undefined, heif_chroma_undefined, o);
     detfeed__heif_plugin_end();
     heif_decoding_options_free(o);
-    if (e.code == heif_error_Unsupported_filetype || e.code == heif_error_Unsupported_feature)
+    if (e.code == heif_error_Unsupported_filetype ||
+        e.code == heif_error_Unsupported_feature)
         return refused(c, name, "a feature libheif lacks");
     return e.code == heif_error_Ok ? DETFEED_OK : damaged(c, name, e);
 }
@@ -332,7 +334,8 @@ static int take_planes(detfeed_codec *c, const char *name, const heif *f,
                        detfeed__heif_planes *p)
 {
     enum heif_colorspace cs = heif_image_get_colorspace(f->image);
-    enum heif_channel luma = cs == heif_colorspace_RGB ? heif_channel_G : heif_channel_Y;
+    enum heif_channel luma =
+        cs == heif_colorspace_RGB ? heif_channel_G : heif_channel_Y;
     if (cs != heif_colorspace_RGB && cs != heif_colorspace_monochrome)
         return refused(c, name, "a colour space libheif did not leave as decoded");
     int iw = heif_image_get_width(f->image, luma);
@@ -361,7 +364,8 @@ static int take_planes(detfeed_codec *c, const char *name, const heif *f,
  * hvcC says (libheif 1.23 turns it to RGB by repeating Y); libheif 1.15
  * gives a grid of monochrome tiles as equal R, G and B. */
 static int get_planes(detfeed_codec *c, const char *name, const heif *f, uint32_t w,
-                      uint32_t h, const detfeed__heif_layout *l, detfeed__heif_planes *p)
+                      uint32_t h, const detfeed__heif_layout *l,
+                      detfeed__heif_planes *p)
 {
     memset(p, 0, sizeof *p);
     p->width = w, p->height = h;
@@ -372,7 +376,8 @@ static int get_planes(detfeed_codec *c, const char *name, const heif *f, uint32_
     if (rgb && l->chroma == 0 && !gray_rgb(p))
         return refused(c, name, "colour planes where its hvcC box says monochrome");
     p->chroma = rgb ? l->chroma : 0;
-    p->i16 = l->chroma == 0 && p->bits > 8 && !heif_image_handle_has_alpha_channel(f->handle);
+    p->i16 = l->chroma == 0 && p->bits > 8 &&
+             !heif_image_handle_has_alpha_channel(f->handle);
     if (p->bits != l->bits)
         return refused(c, name, "a bit depth other than its hvcC box says");
     return DETFEED_OK;

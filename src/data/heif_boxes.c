@@ -199,6 +199,16 @@ static bool chroma_whole(const geom *g)
     return !(g->sx && (g->w & 1)) && !(g->sy && (g->h & 1));
 }
 
+/* Whether flipping the image left to right (x) or top to bottom (y) keeps
+ * chroma samples whole: an even size where chroma is subsampled. */
+static bool flips_whole(const geom *g, bool x, bool y)
+{
+    return !(x && g->sx && (g->w & 1)) && !(y && g->sy && (g->h & 1));
+}
+
+/* irot: turning by 90 degrees (counterclockwise) flips x, by 270 flips y,
+ * by 180 both. libheif 1.23 first upsamples 4:2:2 turned by 90 or 270, or
+ * by 180 with an odd height, and 4:2:0 where a flip meets an odd size. */
 static const char *turn(geom *g, span s, int chroma)
 {
     if (s.n < 1)
@@ -206,15 +216,23 @@ static const char *turn(geom *g, span s, int chroma)
     unsigned angle = s.p[0] & 3;
     if (angle == 0)
         return NULL;
-    if (!chroma_whole(g))
+    if (chroma == 2 && (angle != 2 || (g->h & 1)))
+        return "4:2:2 chroma turned by 90 or 270 degrees, or of odd height";
+    if (!flips_whole(g, angle != 3, angle != 1))
         return "a rotation of an odd-sized image with subsampled chroma";
     if (angle & 1) {
-        if (chroma == 2)
-            return "4:2:2 chroma turned by 90 or 270 degrees";
         int64_t t = g->w;
         g->w = g->h, g->h = t;
     }
     return NULL;
+}
+
+/* imir: libheif 1.23 first upsamples 4:2:0 of any odd size and 4:2:2 of an
+ * odd width. */
+static const char *mirror(const geom *g, int chroma)
+{
+    bool odd = chroma == 1 ? (g->w & 1) || (g->h & 1) : chroma == 2 && (g->w & 1);
+    return odd ? "a mirrored odd-sized image with subsampled chroma" : NULL;
 }
 
 /* libheif's clean aperture edge: offset + (size - 1) / 2 - (kept - 1) / 2,
@@ -270,8 +288,8 @@ static const char *walk_transforms(const meta *m, int chroma)
             return "a property that is not in its ipco box";
         if (memcmp(t, "irot", 4) == 0)
             why = turn(&g, s, chroma);
-        else if (memcmp(t, "imir", 4) == 0 && !chroma_whole(&g))
-            why = "a mirrored odd-sized image with subsampled chroma";
+        else if (memcmp(t, "imir", 4) == 0)
+            why = mirror(&g, chroma);
         else if (memcmp(t, "clap", 4) == 0)
             why = crop(&g, s);
         if (why)

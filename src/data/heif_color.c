@@ -160,15 +160,18 @@ static void to_bgr_float(const detfeed__heif_planes *p, const detfeed__heif_nclx
     for (uint32_t y = 0; y < p->height; y++)
         for (uint32_t x = 0; x < p->width; x++, out += 3) {
             float yv = (float)sample(p->y, p->y_stride, p->bits, x, y, false);
-            float cb = (float)(sample(p->cb, p->cb_stride, p->bits, x, y, false) - half);
-            float cr = (float)(sample(p->cr, p->cr_stride, p->bits, x, y, false) - half);
+            float cb =
+                (float)(sample(p->cb, p->cb_stride, p->bits, x, y, false) - half);
+            float cr =
+                (float)(sample(p->cr, p->cr_stride, p->bits, x, y, false) - half);
             if (!n->full_range) {
                 yv = (yv - offset) * 1.1689f;
                 cb = cb * 1.1429f;
                 cr = cr * 1.1429f;
             }
             out[2] = (uint8_t)(round_float(yv + c.r_cr * cr, max) >> down);
-            out[1] = (uint8_t)(round_float(yv + c.g_cb * cb + c.g_cr * cr, max) >> down);
+            out[1] =
+                (uint8_t)(round_float(yv + c.g_cb * cb + c.g_cr * cr, max) >> down);
             out[0] = (uint8_t)(round_float(yv + c.b_cb * cb, max) >> down);
         }
 }

@@ -65,8 +65,8 @@ bool detfeed__heif_vui(detfeed__heif_nclx *out);
  * libheif's grid and transformations on heif_plugin.c's planes give what
  * they give on the coded ones. */
 typedef struct detfeed__heif_layout {
-    int chroma; /* hvcC chroma_format_idc: 0 monochrome, 1 4:2:0, 2 4:2:2, 3 4:4:4 */
-    int bits;   /* hvcC luma bit depth */
+    int chroma;    /* hvcC chroma_format_idc: 0 monochrome, 1 4:2:0, 2 4:2:2, 3 4:4:4 */
+    int bits;      /* hvcC luma bit depth */
     uint32_t tile; /* a grid's first tile; 0 when the image is no grid */
 } detfeed__heif_layout;
 

@@ -162,7 +162,8 @@ static bool copy_native(const struct de265_image *img, int c, struct heif_image 
                         enum heif_channel ch, int bits)
 {
     int w = de265_get_image_width(img, c), h = de265_get_image_height(img, c);
-    if (w <= 0 || h <= 0 || heif_image_add_plane(out, ch, w, h, bits).code != heif_error_Ok)
+    if (w <= 0 || h <= 0 ||
+        heif_image_add_plane(out, ch, w, h, bits).code != heif_error_Ok)
         return false;
     int in_stride, out_stride;
     const uint8_t *in = de265_get_image_plane(img, c, &in_stride);
@@ -171,7 +172,8 @@ static bool copy_native(const struct de265_image *img, int c, struct heif_image 
         return false;
     size_t row = (size_t)w * (bits > 8 ? 2 : 1);
     for (int y = 0; y < h; y++)
-        memcpy(o + (size_t)y * (size_t)out_stride, in + (size_t)y * (size_t)in_stride, row);
+        memcpy(o + (size_t)y * (size_t)out_stride, in + (size_t)y * (size_t)in_stride,
+               row);
     return true;
 }
 
@@ -184,9 +186,9 @@ static struct heif_error to_native(const struct de265_image *img,
     int bits = de265_get_bits_per_pixel(img, 0);
     enum de265_chroma ch = de265_get_chroma_format(img);
     bool mono = ch == de265_chroma_mono;
-    struct heif_error e =
-        heif_image_create(w, h, mono ? heif_colorspace_monochrome : heif_colorspace_YCbCr,
-                          (enum heif_chroma)ch, out);
+    struct heif_error e = heif_image_create(
+        w, h, mono ? heif_colorspace_monochrome : heif_colorspace_YCbCr,
+        (enum heif_chroma)ch, out);
     if (e.code != heif_error_Ok)
         return e;
     bool ok = mono ? copy_native(img, 0, *out, heif_channel_Y, bits)
@@ -280,6 +282,13 @@ static struct heif_error plugin_decode(void *raw, struct heif_image **out)
             return e;
         set_nclx(img, *out);
     } while (more);
+    /* libde265 versions conceal damage differently: a stream it warns
+     * about is refused. */
+    if (*out && de265_get_warning(d->ctx) != DE265_OK) {
+        heif_image_release(*out);
+        *out = NULL;
+        return plugin_error("a damaged HEVC stream (libde265 warned)");
+    }
     return *out ? ok_error() : plugin_error("libde265 decoded no picture");
 }
 
