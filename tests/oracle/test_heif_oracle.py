@@ -84,7 +84,10 @@ class Codec:
 
 
 def sources(data, which, n):
-    folder = os.path.join(data, which, "images", "train")
+    """The first n images of the data set's training folder."""
+    images = os.path.join(data, which, "images")
+    folder = os.path.join(images, sorted(d for d in os.listdir(images)
+                                         if d.startswith("train"))[0])
     names = sorted(f for f in os.listdir(folder) if f.endswith(".jpg"))
     return [os.path.join(folder, f) for f in names[:n]]
 
