@@ -42,7 +42,9 @@ NEEDS = (("cmake", ["cmake", "--version"], "cmake"),
          ("xxhash", ["pkg-config", "--exists", "libxxhash"], "libxxhash-dev"),
          ("libwebp", ["pkg-config", "--exists", "libwebpdemux"], "libwebp-dev"),
          ("libtiff", ["pkg-config", "--exists", "libtiff-4"], "libtiff-dev"),
-         ("openjpeg", ["pkg-config", "--exists", "libopenjp2"], "libopenjp2-7-dev"))
+         ("openjpeg", ["pkg-config", "--exists", "libopenjp2"], "libopenjp2-7-dev"),
+         ("libheif", ["pkg-config", "--exists", "libheif"], "libheif-dev"),
+         ("libde265", ["pkg-config", "--exists", "libde265"], "libde265-dev"))
 
 
 def missing_tools():

@@ -4,10 +4,10 @@
 #   scripts/deps.sh test     that, plus the test oracles (OpenCV, NumPy) and clang
 set -euo pipefail
 want=(cmake make gcc pkg-config libspng-dev libturbojpeg0-dev zlib1g-dev libxxhash-dev libwebp-dev libtiff-dev
-      libopenjp2-7-dev)
+      libopenjp2-7-dev libheif-dev libde265-dev)
 if [ "${1:-build}" = test ]; then
   want+=(python3 python3-numpy python3-opencv python3-pil python3-venv python3-pytest clang clang-format
-         libclang-rt-14-dev libopenjp2-tools)
+         libclang-rt-14-dev libopenjp2-tools libheif-examples)
 fi
 missing=()
 for p in "${want[@]}"; do

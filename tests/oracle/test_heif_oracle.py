@@ -146,7 +146,7 @@ def compare(t, tally, np, name, case, expect, ref, got, rc, msg, path):
 def main():
     def extra(ap):
         ap.add_argument("--set", default="coco8", help="the data set of the sources")
-        ap.add_argument("--images", type=int, default=2, help="source images (default 2)")
+        ap.add_argument("--images", type=int, default=1, help="source images (default 1)")
         ap.add_argument("--side", type=int, default=203,
                         help="long side the sources are scaled to (0: as they are)")
     args = ou.parse_args(extra)
