@@ -273,16 +273,20 @@ static int get_nclx(detfeed_codec *c, const char *name, const heif *f,
 {
     struct heif_color_profile_nclx *p = NULL;
     struct heif_error e = heif_image_handle_get_nclx_color_profile(f->handle, &p);
+    bool undefined = true;
     if (e.code == heif_error_Ok && p != NULL) {
         out->matrix = (int)p->matrix_coefficients;
         out->primaries = (int)p->color_primaries;
         out->full_range = p->full_range_flag != 0;
-        bool undefined = out->matrix == 2 && out->primaries == 2 &&
-                         p->transfer_characteristics == 2 && out->full_range;
-        heif_nclx_color_profile_free(p);
-        if (!undefined)
-            return DETFEED_OK;
+        undefined = out->matrix == 2 && out->primaries == 2 &&
+                    p->transfer_characteristics == 2 && out->full_range;
     }
+    if (p != NULL) /* given also with an error (a value libheif does not know) */
+        heif_nclx_color_profile_free(p);
+    if (e.code != heif_error_Ok && e.code != heif_error_Color_profile_does_not_exist)
+        return refused(c, name, "a colr box libheif cannot read");
+    if (!undefined)
+        return DETFEED_OK;
     return detfeed__heif_vui(out)
                ? DETFEED_OK
                : refused(c, name, "no colour description in its stream");
