@@ -287,8 +287,8 @@ def unsupported_images(loader):
     n = loader.dataset.stats()["unsupported"]
     if n == 0:
         return None
-    files = [p.split(": unsupported image")[0] for p in loader.dataset.problems()
-             if ": unsupported image" in p][:3]
+    files = [p.split(": unsupported image format")[0] for p in loader.dataset.problems()
+             if ": unsupported image format" in p][:3]
     return "%d images of formats detfeed does not decode (%s%s)" % (
         n, ", ".join(os.path.basename(f) for f in files), ", ..." if n > len(files) else "")
 

@@ -165,11 +165,10 @@ static int unsupported(detfeed_dataset *ds, const char *path, const char *suffix
     ds->stats[DETFEED_STAT_UNSUPPORTED]++;
     char reason[200];
     if (other)
-        snprintf(
-            reason, sizeof reason,
-            "unsupported image: a .%s holding another format (Ultralytics reads it "
-            "with Pillow, which detfeed does not reproduce)",
-            suffix);
+        snprintf(reason, sizeof reason,
+                 "unsupported image format '%s' holding another format (Ultralytics "
+                 "reads it with Pillow, which detfeed does not reproduce)",
+                 suffix);
     else
         snprintf(reason, sizeof reason,
                  "unsupported image format '%s' (Ultralytics reads it with Pillow, "
