@@ -9,16 +9,20 @@
  * detfeed reads that chain is one of (measured against pi-heif by
  * tests/oracle/test_heif_oracle.py):
  *
- * - 4:2:0, full range, 8 bits (more bits are first shifted right to 8, no
- *   rounding; 16-bit samples in host order): a fixed-point step with the chroma of each
- * 2x2 block taken as it is (nearest neighbour, no interpolation): R = Y + ((rc * Cr' +
- *   128) >> 8) with Cr' = Cr - 128 and the coefficients rounded to
- *   1/256ths (lround(256 * c)), G and B alike, clamped to 0..255;
- * - 4:2:2, 4:4:4, or limited range, 8 bits: a float step, chroma nearest
- *   neighbour: y, cb, cr as floats (cb, cr less 128); limited range first
- *   takes y = (y - 16) * 1.1689f, cb *= 1.1429f, cr *= 1.1429f; then R = y +
- *   rc * cr, G = y + gb * cb + gc * cr (added left to right), B = y + bb * cb,
- *   each rounded as (int)(v + 0.5f) and clamped; all in single precision,
+ * - 4:2:0, full range: more than 8 bits first shifted right to 8 (no
+ *   rounding; 16-bit samples in host order), then a fixed-point step with
+ *   the chroma of each 2x2 block taken as it is (nearest neighbour, no
+ *   interpolation): R = Y + ((rc * Cr' + 128) >> 8) with Cr' = Cr - 128
+ *   and the coefficients rounded to 1/256ths (lround(256 * c)), G and B
+ *   alike, clamped to 0..255;
+ * - 4:2:2, 4:4:4, or limited range: a float step at the samples' own
+ *   depth (libheif ties the costs of converting first and shifting first,
+ *   and its search takes the conversion), chroma nearest neighbour: y, cb,
+ *   cr as floats (cb, cr less half the range); limited range first takes
+ *   y = (y - 16 << (bits - 8)) * 1.1689f, cb *= 1.1429f, cr *= 1.1429f;
+ *   then R = y + rc * cr, G = y + gb * cb + gc * cr (added left to right),
+ *   B = y + bb * cb, each rounded as (int)(v + 0.5f) and clamped to the
+ *   depth's range, then shifted right to 8 bits; all in single precision,
  *   unfused;
  * - matrix 0 (GBR, as lossless files are written), full range: G = Y,
  *   B = Cb, R = Cr;
