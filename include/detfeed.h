@@ -483,16 +483,16 @@ DETFEED_API int detfeed_shard(const uint64_t *order, size_t n, int rank, int wor
  * accepts (its IMG_FORMATS: avif, bmp, dng, heic, heif, jp2, jpeg, jpg, mpo,
  * png, tif, tiff, webp), in byte-wise sorted order of their paths (Python's
  * sorted() on the same paths); names starting with '.' are skipped. detfeed
- * decodes every one but heic and heif, by the file's signature, as
- * the stack's OpenCV and Ultralytics' imread decode them (see
- * detfeed_codec_set_opencv and detfeed_codec_decode_file; a .avif as
- * Pillow 13 reads it); files of those two, which Ultralytics reads with
- * Pillow, are counted as unsupported and skipped. An image's label file
- * is its path with the last "/images/" replaced by "/labels/" and the
- * suffix by ".txt" (Ultralytics' rule). A missing or empty label file
- * makes the image a background; a label path that is anything but a
- * regular file (a folder, a FIFO, a dangling link or a link loop) skips
- * the image as corrupt.
+ * decodes every one of them, by the file's signature, as the stack's
+ * OpenCV and Ultralytics' imread decode them (see detfeed_codec_set_opencv
+ * and detfeed_codec_decode_file): a .avif as Pillow 13 reads it, a .heic
+ * or .heif as Ultralytics reads it with Pillow and pi-heif. A .avif, .heic
+ * or .heif holding another format (which Ultralytics reads with Pillow) is
+ * counted as unsupported and skipped. An image's label file is its path
+ * with the last "/images/" replaced by "/labels/" and the suffix by ".txt"
+ * (Ultralytics' rule). A missing or empty label file makes the image a
+ * background; a label path that is anything but a regular file (a folder,
+ * a FIFO, a dangling link or a link loop) skips the image as corrupt.
  *
  * Labels are validated as Ultralytics does (coordinates <= 1.01, values >=
  * -0.01, class ids whole numbers below nc, the task's column count;

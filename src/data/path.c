@@ -344,10 +344,10 @@ bool detfeed__is_txt_suffix(const char *s)
 
 /* Ultralytics' imread reads every suffix but avif, heic and heif through
  * cv2.imdecode, which knows the format by its signature (a .dng is a TIFF);
- * those three go to Pillow first: detfeed reproduces Pillow's AVIF (avif.c),
- * not heic and heif. */
+ * those three go to Pillow first, which detfeed reproduces: AVIF in a .avif
+ * (avif.c), HEIF in a .heic or .heif (heif.c); index.c refuses such a file
+ * holding another format. */
 bool detfeed__is_decodable_suffix(const char *s)
 {
-    return detfeed__is_image_suffix(s) && strcmp(s, "heic") != 0 &&
-           strcmp(s, "heif") != 0;
+    return detfeed__is_image_suffix(s);
 }

@@ -35,8 +35,8 @@ void detfeed__path_suffix(const char *path, char *out, size_t size);
 char *detfeed__label_path(const char *image_path);
 
 /* Suffixes (detfeed__path_suffix) of what a dataset holds: the images
- * Ultralytics 8.4 accepts (IMG_FORMATS), the ones detfeed decodes (jpg,
- * jpeg, png), and label files and image lists (txt). */
+ * Ultralytics 8.4 accepts (IMG_FORMATS), the ones detfeed decodes (all but
+ * avif), and label files and image lists (txt). */
 bool detfeed__is_image_suffix(const char *suffix);
 bool detfeed__is_decodable_suffix(const char *suffix);
 bool detfeed__is_txt_suffix(const char *suffix);

@@ -1,10 +1,10 @@
 /*
  * fuzz_decode.c - libFuzzer target for the image decoding wrapper (JPEG,
- * PNG, BMP, WebP, TIFF, JPEG 2000, AVIF, with EXIF orientation), under small limits so
- * that huge declared sizes are refused rather than allocated. An input that starts like
- * a TIFF is decoded a second time as a *.tif file (Ultralytics' imread: every page
- * read), with the OpenCV stack its length picks; one with an ftyp box as a *.avif file
- * (Pillow's reading, libavif).
+ * PNG, BMP, WebP, TIFF, JPEG 2000, AVIF, HEIF, with EXIF orientation), under small
+ * limits so that huge declared sizes are refused rather than allocated. An input that
+ * starts like a TIFF is decoded a second time as a *.tif file (Ultralytics' imread:
+ * every page read), with the OpenCV stack its length picks; one with an ISOBMFF ftyp
+ * box as a *.avif file (Pillow's reading, libavif) and as a *.heic file (libheif).
  */
 #include "detfeed_img.h"
 
@@ -34,8 +34,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         detfeed_codec_set_opencv(codec, (detfeed_cv_version)(size % 4));
         decode(codec, data, size, "fuzz.tif");
     }
-    if (size >= 8 && memcmp(data + 4, "ftyp", 4) == 0)
+    if (size >= 8 && memcmp(data + 4, "ftyp", 4) == 0) {
         decode(codec, data, size, "fuzz.avif");
+        decode(codec, data, size, "fuzz.heic");
+    }
     detfeed_codec_destroy(codec);
     return 0;
 }

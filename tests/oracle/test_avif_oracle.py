@@ -20,7 +20,7 @@ detfeed fails with a message naming the file. A .jpg holding AVIF and a
 
 --full writes a larger set (more images and sizes); the CI runs the default.
 Needs Pillow with AVIF (scripts/oracle_env.sh puts 13.0.0 in
-build-py/pillow), ultralytics, the OpenCV wheels and avifenc; skips (77)
+build-py/heif), ultralytics, the OpenCV wheels and avifenc; skips (77)
 without them.
 """
 import argparse

@@ -42,6 +42,7 @@ static void write_image(detfeed_codec *c, const char *rel, int w, int h)
  * not images to Ultralytics 8.4):
  *   im0.png [0, 1, 2]  im1.png [1]  im2.avif (damaged: text)  im3.png [2, 0]  im4.heic
  *   im5.png (no labels)  im6.png [0]  im7.png [1, 1]  im8.heif
+ * (im2.avif, im4.heic and im8.heif hold no image: corrupt)
  * seg: one image with polygons of classes 0, 1, 0; pose: one with
  * instances of classes 0, 1, 0 and two keypoints each.
  */
@@ -202,7 +203,8 @@ static void test_fraction_files(void)
 
     ds = open_with(yaml, (args){.count = 5}, 0);
     CHECK_STR(names_of(ds), "im0.png im1.png im3.png");
-    CHECK_INT(STAT(ds, UNSUPPORTED), 1);
+    CHECK_INT(STAT(ds, UNSUPPORTED), 0);
+    CHECK_INT(STAT(ds, CORRUPT), 2); /* im2.avif, im4.heic: no image */
     CHECK_INT(STAT(ds, LEFT_OUT), 4);
     detfeed_dataset_destroy(ds);
 
@@ -221,7 +223,8 @@ static void test_fraction_files(void)
         ds = open_with(yaml, all[i], 0);
         CHECK_STR(names_of(ds), "im0.png im1.png im3.png im5.png im6.png im7.png");
         CHECK_INT(STAT(ds, LEFT_OUT), 0);
-        CHECK_INT(STAT(ds, UNSUPPORTED), 2);
+        CHECK_INT(STAT(ds, UNSUPPORTED), 0);
+        CHECK_INT(STAT(ds, CORRUPT), 3); /* im2.avif, im4.heic, im8.heif: no image */
         CHECK_INT(STAT(ds, ORPHAN_LABELS), 1);
         detfeed_dataset_destroy(ds);
     }
@@ -422,11 +425,12 @@ static void test_single_cls(void)
     /* A one-class YAML: ids 1 and 2 are rejected, unless single_cls (which
      * Ultralytics does not check against nc). */
     ds = open_with(at("det/one.yaml"), (args){0}, 0);
-    CHECK_INT(STAT(ds, CORRUPT), 5); /* im0, im1, im3, im7 have ids >= 1; im2.avif */
+    CHECK_INT(STAT(ds, CORRUPT),
+              7); /* im0, im1, im3, im7 have ids >= 1; im2, im4, im8 */
     CHECK_INT(STAT(ds, USABLE), 2);
     detfeed_dataset_destroy(ds);
     ds = open_with(at("det/one.yaml"), (args){.single_cls = 1}, 0);
-    CHECK_INT(STAT(ds, CORRUPT), 1); /* im2.avif */
+    CHECK_INT(STAT(ds, CORRUPT), 3); /* im2.avif, im4.heic, im8.heif */
     CHECK_INT(STAT(ds, USABLE), 6);
     detfeed_dataset_destroy(ds);
 }
