@@ -145,6 +145,11 @@ def main(argv):
         print("detfeed %s: %s\n(detfeed %s help: the arguments)" % (mode, text, mode),
               file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, as a command stops, not a traceback
+        print("\ndetfeed %s: interrupted%s" % (mode, "; `detfeed train resume "
+              "model=.../weights/last.pt` goes on from the last epoch saved"
+              if mode == "train" else ""), file=sys.stderr)
+        return 130
     return 0
 
 

@@ -202,3 +202,16 @@ def test_detfeed_settings_of_a_cfg_file_are_taken_out(tmp_path):
     assert own == {"color": "device", "prefetch": 7}  # the command line wins
     assert len(rest) == 1 and rest[0].startswith("cfg=")
     assert YAML.load(rest[0][4:]) == {"epochs": 3, "val": False}
+
+
+def test_ctrl_c_ends_with_one_line_and_status_130(monkeypatch, capsys):
+    """Ctrl-C during `detfeed train` (KeyboardInterrupt out of Ultralytics'
+    run) ends with one line saying how to resume, status 130, no traceback."""
+    from detfeed import train_cli
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(train_cli, "run", interrupted)
+    assert train_cli.main(["train", "model=yolov8n.yaml"]) == 130
+    err = capsys.readouterr().err
+    assert "detfeed train: interrupted; `detfeed train resume" in err and "Traceback" not in err
