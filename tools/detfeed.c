@@ -65,6 +65,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);
-    cli_error("unknown command '%s' (detfeed help lists them)", argv[1]);
+    if (strcmp(argv[1], "train") == 0 || strcmp(argv[1], "val") == 0)
+        cli_error(
+            "'%s' is a command of the Python package's detfeed, which runs "
+            "Ultralytics' trainer (pip install the detfeed wheel with ultralytics, "
+            "then detfeed %s ... or python -m detfeed %s ...)",
+            argv[1], argv[1], argv[1]);
+    else
+        cli_error("unknown command '%s' (detfeed help lists them)", argv[1]);
     return CLI_USAGE;
 }

@@ -28,6 +28,9 @@ def check_help(t, d):
     expect(t, run(d, "help"), 0, ["commands:"], "help")
     expect(t, run(d), 2, ["usage"], "no command")
     expect(t, run(d, "frobnicate"), 2, ["unknown command 'frobnicate'"], "unknown command")
+    expect(t, run(d, "train", "model=yolov8n.yaml"), 2,
+           ["'train' is a command of the Python package's detfeed", "python -m detfeed train"],
+           "train in the C tool")
     expect(t, run(d, "profile"), 2, ["usage: detfeed profile DATA"], "profile without DATA")
     expect(t, run(d, "profile", "--help"), 0, ["usage: detfeed profile"], "profile --help")
     for cmd in ("color", "bench", "check", "sample", "synth", "replay", "grid"):
