@@ -7,7 +7,7 @@
 #   3. an ASan+UBSan build, the same tests;
 #   4. a TSan build of the tests that run threads;
 #   5. a clang build of the libFuzzer targets, each fuzzing for a while
-#      (FUZZ_SECONDS, default 20) from the seed corpus;
+#      (FUZZ_SECONDS, default 10) from the seed corpus;
 #   6. the manylinux wheel (scripts/wheel.sh), built without changing the
 #      source tree (its CUDA part for one GPU generation, WHEEL_CUDA_ARCHS,
 #      default 90-real: no test here runs a GPU, and the seven of a release
@@ -72,7 +72,7 @@ cmake --build build-tsan -j"$jobs" --target test_cache test_disk_cache test_dete
 
 section "libFuzzer targets (clang, ASan+UBSan)"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDETFEED_FUZZ=ON -DDETFEED_BUILD_TESTS=ON \
-  -DDETFEED_CUDA=OFF -DDETFEED_WERROR=ON -DDETFEED_FUZZ_SECONDS="${FUZZ_SECONDS:-20}" >/dev/null
+  -DDETFEED_CUDA=OFF -DDETFEED_WERROR=ON -DDETFEED_FUZZ_SECONDS="${FUZZ_SECONDS:-10}" >/dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzz_labels fuzz_yaml fuzz_decode fuzz_disk_cache >/dev/null
 (cd build-fuzz && ctest -j"$jobs" --no-tests=error --output-on-failure -R '^fuzz_')
 

@@ -28,8 +28,12 @@ def main():
     tool = os.access(_TOOL, os.X_OK)
     if not argv or argv[0] in ("help", "-h", "--help"):
         code = subprocess.call([_TOOL] + argv) if tool else 0
-        print(_PYTHON_COMMANDS.rstrip() if tool else "usage: detfeed COMMAND [options]\n"
-              + _PYTHON_COMMANDS.rstrip())
+        try:
+            print(_PYTHON_COMMANDS.rstrip() if tool else "usage: detfeed COMMAND [options]\n"
+                  + _PYTHON_COMMANDS.rstrip())
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader stopped early (`detfeed --help | head`)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(code)
     if not tool:
         sys.exit("detfeed: the detfeed tool is not in this installation (%s); it is built "
