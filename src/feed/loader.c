@@ -60,9 +60,7 @@ void detfeed_loader_destroy(detfeed_loader *l)
 const char *detfeed_loader_progress(const detfeed_loader *l, uint64_t *done,
                                     uint64_t *total)
 {
-    /* The counters are atomics the open writes: read, never written here. */
-    return detfeed__progress_read(l ? &((detfeed_loader *)l)->progress : NULL, done,
-                                  total);
+    return detfeed__progress_read(l ? &l->progress : NULL, done, total);
 }
 
 const char *detfeed_loader_last_error(const detfeed_loader *l)
@@ -381,13 +379,13 @@ static int open_cache(detfeed_loader *l)
                              "cache none: cache_bytes must be 0 (a RAM cache is cache "
                              "ram or a RAM cache in front of cache disk)");
     int rc = cache_budget(l, &budget);
-    if (rc == DETFEED_OK && (rc = detfeed_cache_create(&l->cache, l->ds, l->imgsz,
-                                                       budget, 0)) != DETFEED_OK)
+    if (rc != DETFEED_OK)
+        return rc;
+    if ((rc = detfeed_cache_create(&l->cache, l->ds, l->imgsz, budget, 0)) !=
+        DETFEED_OK)
         return cache_error(l, rc, budget);
     detfeed__cache_report_to(l->cache, &l->progress);
-    if (rc == DETFEED_OK && l->cache_mode == DETFEED_CACHE_MODE_DISK)
-        rc = open_disk(l);
-    return rc;
+    return l->cache_mode == DETFEED_CACHE_MODE_DISK ? open_disk(l) : DETFEED_OK;
 }
 
 /* Partners from a window: the store of recent images holds the window and
