@@ -36,7 +36,7 @@ void detfeed__progress_end(detfeed__progress *p)
         atomic_store_explicit(&p->stage, NULL, memory_order_release);
 }
 
-const char *detfeed__progress_read(detfeed__progress *p, uint64_t *done,
+const char *detfeed__progress_read(const detfeed__progress *p, uint64_t *done,
                                    uint64_t *total)
 {
     const char *stage =

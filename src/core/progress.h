@@ -23,7 +23,7 @@ void detfeed__progress_add(detfeed__progress *p, uint64_t units);
 /* The stage is over. */
 void detfeed__progress_end(detfeed__progress *p);
 /* The stage running (NULL: none), its units done and total. */
-const char *detfeed__progress_read(detfeed__progress *p, uint64_t *done,
+const char *detfeed__progress_read(const detfeed__progress *p, uint64_t *done,
                                    uint64_t *total);
 
 #endif

@@ -13,9 +13,7 @@
 const char *detfeed_dataset_progress(const detfeed_dataset *ds, uint64_t *done,
                                      uint64_t *total)
 {
-    /* The counters are atomics the open writes: read, never written here. */
-    return detfeed__progress_read(ds ? ((detfeed_dataset *)ds)->progress : NULL, done,
-                                  total);
+    return detfeed__progress_read(ds ? ds->progress : NULL, done, total);
 }
 
 void detfeed__dataset_report_to(detfeed_dataset *ds, detfeed__progress *p)

@@ -1314,9 +1314,7 @@ static void *fill_thread(void *arg)
 const char *detfeed_disk_cache_progress(const detfeed_disk_cache *dc, uint64_t *done,
                                         uint64_t *total)
 {
-    /* The counters are atomics the fill writes: read, never written here. */
-    return detfeed__progress_read(dc ? &((detfeed_disk_cache *)dc)->progress : NULL,
-                                  done, total);
+    return detfeed__progress_read(dc ? &dc->progress : NULL, done, total);
 }
 
 int detfeed_disk_cache_fill(detfeed_disk_cache *dc, int threads)
